@@ -1,0 +1,207 @@
+/**
+ * createApp(deps): the whole HTTP face as one fetch-style handler (tests call it in-process).
+ * `/graphql` is Yoga (GraphiQL on GET in a browser); the documented REST paths are rows of the route
+ * table, each run as its GraphQL document through Yoga's own envelop pipeline, so context, auth,
+ * validation and error mapping exist once. Every response carries X-Request-ID.
+ */
+import crypto from 'node:crypto';
+import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { GraphQLError, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { Logger } from 'pino';
+import type { Database } from './db/client.js';
+import { schema } from './graphql/schema.js';
+import { createContext, type Context } from './graphql/context.js';
+import { ROUTES, type Route } from './rest/routes.js';
+import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
+import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
+
+/** What the app needs from the outside. */
+export interface AppDeps {
+  db: Database;
+  logger?: Logger;
+}
+
+/** Largest accepted request body in bytes (413 `payload_too_large` above it). */
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+interface ServerContext {
+  requestId: string;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function json(status: number, body: unknown, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': JSON_TYPE, ...headers } });
+}
+
+/** The error envelope (spec: ErrorEnvelope) with X-Request-ID and any headers the error carries. */
+function errorResponse(requestId: string, error: ServiceError): Response {
+  const body: { code: string; message: string; details?: unknown } = { code: error.code, message: error.message };
+  if (error.details !== undefined) body.details = error.details;
+  return json(error.status, { error: body, meta: { request_id: requestId } }, { 'X-Request-ID': requestId, ...error.headers });
+}
+
+/** Maps any thrown value to a ServiceError: expected ones pass, a lost database is 503, the rest 500. */
+function toServiceError(error: unknown, logger?: Logger): ServiceError {
+  if (error instanceof ServiceError) return error;
+  if (error instanceof GraphQLError && error.originalError instanceof ServiceError) return error.originalError;
+  if (isDatabaseUnavailable(error)) return dependencyUnavailable('The database is unavailable; retry shortly.');
+  logger?.error({ err: error }, 'unexpected error');
+  return new ServiceError('internal_error', 500, 'Unexpected error.');
+}
+
+/** The first error of a GraphQL result as a ServiceError; several validation errors merge their details. */
+function resultError(errors: readonly GraphQLError[], logger?: Logger): ServiceError {
+  const mapped = errors.map((e) => {
+    const code = e.extensions?.code;
+    if (e.originalError instanceof ServiceError) return e.originalError;
+    if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' && typeof (e.extensions?.http as { status?: number })?.status === 'number') {
+      const http = e.extensions.http as { status: number; headers?: Record<string, string> };
+      return new ServiceError(code, http.status, e.message, e.extensions.details, http.headers ?? {});
+    }
+    return toServiceError(e.originalError ?? e, logger);
+  });
+  const validation = mapped.filter((e) => e.code === 'validation_failed');
+  if (validation.length > 1) {
+    return new ServiceError('validation_failed', 422, validation[0]!.message, validation.flatMap((e) => (Array.isArray(e.details) ? e.details : [])));
+  }
+  return mapped.sort((a, b) => b.status - a.status).find((e) => e.status >= 500) ?? mapped[0]!;
+}
+
+interface CompiledRoute extends Route {
+  pattern: RegExp;
+  names: string[];
+  document: DocumentNode;
+}
+
+function compile(route: Route): CompiledRoute {
+  const names: string[] = [];
+  const pattern = new RegExp(
+    '^' + route.path.replace(/\{([a-z_]+)\}/g, (_m, name: string) => (names.push(name), '([^/]+)')) + '/?$',
+  );
+  const document = parse(DOCUMENTS[route.operationId]);
+  const errors = validate(schema, document);
+  if (errors.length > 0) throw new Error(`document ${route.operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+  return { ...route, pattern, names, document };
+}
+
+/** The app: a fetch handler plus the Yoga instance (for tests and tooling). */
+export interface App {
+  /** Usable as a node:http request listener (`http.createServer(app.adapter)`). */
+  adapter: ServerAdapter<Record<string, never>, { handle(request: Request): Promise<Response> }>;
+  /** Handles one request in-process. */
+  fetch(request: Request): Promise<Response>;
+  yoga: YogaServerInstance<ServerContext, Context>;
+}
+
+/** Builds the request handler. Throws when a route document does not validate against the schema. */
+export function createApp(deps: AppDeps): App {
+  const { db, logger } = deps;
+  const yoga = createYoga<ServerContext, Context>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: { defaultQuery: GRAPHIQL_EXAMPLE, title: 'Quotegate GraphQL' },
+    logging: false,
+    context: ({ request, requestId }) => createContext(db, requestId, request.headers),
+    maskedErrors: {
+      maskError: (error) => {
+        const e = error as GraphQLError;
+        const original = e instanceof GraphQLError ? (e.originalError ?? e) : e;
+        if (e instanceof GraphQLError && !e.originalError) return e; // parse/validation errors
+        const mapped = toServiceError(original, logger);
+        return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
+      },
+    },
+    plugins: [
+      {
+        onResponse({ response, serverContext }) {
+          const id = (serverContext as Partial<ServerContext> | undefined)?.requestId;
+          if (id) response.headers.set('X-Request-ID', id);
+        },
+      },
+    ],
+  });
+
+  const routes = ROUTES.map(compile);
+
+  async function runRoute(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, requestId: string): Promise<Response> {
+    const path: Record<string, string> = {};
+    for (const [i, name] of route.names.entries()) {
+      try {
+        path[name] = decodeURIComponent(match[i + 1]!);
+      } catch {
+        throw new ServiceError('validation_failed', 422, 'The request has invalid parameters.', [
+          { location: 'path', field: name, message: 'is not valid percent-encoding' },
+        ]);
+      }
+    }
+    let body: unknown = undefined;
+    if (route.body) body = await readJsonBody(request);
+    const variableValues = route.variables({ path, query: url.searchParams, body });
+    const { execute, contextFactory } = yoga.getEnveloped({ request, requestId, params: { query: DOCUMENTS[route.operationId], variables: variableValues } } as never);
+    const contextValue = await contextFactory();
+    const result = (await execute({ schema, document: route.document, variableValues, contextValue })) as ExecutionResult;
+    if (result.errors && result.errors.length > 0) return errorResponse(requestId, resultError(result.errors, logger));
+    const payload = route.payload(result.data as Record<string, unknown>);
+    const headers = { 'X-Request-ID': requestId, ...route.headers };
+    return route.envelope ? json(200, { data: payload, meta: { request_id: requestId } }, headers) : json(200, payload, headers);
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    const requestId = crypto.randomUUID();
+    try {
+      const url = new URL(request.url);
+      if (url.pathname === '/graphql' || url.pathname === '/graphql/') {
+        return await yoga.handleRequest(request, { requestId });
+      }
+      let allowed: string[] = [];
+      for (const route of routes) {
+        const m = route.pattern.exec(url.pathname);
+        if (!m) continue;
+        if (route.method === request.method || (route.method === 'GET' && request.method === 'HEAD')) {
+          return await runRoute(route, m, request, url, requestId);
+        }
+        allowed.push(route.method);
+      }
+      if (allowed.length > 0) {
+        allowed = [...new Set(allowed)];
+        return errorResponse(
+          requestId,
+          new ServiceError('method_not_allowed', 405, `Method ${request.method} is not allowed here; use ${allowed.join(', ')}.`, undefined, { Allow: allowed.join(', ') }),
+        );
+      }
+      return errorResponse(requestId, new ServiceError('route_not_found', 404, `No endpoint at ${request.method} ${url.pathname}.`));
+    } catch (error) {
+      return errorResponse(requestId, toServiceError(error, logger));
+    }
+  }
+
+  const adapter = createServerAdapter(handle);
+  return { adapter: adapter as never, fetch: async (r: Request) => adapter.fetch(r), yoga };
+}
+
+/** Reads a JSON body up to MAX_BODY_BYTES; 413 above it, 422 for malformed JSON. */
+async function readJsonBody(request: Request): Promise<unknown> {
+  const declared = Number(request.headers.get('content-length') ?? 'NaN');
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+    throw new ServiceError('payload_too_large', 413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
+  }
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > MAX_BODY_BYTES) throw new ServiceError('payload_too_large', 413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ServiceError('validation_failed', 422, 'The request has invalid parameters.', [{ location: 'body', field: '', message: 'is not valid UTF-8' }]);
+  }
+  if (text.trim() === '') {
+    throw new ServiceError('validation_failed', 422, 'The request has invalid parameters.', [{ location: 'body', field: '', message: 'is required (a JSON object)' }]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ServiceError('validation_failed', 422, 'The request has invalid parameters.', [{ location: 'body', field: '', message: 'is not valid JSON' }]);
+  }
+}

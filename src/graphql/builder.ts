@@ -1,0 +1,54 @@
+/**
+ * The Pothos builder: plugins, scalars and the context type. No domain types live here.
+ * Validation errors from @pothos/plugin-validation become 422 `validation_failed` with one detail per issue.
+ */
+import SchemaBuilder from '@pothos/core';
+import ValidationPlugin from '@pothos/plugin-validation';
+import type { Decimal } from 'decimal.js';
+import type { Context } from './context.js';
+import { formatDecimal } from '../lib/money.js';
+import { formatDate, formatTimestamp } from '../lib/time.js';
+import { validationError } from '../lib/errors.js';
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  DefaultFieldNullability: false;
+  Scalars: {
+    Decimal: { Input: string; Output: Decimal };
+    DateTime: { Input: string; Output: Date };
+    Date: { Input: string; Output: Date };
+  };
+}>({
+  plugins: [ValidationPlugin],
+  defaultFieldNullability: false,
+  validation: {
+    validationError: (result) =>
+      validationError(
+        result.issues.map((issue) => ({
+          location: 'argument' as const,
+          field: (issue.path ?? []).map((p) => String(typeof p === 'object' && p !== null && 'key' in p ? p.key : p)).join('.'),
+          message: issue.message,
+        })),
+      ),
+  },
+});
+
+builder.scalarType('Decimal', {
+  description: 'A decimal number as a string: plain notation, trailing zeros trimmed, never scientific (money and rates).',
+  serialize: (value) => formatDecimal(value),
+  parseValue: (value) => String(value),
+});
+
+builder.scalarType('DateTime', {
+  description: 'An RFC 3339 timestamp in UTC with milliseconds, e.g. 2026-07-16T00:00:00.000Z.',
+  serialize: (value) => formatTimestamp(value),
+  parseValue: (value) => String(value),
+});
+
+builder.scalarType('Date', {
+  description: 'A UTC calendar date, YYYY-MM-DD.',
+  serialize: (value) => formatDate(value),
+  parseValue: (value) => String(value),
+});
+
+builder.queryType({});

@@ -1,0 +1,14 @@
+/** The GraphQL schema: imports each domain file for its side effects on the builder, then builds. */
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.js';
+import './types/catalogue.js';
+import './types/quotes.js';
+import './types/meta.js';
+
+/** The executable schema of both faces. */
+export const schema = builder.toSchema();
+
+/** The schema in SDL, sorted (the content of schema.graphql). */
+export function printSortedSchema(): string {
+  return printSchema(lexicographicSortSchema(schema)) + '\n';
+}

@@ -1,0 +1,218 @@
+/** GraphQL types and root fields for websites, currencies and fee schedules (spec: Website, Currency, Fee schedule). */
+import { builder } from '../builder.js';
+import * as v from '../../validation/params.js';
+import * as catalogue from '../../services/catalogue.js';
+import { listCurrencies, listWebsites } from '../../services/catalogue.js';
+import { notFound } from '../../lib/errors.js';
+import type { Context } from '../context.js';
+
+export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implement({
+  description: 'A marketplace (REST: WebsiteOut).',
+  fields: (t) => ({
+    code: t.exposeString('code', { description: 'Unique marketplace code.' }),
+    name: t.exposeString('name'),
+    url: t.exposeString('url', { nullable: true }),
+    category: t.exposeString('category'),
+    subCategory: t.exposeString('subCategory', { nullable: true }),
+    isDeprecated: t.exposeBoolean('isDeprecated'),
+    feeSchedule: t.field({
+      type: FeeScheduleRef,
+      description: 'The official fee schedule: one slot per purpose, each a chain or null (unknown or not offered).',
+      resolve: (w) => ({ websiteCode: w.code }),
+    }),
+  }),
+});
+
+export const CurrencyRef = builder.objectRef<catalogue.Currency>('Currency').implement({
+  description: 'A currency (REST: CurrencyOut; inside fee schedules: PublicCurrencyOut).',
+  fields: (t) => ({
+    id: t.exposeInt('id', { nullable: true }),
+    code: t.exposeString('code'),
+    name: t.exposeString('name', { nullable: true }),
+    kind: t.exposeString('kind'),
+    usdRate: t.field({ type: 'Decimal', description: 'USD value of one unit.', resolve: (c) => c.usdRate }),
+    ownerUserId: t.exposeString('ownerUserId', { nullable: true }),
+    isOfficial: t.exposeBoolean('isOfficial'),
+    refCount: t.exposeInt('refCount', { description: 'Number of convert operators using this currency.' }),
+    isDeleted: t.exposeBoolean('isDeleted'),
+  }),
+});
+
+const FeePurpose = builder.enumType('FeePurpose', { values: ['deposit', 'sale', 'withdraw'] as const });
+const FeeArithmetic = builder.enumType('FeeArithmetic', { values: ['add', 'sub', 'mul', 'div'] as const });
+const ConvertMode = builder.enumType('ConvertMode', { values: ['auto', 'fixed'] as const });
+const GroupRule = builder.enumType('GroupRule', { values: ['min', 'max', 'avg'] as const });
+const StepKind = builder.enumType('StepKind', { values: ['fee', 'convert', 'convert_operator_group'] as const });
+
+interface FeeScheduleShape {
+  websiteCode: string;
+}
+type Slots = Partial<Record<'deposit' | 'sale' | 'withdraw', catalogue.FeeSlot>>;
+
+type StepShape =
+  | { kind: 'fee'; op: catalogue.FeeOperator }
+  | { kind: 'convert'; op: catalogue.ConvertOperator }
+  | { kind: 'convert_operator_group'; op: catalogue.ConvertOperatorGroup };
+
+const FeeScheduleRef = builder.objectRef<FeeScheduleShape>('FeeSchedule').implement({
+  description: 'The official fee schedule of a marketplace (REST: FeeScheduleOut).',
+  fields: (t) => ({
+    websiteCode: t.exposeString('websiteCode'),
+    slots: t.field({
+      type: FeeScheduleSlotsRef,
+      resolve: async (s, _a, ctx) => {
+        const slots = await ctx.loaders.slots.load(s.websiteCode);
+        return Object.fromEntries(slots.map((x) => [x.purpose, x])) as Slots;
+      },
+    }),
+  }),
+});
+
+const slotField = (purpose: 'deposit' | 'sale' | 'withdraw') =>
+  ({ nullable: true, description: `The ${purpose} chain; null when unknown or not offered (never means free).` }) as const;
+
+const FeeScheduleSlotsRef = builder.objectRef<Slots>('FeeScheduleSlots').implement({
+  fields: (t) => ({
+    deposit: t.field({ type: FeeScheduleSlotRef, ...slotField('deposit'), resolve: (s) => s.deposit ?? null }),
+    sale: t.field({ type: FeeScheduleSlotRef, ...slotField('sale'), resolve: (s) => s.sale ?? null }),
+    withdraw: t.field({ type: FeeScheduleSlotRef, ...slotField('withdraw'), resolve: (s) => s.withdraw ?? null }),
+  }),
+});
+
+const FeeScheduleSlotRef = builder.objectRef<catalogue.FeeSlot>('FeeScheduleSlot').implement({
+  fields: (t) => ({
+    purpose: t.field({ type: FeePurpose, resolve: (s) => s.purpose }),
+    calculationChain: t.field({
+      type: ChainRef,
+      resolve: async (s, _a, ctx) => {
+        const chain = await ctx.loaders.chain.load(s.chainId);
+        if (!chain) throw new Error(`chain ${s.chainId} of slot ${s.websiteCode}/${s.purpose} is missing`);
+        return chain;
+      },
+    }),
+  }),
+});
+
+async function loadStep(step: catalogue.ChainStep, ctx: Context): Promise<StepShape> {
+  if (step.kind === 'fee') return { kind: 'fee', op: (await ctx.loaders.feeOperator.load(step.feeOperatorId!))! };
+  if (step.kind === 'convert') return { kind: 'convert', op: (await ctx.loaders.convertOperator.load(step.convertOperatorId!))! };
+  return { kind: 'convert_operator_group', op: (await ctx.loaders.group.load(step.groupId!))! };
+}
+
+const ChainRef = builder.objectRef<catalogue.Chain>('CalculationChain').implement({
+  description: 'A fully expanded calculation chain (REST: PublicCalculationChainOut). Id 0 is the no-fee chain.',
+  fields: (t) => ({
+    id: t.exposeInt('id', { nullable: true }),
+    name: t.exposeString('name', { nullable: true }),
+    startCurrency: t.exposeString('startCurrencyCode', {
+      nullable: true,
+      description: 'Currency a price must be in for the chain to apply; null = any currency.',
+    }),
+    steps: t.field({
+      type: [ChainStepRef],
+      description: 'Steps in execution order.',
+      resolve: async (c, _a, ctx) => Promise.all((await ctx.loaders.steps.load(c.id)).map((s) => loadStep(s, ctx))),
+    }),
+  }),
+});
+
+const ChainStepRef = builder.interfaceRef<StepShape>('ChainStep').implement({
+  description: 'One step of a chain, discriminated by `kind`.',
+  resolveType: (s) => (s.kind === 'fee' ? 'FeeOperatorStep' : s.kind === 'convert' ? 'ConvertOperatorStep' : 'ConvertOperatorGroupStep'),
+  fields: (t) => ({
+    kind: t.field({ type: StepKind, resolve: (s) => s.kind }),
+    id: t.int({ nullable: true, resolve: (s) => s.op.id }),
+    name: t.string({ resolve: (s) => s.op.name }),
+  }),
+});
+
+builder.objectRef<Extract<StepShape, { kind: 'fee' }>>('FeeOperatorStep').implement({
+  description: 'A fee applied to the running amount (REST: PublicFeeOperatorOut).',
+  interfaces: [ChainStepRef],
+  isTypeOf: (s) => (s as StepShape).kind === 'fee',
+  fields: (t) => ({
+    operator: t.field({ type: FeeArithmetic, resolve: (s) => s.op.operator }),
+    value: t.field({ type: 'Decimal', resolve: (s) => s.op.value }),
+    currencyCode: t.string({ nullable: true, description: 'Currency of the amount for add and sub; null for mul and div.', resolve: (s) => s.op.currencyCode }),
+  }),
+});
+
+const convertFields = <T extends { op: catalogue.ConvertOperator } | catalogue.ConvertOperator>(get: (x: T) => catalogue.ConvertOperator) =>
+  ((t: any) => ({
+    from: t.field({ type: CurrencyRef, resolve: async (x: T, _a: unknown, ctx: Context) => (await ctx.loaders.currency.load(get(x).fromCurrencyId))! }),
+    to: t.field({ type: CurrencyRef, resolve: async (x: T, _a: unknown, ctx: Context) => (await ctx.loaders.currency.load(get(x).toCurrencyId))! }),
+    mode: t.field({ type: ConvertMode, resolve: (x: T) => get(x).mode }),
+    rate: t.field({ type: 'Decimal', nullable: true, description: 'Target units per source unit (fixed mode).', resolve: (x: T) => get(x).rate }),
+  }));
+
+builder.objectRef<Extract<StepShape, { kind: 'convert' }>>('ConvertOperatorStep').implement({
+  description: 'A currency conversion (REST: PublicConvertOperatorOut): auto via both usd_rate values, fixed via rate.',
+  interfaces: [ChainStepRef],
+  isTypeOf: (s) => (s as StepShape).kind === 'convert',
+  fields: convertFields((x: { op: catalogue.ConvertOperator }) => x.op),
+});
+
+const ConvertOperatorRef = builder.objectRef<catalogue.ConvertOperator>('ConvertOperator').implement({
+  description: 'A member of a convert operator group (REST: PublicConvertOperatorOut).',
+  fields: (t) => ({
+    kind: t.field({ type: StepKind, resolve: () => 'convert' as const }),
+    id: t.exposeInt('id', { nullable: true }),
+    name: t.exposeString('name'),
+    ...convertFields((x: catalogue.ConvertOperator) => x)(t),
+  }),
+});
+
+builder.objectRef<Extract<StepShape, { kind: 'convert_operator_group' }>>('ConvertOperatorGroupStep').implement({
+  description: 'Several conversions; `rule` picks among members that convert (REST: PublicConvertOperatorGroupOut).',
+  interfaces: [ChainStepRef],
+  isTypeOf: (s) => (s as StepShape).kind === 'convert_operator_group',
+  fields: (t) => ({
+    rule: t.field({ type: GroupRule, resolve: (s) => s.op.rule }),
+    members: t.field({
+      type: [ConvertOperatorRef],
+      resolve: async (s, _a, ctx) => (await ctx.loaders.convertOperator.loadMany(s.op.memberIds)).map((m) => {
+        if (m instanceof Error || m === null) throw new Error('group member missing');
+        return m;
+      }),
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  websites: t.field({
+    type: [WebsiteRef],
+    description: 'Marketplaces ordered by code; deprecated ones only with includeDeprecated.',
+    args: { includeDeprecated: t.arg.boolean({ defaultValue: false, required: true }) },
+    resolve: async (_r, args, ctx) => {
+      const list = await listWebsites(ctx.db.prisma, args.includeDeprecated);
+      for (const w of list) ctx.loaders.website.prime(w.code, w);
+      return list;
+    },
+  }),
+  website: t.field({
+    type: WebsiteRef,
+    description: 'One marketplace by code (deprecated ones too). Error `not_found` for an unknown code.',
+    args: { code: t.arg.string({ required: true, validate: v.websiteCode }) },
+    resolve: async (_r, args, ctx) => {
+      const w = await ctx.loaders.website.load(args.code);
+      if (!w) throw notFound(`No marketplace with code ${JSON.stringify(args.code)}.`);
+      return w;
+    },
+  }),
+  currencies: t.field({
+    type: [CurrencyRef],
+    description: 'Official currencies ordered by code; `search` is a case-insensitive substring of the code.',
+    args: { search: t.arg.string({ required: false, validate: v.currencySearch.nullish() }) },
+    resolve: (_r, args, ctx) => listCurrencies(ctx.db.prisma, args.search ?? null),
+  }),
+  currency: t.field({
+    type: CurrencyRef,
+    description: 'One official currency by id. Error `not_found` when unknown, deleted or not official.',
+    args: { id: t.arg.int({ required: true, validate: v.currencyId }) },
+    resolve: async (_r, args, ctx) => {
+      const c = await ctx.loaders.currency.load(args.id);
+      if (!c || c.isDeleted || !c.isOfficial) throw notFound(`No official currency with id ${args.id}.`);
+      return c;
+    },
+  }),
+}));

@@ -1,0 +1,125 @@
+/** GraphQL types and root fields for quotes (spec: MarketQuoteOut, ItemPricesOut, BatchPricesOut). */
+import { builder } from '../builder.js';
+import * as v from '../../validation/params.js';
+import { filterQuotes, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
+import { notFound } from '../../lib/errors.js';
+import { CS2_APP_ID } from '../../services/importers.js';
+
+const QuoteSide = builder.enumType('QuoteSide', {
+  description: 'ask = sell listing, bid = buy order, mid = the CSCP valuation.',
+  values: ['ask', 'bid', 'mid'] as const,
+});
+const SideFilterEnum = builder.enumType('SideFilter', { values: ['ask', 'bid', 'mid', 'all'] as const });
+
+const ValuationRef = builder.objectRef<Valuation>('Valuation').implement({
+  description: 'The CSCP consensus valuation (REST: ValuationOut); amounts in CNY, fees included.',
+  fields: (t) => ({
+    valuationDate: t.field({ type: 'Date', resolve: (x) => x.valuationDate }),
+    credibility: t.exposeFloat('credibility', { description: 'e^(-uncertainty), between 0 and 1.' }),
+    uncertainty: t.exposeFloat('uncertainty', { description: 'Standard uncertainty on a log scale.' }),
+    isTwoSided: t.exposeBoolean('isTwoSided'),
+    askAmount: t.field({ type: 'Decimal', resolve: (x) => x.askAmount }),
+    bidAmount: t.field({ type: 'Decimal', nullable: true, resolve: (x) => x.bidAmount }),
+    askQuoteCount: t.exposeInt('askQuoteCount'),
+    bidQuoteCount: t.exposeInt('bidQuoteCount'),
+  }),
+});
+
+const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').implement({
+  description: "A quote on one market and side, in the market's own currency (REST: MarketQuoteOut).",
+  fields: (t) => ({
+    marketCode: t.exposeString('marketCode'),
+    providerCode: t.exposeString('providerCode', { description: 'Equals marketCode for direct data, else the aggregator.' }),
+    side: t.field({ type: QuoteSide, resolve: (q) => q.side }),
+    marketCurrencyCode: t.exposeString('currencyCode'),
+    marketPriceAmount: t.field({ type: 'Decimal', nullable: true, resolve: (q) => q.price }),
+    quantity: t.exposeInt('quantity', { nullable: true }),
+    isQuantityMinimum: t.exposeBoolean('isQuantityMinimum', { nullable: true }),
+    isAllItemsSamePrice: t.exposeBoolean('isAllItemsSamePrice', { nullable: true }),
+    changedAt: t.field({ type: 'DateTime', resolve: (q) => q.changedAt }),
+    observedAt: t.field({ type: 'DateTime', nullable: true, resolve: (q) => q.observedAt }),
+    delistedAt: t.field({ type: 'DateTime', nullable: true, resolve: (q) => q.delistedAt }),
+    freshAt: t.field({ type: 'DateTime', resolve: (q) => q.freshAt }),
+    valuation: t.field({ type: ValuationRef, nullable: true, resolve: (q) => q.valuation }),
+  }),
+});
+
+interface ItemPrices {
+  appId: string;
+  marketHashName: string;
+  markets: MarketQuote[];
+}
+interface BatchPrices {
+  appId: string;
+  side: SideFilter;
+  items: { marketHashName: string; markets: MarketQuote[] }[];
+}
+
+const ItemPricesRef = builder.objectRef<ItemPrices>('ItemPrices').implement({
+  fields: (t) => ({
+    appId: t.exposeString('appId'),
+    marketHashName: t.exposeString('marketHashName'),
+    markets: t.field({ type: [MarketQuoteRef], resolve: (x) => x.markets }),
+  }),
+});
+
+const BatchItemRef = builder.objectRef<BatchPrices['items'][number]>('BatchItem').implement({
+  fields: (t) => ({
+    marketHashName: t.exposeString('marketHashName'),
+    markets: t.field({ type: [MarketQuoteRef], resolve: (x) => x.markets }),
+  }),
+});
+
+const BatchPricesRef = builder.objectRef<BatchPrices>('BatchPrices').implement({
+  fields: (t) => ({
+    appId: t.exposeString('appId'),
+    side: t.field({ type: SideFilterEnum, resolve: (x) => x.side }),
+    items: t.field({ type: [BatchItemRef], resolve: (x) => x.items }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  prices: t.field({
+    type: ItemPricesRef,
+    description:
+      'Current quotes of one item across marketplaces (REST: GET /prices; needs an API key). Error `not_found` when the item has no quotes for the app id.',
+    args: {
+      marketHashName: t.arg.string({ required: true, validate: v.marketHashName }),
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID, validate: v.appId }),
+      markets: t.arg.stringList({ required: false, validate: v.marketList.nullish() }),
+      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
+    },
+    resolve: async (_r, args, ctx) => {
+      await ctx.requireUser();
+      const quotes = await ctx.loaders.quotes.load(`${args.appId}\u0000${args.marketHashName}`);
+      if (!quotes) throw notFound(`No quotes for ${JSON.stringify(args.marketHashName)} (app ${args.appId}).`);
+      const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
+      return { appId: args.appId, marketHashName: args.marketHashName, markets: filterQuotes(quotes, filter) };
+    },
+  }),
+  batchPrices: t.field({
+    type: BatchPricesRef,
+    description:
+      'Current quotes of up to 1000 items, one entry per requested name in request order (REST: POST /prices/batch; needs an API key). Unknown names give empty markets.',
+    args: {
+      marketHashNames: t.arg.stringList({ required: true, validate: v.marketHashNames }),
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID, validate: v.appId }),
+      markets: t.arg.stringList({ required: false, validate: v.marketList.nullish() }),
+      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
+    },
+    resolve: async (_r, args, ctx) => {
+      await ctx.requireUser();
+      const all = await ctx.loaders.quotes.loadMany(args.marketHashNames.map((n) => `${args.appId}\u0000${n}`));
+      const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
+      return {
+        appId: args.appId,
+        side: args.side,
+        items: args.marketHashNames.map((name, i) => {
+          const quotes = all[i];
+          if (quotes instanceof Error) throw quotes;
+          return { marketHashName: name, markets: quotes ? filterQuotes(quotes, filter) : [] };
+        }),
+      };
+    },
+  }),
+}));

@@ -1,0 +1,72 @@
+/**
+ * Expected errors, one convention for both faces: each carries a stable `code` (spec: ErrorBody.code),
+ * an HTTP status, and optional `details`. GraphQL puts them in `extensions` (code, http.status, details);
+ * the REST facade turns them into the error envelope.
+ *
+ * Codes: `validation_failed` 422, `not_found` 404, `route_not_found` 404, `method_not_allowed` 405,
+ * `unauthorized` 401, `forbidden` 403, `credit_insufficient` 402, `rate_limited` 429,
+ * `dependency_unavailable` 503, `payload_too_large` 413, `internal_error` 500.
+ */
+import { GraphQLError } from 'graphql';
+
+/** One invalid parameter or body field. `location` is `query`, `path`, `body` or `argument` (GraphQL). */
+export interface ValidationDetail {
+  location: 'query' | 'path' | 'body' | 'argument';
+  field: string;
+  message: string;
+}
+
+/** An error a client can cause or a dependency can raise; never masked. */
+export class ServiceError extends GraphQLError {
+  readonly code: string;
+  readonly status: number;
+  readonly details: unknown;
+  readonly headers: Record<string, string>;
+  constructor(code: string, status: number, message: string, details?: unknown, headers: Record<string, string> = {}) {
+    super(message, {
+      extensions: {
+        code,
+        http: { status, headers },
+        ...(details === undefined ? {} : { details }),
+      },
+    });
+    this.code = code;
+    this.status = status;
+    this.details = details;
+    this.headers = headers;
+  }
+}
+
+/** 422 `validation_failed` with one entry per invalid parameter. */
+export function validationError(details: ValidationDetail[]): ServiceError {
+  return new ServiceError('validation_failed', 422, 'The request has invalid parameters.', details);
+}
+
+/** 404 `not_found`. */
+export function notFound(message: string): ServiceError {
+  return new ServiceError('not_found', 404, message);
+}
+
+/** 401 `unauthorized`. */
+export function unauthorized(message = 'A valid API key is required (Authorization: Bearer <key> or X-API-Key).'): ServiceError {
+  return new ServiceError('unauthorized', 401, message);
+}
+
+/** 503 `dependency_unavailable` with a Retry-After hint in seconds. */
+export function dependencyUnavailable(message: string, retryAfterSeconds = 5): ServiceError {
+  return new ServiceError('dependency_unavailable', 503, message, undefined, { 'Retry-After': String(retryAfterSeconds) });
+}
+
+/** True for errors that mean the database cannot be reached (connection refused, terminated, shut down). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  let e: unknown = error;
+  while (e && typeof e === 'object' && !seen.has(e)) {
+    seen.add(e);
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P0[123]|08\d\d\d|P1001|P1002|P1017)$/.test(code)) return true;
+    if (typeof message === 'string' && /ECONNREFUSED|Connection terminated|terminating connection|database system is (shutting down|starting up)|Can't reach database|Closed|connection.*closed/i.test(message)) return true;
+    e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return false;
+}

@@ -1,0 +1,112 @@
+/**
+ * The GraphQL documents behind the REST routes. Aliases give each field its REST name, so a
+ * document's result is already the documented JSON shape (spec field names are exact).
+ */
+
+const QUOTE_FIELDS = `
+  market_code: marketCode
+  provider_code: providerCode
+  side
+  market_currency_code: marketCurrencyCode
+  market_price_amount: marketPriceAmount
+  quantity
+  is_quantity_minimum: isQuantityMinimum
+  is_all_items_same_price: isAllItemsSamePrice
+  changed_at: changedAt
+  observed_at: observedAt
+  delisted_at: delistedAt
+  fresh_at: freshAt
+  valuation {
+    valuation_date: valuationDate
+    credibility
+    uncertainty
+    is_two_sided: isTwoSided
+    ask_amount: askAmount
+    bid_amount: bidAmount
+    ask_quote_count: askQuoteCount
+    bid_quote_count: bidQuoteCount
+  }`;
+
+const WEBSITE_FIELDS = `code name url category subCategory is_deprecated: isDeprecated`;
+
+const CURRENCY_FIELDS = `id code name kind usd_rate: usdRate owner_user_id: ownerUserId is_official: isOfficial ref_count: refCount is_deleted: isDeleted`;
+
+const PUBLIC_CURRENCY = `id code name kind usd_rate: usdRate`;
+
+const CONVERT_FIELDS = `from { ${PUBLIC_CURRENCY} } to { ${PUBLIC_CURRENCY} } mode rate`;
+
+const SLOT_FIELDS = `
+  purpose
+  calculation_chain: calculationChain {
+    id
+    name
+    start_currency: startCurrency
+    steps {
+      kind
+      id
+      name
+      ... on FeeOperatorStep { operator value currency_code: currencyCode }
+      ... on ConvertOperatorStep { ${CONVERT_FIELDS} }
+      ... on ConvertOperatorGroupStep { rule members { kind id name ${CONVERT_FIELDS} } }
+    }
+  }`;
+
+/** Document text per operation id of the endpoint catalogue. */
+export const DOCUMENTS = {
+  getHealth: `query getHealth { health { status } }`,
+  getConfig: `query getConfig { config { home_currency: homeCurrency } }`,
+  listEndpoints: `query listEndpoints { endpoints {
+    method path premium credit_cost: creditCost recommended_interval_seconds: recommendedIntervalSeconds
+    rate_limit: rateLimit { max_requests: maxRequests window_seconds: windowSeconds }
+    unit_pricing: unitPricing { unit_size: unitSize units_body_field: unitsBodyField max_units: maxUnits }
+    roles } }`,
+  listWebsites: `query listWebsites($includeDeprecated: Boolean!) { websites(includeDeprecated: $includeDeprecated) { ${WEBSITE_FIELDS} } }`,
+  getWebsite: `query getWebsite($code: String!) { website(code: $code) { ${WEBSITE_FIELDS} } }`,
+  getFeeSchedule: `query getFeeSchedule($code: String!) { website(code: $code) { feeSchedule {
+    website_code: websiteCode
+    slots { deposit { ${SLOT_FIELDS} } sale { ${SLOT_FIELDS} } withdraw { ${SLOT_FIELDS} } } } } }`,
+  listCurrencies: `query listCurrencies($search: String) { currencies(search: $search) { ${CURRENCY_FIELDS} } }`,
+  getCurrency: `query getCurrency($id: Int!) { currency(id: $id) { ${CURRENCY_FIELDS} } }`,
+  getPrices: `query getPrices($marketHashName: String!, $appId: String!, $markets: [String!], $side: SideFilter!) {
+    prices(marketHashName: $marketHashName, appId: $appId, markets: $markets, side: $side) {
+      app_id: appId market_hash_name: marketHashName markets { ${QUOTE_FIELDS} } } }`,
+  batchPrices: `query batchPrices($marketHashNames: [String!]!, $appId: String!, $markets: [String!], $side: SideFilter!) {
+    batchPrices(marketHashNames: $marketHashNames, appId: $appId, markets: $markets, side: $side) {
+      app_id: appId side items { market_hash_name: marketHashName markets { ${QUOTE_FIELDS} } } } }`,
+} as const;
+
+/** The GraphiQL example: every website with its full fee schedule in one request. */
+export const GRAPHIQL_EXAMPLE = `# Every marketplace with its full official fee schedule, in one request.
+# Prices need an API key: add the header {"Authorization": "Bearer qg_..."} below.
+query WebsitesWithFeeSchedules {
+  websites(includeDeprecated: true) {
+    code
+    name
+    isDeprecated
+    feeSchedule {
+      slots {
+        deposit { ...Slot }
+        sale { ...Slot }
+        withdraw { ...Slot }
+      }
+    }
+  }
+}
+
+fragment Slot on FeeScheduleSlot {
+  purpose
+  calculationChain {
+    id
+    name
+    startCurrency
+    steps {
+      kind
+      id
+      name
+      ... on FeeOperatorStep { operator value currencyCode }
+      ... on ConvertOperatorStep { mode rate from { code usdRate } to { code usdRate } }
+      ... on ConvertOperatorGroupStep { rule members { mode rate from { code } to { code } } }
+    }
+  }
+}
+`;

@@ -1,0 +1,176 @@
+/**
+ * The REST route table: each documented path is a row naming its catalogue operation, the GraphQL
+ * document it runs, how request parameters become variables (validated with the shared zod rules;
+ * every invalid parameter is reported), and how the result becomes the documented payload.
+ */
+import type { z } from 'zod';
+import * as v from '../validation/params.js';
+import { validationError, type ValidationDetail } from '../lib/errors.js';
+import { DOCUMENTS } from './documents.js';
+import { CS2_APP_ID } from '../services/importers.js';
+
+/** What a route sees of a request: path parameters, query parameters (all values) and the parsed JSON body. */
+export interface RouteInput {
+  path: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+}
+
+/** One REST route (see module doc). */
+export interface Route {
+  operationId: keyof typeof DOCUMENTS;
+  method: 'GET' | 'POST';
+  /** Path template as in the spec, e.g. `/websites/{code}`. */
+  path: string;
+  /** Builds the document's variables; throws `validation_failed` (422) listing every bad parameter. */
+  variables(input: RouteInput): Record<string, unknown>;
+  /** Picks the payload out of the GraphQL result data. */
+  payload(data: Record<string, unknown>): unknown;
+  /** False for the bare `/health` object (spec, general conventions 2). */
+  envelope: boolean;
+  /** Extra response headers of a success. */
+  headers?: Record<string, string>;
+  /** True when the request has a JSON body. */
+  body?: boolean;
+}
+
+class Collector {
+  details: ValidationDetail[] = [];
+  add(location: ValidationDetail['location'], field: string, message: string): void {
+    this.details.push({ location, field, message });
+  }
+  /** The single value of a query parameter, or undefined; repeats are reported. */
+  one(query: URLSearchParams, name: string): string | undefined {
+    const all = query.getAll(name);
+    if (all.length > 1) this.add('query', name, 'must be given at most once');
+    return all[0];
+  }
+  check<T>(location: ValidationDetail['location'], field: string, schema: z.ZodType<T>, value: unknown): T | undefined {
+    const r = schema.safeParse(value);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues) {
+      const at = [field, ...issue.path.map(String)].filter((x) => x !== '');
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) this.add(location, [...at, key].join('.'), 'is not a known field');
+      } else {
+        this.add(location, at.join('.'), issue.message);
+      }
+    }
+    return undefined;
+  }
+  done(): void {
+    if (this.details.length > 0) throw validationError(this.details);
+  }
+}
+
+function parseBoolean(c: Collector, name: string, raw: string | undefined, fallback: boolean): boolean {
+  if (raw === undefined) return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  c.add('query', name, 'must be true or false');
+  return fallback;
+}
+
+function parseMarkets(c: Collector, location: ValidationDetail['location'], raw: string | undefined): string[] | null {
+  if (raw === undefined) return null;
+  if (raw.length === 0) {
+    c.add(location, 'markets', 'must not be empty');
+    return null;
+  }
+  return c.check(location, 'markets', v.marketList, raw.split(',').map((s) => s.trim())) ?? null;
+}
+
+const pick = (key: string) => (data: Record<string, unknown>) => data[key];
+
+/** Every REST route of the service. */
+export const ROUTES: readonly Route[] = [
+  { operationId: 'getHealth', method: 'GET', path: '/health', envelope: false, variables: () => ({}), payload: pick('health') },
+  {
+    operationId: 'getConfig', method: 'GET', path: '/config', envelope: true, headers: { 'Cache-Control': 'no-store' },
+    variables: () => ({}), payload: pick('config'),
+  },
+  { operationId: 'listEndpoints', method: 'GET', path: '/endpoints', envelope: true, variables: () => ({}), payload: pick('endpoints') },
+  {
+    operationId: 'listWebsites', method: 'GET', path: '/websites', envelope: true, payload: pick('websites'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const includeDeprecated = parseBoolean(c, 'include_deprecated', c.one(query, 'include_deprecated'), false);
+      c.done();
+      return { includeDeprecated };
+    },
+  },
+  {
+    operationId: 'getWebsite', method: 'GET', path: '/websites/{code}', envelope: true, payload: pick('website'),
+    variables: ({ path }) => {
+      const c = new Collector();
+      const code = c.check('path', 'code', v.websiteCode, path.code);
+      c.done();
+      return { code };
+    },
+  },
+  {
+    operationId: 'getFeeSchedule', method: 'GET', path: '/websites/{code}/fee-schedule', envelope: true,
+    payload: (data) => (data.website as { feeSchedule: unknown }).feeSchedule,
+    variables: ({ path }) => {
+      const c = new Collector();
+      const code = c.check('path', 'code', v.websiteCode, path.code);
+      c.done();
+      return { code };
+    },
+  },
+  {
+    operationId: 'listCurrencies', method: 'GET', path: '/currencies', envelope: true, payload: pick('currencies'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const raw = c.one(query, 'search');
+      const search = raw === undefined ? null : c.check('query', 'search', v.currencySearch, raw);
+      c.done();
+      return { search };
+    },
+  },
+  {
+    operationId: 'getCurrency', method: 'GET', path: '/currencies/{currency_id}', envelope: true, payload: pick('currency'),
+    variables: ({ path }) => {
+      const c = new Collector();
+      const raw = path.currency_id ?? '';
+      const id = /^\d{1,10}$/.test(raw) ? c.check('path', 'currency_id', v.currencyId, Number(raw)) : undefined;
+      if (!/^\d{1,10}$/.test(raw)) c.add('path', 'currency_id', 'must be a whole number from 0 to 2147483647');
+      c.done();
+      return { id };
+    },
+  },
+  {
+    operationId: 'getPrices', method: 'GET', path: '/prices', envelope: true, payload: pick('prices'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const nameRaw = c.one(query, 'market_hash_name');
+      if (nameRaw === undefined) c.add('query', 'market_hash_name', 'is required');
+      const marketHashName = nameRaw === undefined ? undefined : c.check('query', 'market_hash_name', v.marketHashName, nameRaw);
+      const appRaw = c.one(query, 'app_id');
+      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      const markets = parseMarkets(c, 'query', c.one(query, 'markets'));
+      const sideRaw = c.one(query, 'side');
+      const side = sideRaw === undefined ? 'all' : c.check('query', 'side', v.side, sideRaw);
+      c.done();
+      return { marketHashName, appId, markets, side };
+    },
+  },
+  {
+    operationId: 'batchPrices', method: 'POST', path: '/prices/batch', envelope: true, body: true, payload: pick('batchPrices'),
+    variables: ({ body }) => {
+      const c = new Collector();
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        c.add('body', '', 'must be a JSON object');
+        c.done();
+      }
+      const parsed = c.check('body', '', v.batchBody, body);
+      c.done();
+      return {
+        marketHashNames: parsed!.market_hash_names,
+        appId: parsed!.app_id ?? CS2_APP_ID,
+        markets: parsed!.markets ?? null,
+        side: parsed!.side ?? 'all',
+      };
+    },
+  },
+];

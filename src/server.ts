@@ -1,0 +1,52 @@
+/**
+ * Composition only: environment, database, bundled data on first start, app, listen, graceful shutdown.
+ */
+import http from 'node:http';
+import path from 'node:path';
+import pino from 'pino';
+import type { Env } from './env.js';
+import { openDatabase, type Database } from './db/client.js';
+import { createApp } from './app.js';
+import { importPath, isEmpty } from './services/importers.js';
+
+/** A running server. */
+export interface RunningServer {
+  url: string;
+  db: Database;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (migrations applied), loads the bundled data when it holds no quotes
+ * (unless QUOTEGATE_AUTOLOAD=false), and listens on HOST:PORT. Throws when the database cannot be opened.
+ */
+export async function startServer(env: Env): Promise<RunningServer> {
+  const logger = pino({ level: env.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
+  const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR });
+  logger.info({ database: db.kind }, 'database ready');
+  if (env.QUOTEGATE_AUTOLOAD === 'true' && (await isEmpty(db.prisma))) {
+    const dataDir = path.resolve(env.QUOTEGATE_DATA_DIR);
+    logger.info({ dataDir }, 'empty database: loading the bundled real data (about half a minute)');
+    const started = Date.now();
+    const r = await importPath(db.prisma, dataDir);
+    logger.info({ observations: r.observations, quotes: r.inserted, ms: Date.now() - started }, 'bundled data loaded');
+  }
+  const app = createApp({ db, logger });
+  const server = http.createServer(app.adapter as unknown as http.RequestListener);
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 15_000;
+  await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : env.PORT;
+  const url = `http://localhost:${port}`;
+  return {
+    url,
+    db,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,193 @@
+/**
+ * Read side of the catalogue: websites, official currencies, fee schedules and their chains
+ * (spec: WebsiteOut, CurrencyOut, FeeScheduleOut). Batch functions take many keys and run one
+ * query each, so DataLoaders in the GraphQL context can call them without N+1 queries.
+ */
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { toMoney, type Money } from '../lib/money.js';
+
+/** A marketplace (spec: WebsiteOut). */
+export interface Website {
+  code: string;
+  name: string;
+  url: string | null;
+  category: string;
+  subCategory: string | null;
+  isDeprecated: boolean;
+}
+
+/** A currency (spec: CurrencyOut). `usdRate`: USD per one unit. */
+export interface Currency {
+  id: number;
+  code: string;
+  name: string | null;
+  kind: string;
+  usdRate: Money;
+  ownerUserId: string | null;
+  isOfficial: boolean;
+  refCount: number;
+  isDeleted: boolean;
+}
+
+/** One fee schedule slot: the official chain id of a website for a purpose. */
+export interface FeeSlot {
+  websiteCode: string;
+  purpose: 'deposit' | 'sale' | 'withdraw';
+  chainId: number;
+}
+
+/** A calculation chain without its steps (steps load separately). */
+export interface Chain {
+  id: number;
+  name: string | null;
+  startCurrencyCode: string | null;
+}
+
+/** A chain step in execution order; exactly one of the operator ids is set, as `kind` says. */
+export interface ChainStep {
+  chainId: number;
+  position: number;
+  kind: 'fee' | 'convert' | 'convert_operator_group';
+  feeOperatorId: number | null;
+  convertOperatorId: number | null;
+  groupId: number | null;
+}
+
+/** A fee operator (spec: PublicFeeOperatorOut). */
+export interface FeeOperator {
+  id: number;
+  name: string;
+  operator: 'add' | 'sub' | 'mul' | 'div';
+  value: Money;
+  currencyCode: string | null;
+}
+
+/** A convert operator (spec: PublicConvertOperatorOut); `rate` in target units per source unit. */
+export interface ConvertOperator {
+  id: number;
+  name: string;
+  fromCurrencyId: number;
+  toCurrencyId: number;
+  mode: 'auto' | 'fixed';
+  rate: Money | null;
+}
+
+/** A convert operator group (spec: PublicConvertOperatorGroupOut) with its member ids in order. */
+export interface ConvertOperatorGroup {
+  id: number;
+  name: string;
+  rule: 'min' | 'max' | 'avg';
+  memberIds: number[];
+}
+
+function websiteOf(w: { code: string; name: string; url: string | null; category: string; subCategory: string | null; isDeprecated: boolean }): Website {
+  return { code: w.code, name: w.name, url: w.url, category: w.category, subCategory: w.subCategory, isDeprecated: w.isDeprecated };
+}
+
+/** Websites ordered by code (code-point order); deprecated ones only when asked. */
+export async function listWebsites(prisma: PrismaClient, includeDeprecated: boolean): Promise<Website[]> {
+  const rows = await prisma.website.findMany({ where: includeDeprecated ? {} : { isDeprecated: false } });
+  return rows.map(websiteOf).sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+}
+
+/** Websites by code, in key order; null for unknown codes. */
+export async function websitesByCode(prisma: PrismaClient, codes: readonly string[]): Promise<(Website | null)[]> {
+  const rows = await prisma.website.findMany({ where: { code: { in: [...codes] } } });
+  const map = new Map(rows.map((r) => [r.code, websiteOf(r)]));
+  return codes.map((c) => map.get(c) ?? null);
+}
+
+const CURRENCY_SQL = `
+SELECT c.id, c.code, c.name, c.kind, c.usd_rate::text AS usd_rate, c.owner_user_id, c.is_official, c.is_deleted,
+  (SELECT count(*)::int FROM convert_operator o WHERE o.from_currency_id = c.id OR o.to_currency_id = c.id) AS ref_count
+FROM currency c`;
+
+interface CurrencyRow {
+  id: number;
+  code: string;
+  name: string | null;
+  kind: string;
+  usd_rate: string;
+  owner_user_id: string | null;
+  is_official: boolean;
+  is_deleted: boolean;
+  ref_count: number;
+}
+
+function currencyOf(r: CurrencyRow): Currency {
+  return {
+    id: r.id,
+    code: r.code,
+    name: r.name,
+    kind: r.kind,
+    usdRate: toMoney(r.usd_rate),
+    ownerUserId: r.owner_user_id,
+    isOfficial: r.is_official,
+    refCount: r.ref_count,
+    isDeleted: r.is_deleted,
+  };
+}
+
+/** Official, not deleted currencies ordered by code; `search` = case-insensitive substring of the code. */
+export async function listCurrencies(prisma: PrismaClient, search: string | null): Promise<Currency[]> {
+  const rows = await prisma.$queryRawUnsafe<CurrencyRow[]>(
+    `${CURRENCY_SQL} WHERE c.is_official AND NOT c.is_deleted AND ($1::text IS NULL OR strpos(lower(c.code), lower($1::text)) > 0)`,
+    search,
+  );
+  return rows.map(currencyOf).sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+}
+
+/** Currencies by id in key order (any currency, for chain steps); null for unknown ids. */
+export async function currenciesById(prisma: PrismaClient, ids: readonly number[]): Promise<(Currency | null)[]> {
+  const rows = await prisma.$queryRawUnsafe<CurrencyRow[]>(`${CURRENCY_SQL} WHERE c.id = ANY($1::int[])`, [...ids]);
+  const map = new Map(rows.map((r) => [r.id, currencyOf(r)]));
+  return ids.map((id) => map.get(id) ?? null);
+}
+
+/** Fee schedule slots of each website, in key order. */
+export async function slotsByWebsite(prisma: PrismaClient, codes: readonly string[]): Promise<FeeSlot[][]> {
+  const rows = await prisma.feeScheduleSlot.findMany({ where: { websiteCode: { in: [...codes] } } });
+  return codes.map((c) => rows.filter((r) => r.websiteCode === c));
+}
+
+/** Chains by id in key order. */
+export async function chainsById(prisma: PrismaClient, ids: readonly number[]): Promise<(Chain | null)[]> {
+  const rows = await prisma.calculationChain.findMany({ where: { id: { in: [...ids] } } });
+  const map = new Map(rows.map((r) => [r.id, { id: r.id, name: r.name, startCurrencyCode: r.startCurrencyCode }]));
+  return ids.map((id) => map.get(id) ?? null);
+}
+
+/** Steps of each chain in execution order. */
+export async function stepsByChain(prisma: PrismaClient, chainIds: readonly number[]): Promise<ChainStep[][]> {
+  const rows = await prisma.chainStep.findMany({ where: { chainId: { in: [...chainIds] } }, orderBy: [{ chainId: 'asc' }, { position: 'asc' }] });
+  return chainIds.map((id) => rows.filter((r) => r.chainId === id));
+}
+
+/** Fee operators by id in key order. */
+export async function feeOperatorsById(prisma: PrismaClient, ids: readonly number[]): Promise<(FeeOperator | null)[]> {
+  const rows = await prisma.$queryRawUnsafe<{ id: number; name: string; operator: FeeOperator['operator']; value: string; currency_code: string | null }[]>(
+    `SELECT id, name, operator::text AS operator, value::text AS value, currency_code FROM fee_operator WHERE id = ANY($1::int[])`,
+    [...ids],
+  );
+  const map = new Map(rows.map((r) => [r.id, { id: r.id, name: r.name, operator: r.operator, value: toMoney(r.value), currencyCode: r.currency_code }]));
+  return ids.map((id) => map.get(id) ?? null);
+}
+
+/** Convert operators by id in key order. */
+export async function convertOperatorsById(prisma: PrismaClient, ids: readonly number[]): Promise<(ConvertOperator | null)[]> {
+  const rows = await prisma.$queryRawUnsafe<{ id: number; name: string; from_currency_id: number; to_currency_id: number; mode: 'auto' | 'fixed'; rate: string | null }[]>(
+    `SELECT id, name, from_currency_id, to_currency_id, mode::text AS mode, rate::text AS rate FROM convert_operator WHERE id = ANY($1::int[])`,
+    [...ids],
+  );
+  const map = new Map(
+    rows.map((r) => [r.id, { id: r.id, name: r.name, fromCurrencyId: r.from_currency_id, toCurrencyId: r.to_currency_id, mode: r.mode, rate: r.rate === null ? null : toMoney(r.rate) }]),
+  );
+  return ids.map((id) => map.get(id) ?? null);
+}
+
+/** Convert operator groups by id in key order, with member ids in position order. */
+export async function groupsById(prisma: PrismaClient, ids: readonly number[]): Promise<(ConvertOperatorGroup | null)[]> {
+  const rows = await prisma.convertOperatorGroup.findMany({ where: { id: { in: [...ids] } }, include: { members: { orderBy: { position: 'asc' } } } });
+  const map = new Map(rows.map((r) => [r.id, { id: r.id, name: r.name, rule: r.rule, memberIds: r.members.map((m) => m.convertOperatorId) }]));
+  return ids.map((id) => map.get(id) ?? null);
+}

@@ -1,0 +1,156 @@
+/**
+ * The ingestion service: applies source-quote observations to the stored quote state with the
+ * state rules of the spec (States and transitions; MarketQuoteOut):
+ * - `changed_at` moves only when price or quantity changes;
+ * - `observed_at` is the time the quote was last seen individually;
+ * - delisting keeps the last price, sets quantity 0 and `delisted_at` (kept from the first delisting);
+ *   a later listed observation clears `delisted_at`;
+ * - `fresh_at` is the latest of `changed_at`, `observed_at` and the market's last full-scan completion.
+ * An observation not newer than the stored `observed_at` is stale and changes nothing, so replaying a
+ * file is idempotent and out-of-order arrivals cannot roll a quote back.
+ * Bulk writes are SQL over `unnest` arrays (one statement per chunk), not row-by-row Prisma calls.
+ */
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Money } from '../lib/money.js';
+
+/** One sighting of a quote at a source. Prices are decimals in `currencyCode`; never floats. */
+export interface QuoteObservation {
+  appId: string;
+  marketHashName: string;
+  /** Marketplace code, e.g. `BUFF163`. */
+  marketCode: string;
+  /** Who reported it: equal to `marketCode` for direct data, else the aggregator (e.g. `CSGOTRADER`). */
+  providerCode: string;
+  side: 'ask' | 'bid';
+  currencyCode: string;
+  /** Best price on this side; null when the source reports none. Ignored for a delisting. */
+  price: Money | null;
+  quantity: number | null;
+  isQuantityMinimum: boolean | null;
+  isAllItemsSamePrice: boolean | null;
+  observedAt: Date;
+  /** True when the source reports the item no longer listed on this side. */
+  delisted?: boolean;
+}
+
+/** What one ingestion call did: rows created, rows updated, observations skipped as stale. */
+export interface IngestResult {
+  inserted: number;
+  updated: number;
+  skipped: number;
+}
+
+/** Observations per SQL statement: keeps parameter arrays and PGlite transactions short. */
+const CHUNK = 5000;
+
+type Tx = Pick<PrismaClient, '$queryRawUnsafe' | '$executeRawUnsafe'>;
+
+/**
+ * Ensures the items exist and returns their ids keyed by `appId + '\u0000' + marketHashName`.
+ * One INSERT ... ON CONFLICT DO NOTHING and one SELECT per chunk.
+ */
+export async function ensureItems(db: Tx, items: { appId: string; marketHashName: string }[]): Promise<Map<string, number>> {
+  const ids = new Map<string, number>();
+  const unique = new Map<string, { appId: string; marketHashName: string }>();
+  for (const it of items) unique.set(`${it.appId}\u0000${it.marketHashName}`, it);
+  const all = [...unique.values()];
+  for (let i = 0; i < all.length; i += CHUNK) {
+    const part = all.slice(i, i + CHUNK);
+    const apps = part.map((p) => p.appId);
+    const names = part.map((p) => p.marketHashName);
+    await db.$executeRawUnsafe(
+      `INSERT INTO item (app_id, market_hash_name)
+       SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (app_id, market_hash_name) DO NOTHING`,
+      apps,
+      names,
+    );
+    const rows = await db.$queryRawUnsafe<{ id: number; app_id: string; market_hash_name: string }[]>(
+      `SELECT i.id, i.app_id, i.market_hash_name FROM item i
+       JOIN unnest($1::text[], $2::text[]) AS t(app_id, market_hash_name)
+         ON i.app_id = t.app_id AND i.market_hash_name = t.market_hash_name`,
+      apps,
+      names,
+    );
+    for (const r of rows) ids.set(`${r.app_id}\u0000${r.market_hash_name}`, r.id);
+  }
+  return ids;
+}
+
+const UPSERT_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::int[],
+                       $8::bool[], $9::bool[], $10::timestamptz[], $11::bool[])
+    AS t(item_id, market_code, provider_code, side, currency_code, price, quantity,
+         is_quantity_minimum, is_all_items_same_price, observed_at, delisted)
+)
+INSERT INTO source_quote AS q (item_id, market_code, provider_code, side, currency_code, price, quantity,
+  is_quantity_minimum, is_all_items_same_price, changed_at, observed_at, delisted_at, fresh_at)
+SELECT i.item_id, i.market_code, i.provider_code, i.side::quote_side, i.currency_code, i.price,
+       CASE WHEN i.delisted THEN 0 ELSE i.quantity END,
+       i.is_quantity_minimum, i.is_all_items_same_price, i.observed_at, i.observed_at,
+       CASE WHEN i.delisted THEN i.observed_at END,
+       GREATEST(i.observed_at, s.completed_at)
+FROM input i
+LEFT JOIN market_scan s ON s.market_code = i.market_code AND s.provider_code = i.provider_code
+ON CONFLICT (item_id, market_code, provider_code, side) DO UPDATE SET
+  currency_code = EXCLUDED.currency_code,
+  price = CASE WHEN EXCLUDED.delisted_at IS NOT NULL THEN q.price ELSE EXCLUDED.price END,
+  quantity = EXCLUDED.quantity,
+  is_quantity_minimum = EXCLUDED.is_quantity_minimum,
+  is_all_items_same_price = EXCLUDED.is_all_items_same_price,
+  changed_at = CASE
+    WHEN (CASE WHEN EXCLUDED.delisted_at IS NOT NULL THEN q.price ELSE EXCLUDED.price END) IS DISTINCT FROM q.price
+      OR EXCLUDED.quantity IS DISTINCT FROM q.quantity
+    THEN EXCLUDED.observed_at ELSE q.changed_at END,
+  observed_at = EXCLUDED.observed_at,
+  delisted_at = CASE WHEN EXCLUDED.delisted_at IS NULL THEN NULL ELSE COALESCE(q.delisted_at, EXCLUDED.delisted_at) END,
+  fresh_at = GREATEST(q.fresh_at, EXCLUDED.fresh_at)
+WHERE EXCLUDED.observed_at > COALESCE(q.observed_at, q.changed_at)
+RETURNING (xmax = 0) AS inserted`;
+
+/**
+ * Applies observations in observed time order. Several observations of the same quote in one call are
+ * applied one after another (earliest first), so intermediate changes still move `changed_at`.
+ * Each chunk is one statement; wrap the call in a transaction for all-or-nothing batches.
+ * Throws on a database error; validation of shapes is the caller's job.
+ */
+export async function ingestQuotes(db: Tx, observations: QuoteObservation[]): Promise<IngestResult> {
+  const result: IngestResult = { inserted: 0, updated: 0, skipped: 0 };
+  if (observations.length === 0) return result;
+  const itemIds = await ensureItems(db, observations);
+  const sorted = [...observations].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime());
+  // Rounds: the n-th observation of each quote key goes into round n (ON CONFLICT may touch a row once).
+  const rounds: QuoteObservation[][] = [];
+  const seen = new Map<string, number>();
+  for (const o of sorted) {
+    const key = `${o.appId}\u0000${o.marketHashName}\u0000${o.marketCode}\u0000${o.providerCode}\u0000${o.side}`;
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    (rounds[n] ??= []).push(o);
+  }
+  for (const round of rounds) {
+    for (let i = 0; i < round.length; i += CHUNK) {
+      const part = round.slice(i, i + CHUNK);
+      const rows = await db.$queryRawUnsafe<{ inserted: boolean }[]>(
+        UPSERT_SQL,
+        part.map((o) => itemIds.get(`${o.appId}\u0000${o.marketHashName}`)!),
+        part.map((o) => o.marketCode),
+        part.map((o) => o.providerCode),
+        part.map((o) => o.side),
+        part.map((o) => o.currencyCode),
+        part.map((o) => (o.price === null ? null : o.price.toFixed())),
+        part.map((o) => o.quantity),
+        part.map((o) => o.isQuantityMinimum),
+        part.map((o) => o.isAllItemsSamePrice),
+        part.map((o) => o.observedAt.toISOString()),
+        part.map((o) => o.delisted === true),
+      );
+      for (const r of rows) {
+        if (r.inserted) result.inserted += 1;
+        else result.updated += 1;
+      }
+      result.skipped += part.length - rows.length;
+    }
+  }
+  return result;
+}

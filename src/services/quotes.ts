@@ -1,0 +1,181 @@
+/**
+ * Current quotes of items (spec: GET /prices, POST /prices/batch, MarketQuoteOut).
+ *
+ * Precedence when several sources report one market and side (spec, GET /prices behaviour 3):
+ * a listed quote over a delisted one; then direct marketplace data (provider = market) over
+ * aggregators; then the latest `fresh_at`; ties by provider code, so the choice is deterministic.
+ * The CSCP valuation quote (side `mid`, CNY) comes from the latest stored valuation of the item.
+ * Quotes are sorted by market code then side, by code point.
+ */
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { toMoney, type Money } from '../lib/money.js';
+
+/** Market code of the consensus valuation quote. */
+export const VALUATION_MARKET = 'CSCP';
+/** Currency of the consensus valuation. */
+export const VALUATION_CURRENCY = 'CNY';
+
+/** Valuation details of the CSCP quote (spec: ValuationOut); amounts in CNY. */
+export interface Valuation {
+  valuationDate: Date;
+  uncertainty: number;
+  credibility: number;
+  isTwoSided: boolean;
+  askAmount: Money;
+  bidAmount: Money | null;
+  askQuoteCount: number;
+  bidQuoteCount: number;
+}
+
+/** One published quote (spec: MarketQuoteOut). `price` is in `currencyCode`, never converted. */
+export interface MarketQuote {
+  marketCode: string;
+  providerCode: string;
+  side: 'ask' | 'bid' | 'mid';
+  currencyCode: string;
+  price: Money | null;
+  quantity: number | null;
+  isQuantityMinimum: boolean | null;
+  isAllItemsSamePrice: boolean | null;
+  changedAt: Date;
+  observedAt: Date | null;
+  delistedAt: Date | null;
+  freshAt: Date;
+  valuation: Valuation | null;
+}
+
+/** Side filter of the price endpoints: one side, or `all`. */
+export type SideFilter = 'ask' | 'bid' | 'mid' | 'all';
+
+/** Filters applied to every item identically (spec: `markets`, `side`). `markets` null = every market. */
+export interface QuoteFilter {
+  markets: string[] | null;
+  side: SideFilter;
+}
+
+interface QuoteRow {
+  market_hash_name: string;
+  market_code: string;
+  provider_code: string;
+  side: 'ask' | 'bid';
+  currency_code: string;
+  price: string | null;
+  quantity: number | null;
+  is_quantity_minimum: boolean | null;
+  is_all_items_same_price: boolean | null;
+  changed_at: Date;
+  observed_at: Date | null;
+  delisted_at: Date | null;
+  fresh_at: Date;
+}
+
+interface ValuationRow {
+  market_hash_name: string;
+  valuation_date: Date;
+  mid_amount: string;
+  ask_amount: string;
+  bid_amount: string | null;
+  uncertainty: number;
+  is_two_sided: boolean;
+  ask_quote_count: number;
+  bid_quote_count: number;
+  computed_at: Date;
+}
+
+const QUOTES_SQL = `
+SELECT DISTINCT ON (i.market_hash_name, q.market_code, q.side)
+  i.market_hash_name, q.market_code, q.provider_code, q.side::text AS side, q.currency_code, q.price::text AS price,
+  q.quantity, q.is_quantity_minimum, q.is_all_items_same_price, q.changed_at, q.observed_at, q.delisted_at, q.fresh_at
+FROM item i
+JOIN source_quote q ON q.item_id = i.id
+WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[])
+ORDER BY i.market_hash_name, q.market_code, q.side,
+  (q.delisted_at IS NULL) DESC, (q.provider_code = q.market_code) DESC, q.fresh_at DESC, q.provider_code`;
+
+const VALUATIONS_SQL = `
+SELECT DISTINCT ON (i.market_hash_name)
+  i.market_hash_name, v.valuation_date, v.mid_amount::text AS mid_amount, v.ask_amount::text AS ask_amount,
+  v.bid_amount::text AS bid_amount, v.uncertainty, v.is_two_sided, v.ask_quote_count, v.bid_quote_count, v.computed_at
+FROM item i
+JOIN valuation v ON v.item_id = i.id
+WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[])
+ORDER BY i.market_hash_name, v.valuation_date DESC`;
+
+function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Sorts quotes by market code then side (code-point order), in place. */
+export function sortQuotes(quotes: MarketQuote[]): MarketQuote[] {
+  return quotes.sort((a, b) => byCodePoint(a.marketCode, b.marketCode) || byCodePoint(a.side, b.side));
+}
+
+/**
+ * Loads the published quotes (one per market and side, plus CSCP) of the given names of one app.
+ * Two SQL queries whatever the number of names. Returns a map with an entry for every name that has
+ * at least one quote; names without quotes are absent.
+ */
+export async function loadQuotes(prisma: PrismaClient, appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> {
+  const unique = [...new Set(names)];
+  const out = new Map<string, MarketQuote[]>();
+  if (unique.length === 0) return out;
+  const [rows, valuations] = await Promise.all([
+    prisma.$queryRawUnsafe<QuoteRow[]>(QUOTES_SQL, appId, unique),
+    prisma.$queryRawUnsafe<ValuationRow[]>(VALUATIONS_SQL, appId, unique),
+  ]);
+  for (const r of rows) {
+    let list = out.get(r.market_hash_name);
+    if (!list) out.set(r.market_hash_name, (list = []));
+    list.push({
+      marketCode: r.market_code,
+      providerCode: r.provider_code,
+      side: r.side,
+      currencyCode: r.currency_code,
+      price: r.price === null ? null : toMoney(r.price),
+      quantity: r.quantity,
+      isQuantityMinimum: r.is_quantity_minimum,
+      isAllItemsSamePrice: r.is_all_items_same_price,
+      changedAt: r.changed_at,
+      observedAt: r.observed_at,
+      delistedAt: r.delisted_at,
+      freshAt: r.fresh_at,
+      valuation: null,
+    });
+  }
+  for (const v of valuations) {
+    let list = out.get(v.market_hash_name);
+    if (!list) out.set(v.market_hash_name, (list = []));
+    list.push({
+      marketCode: VALUATION_MARKET,
+      providerCode: VALUATION_MARKET,
+      side: 'mid',
+      currencyCode: VALUATION_CURRENCY,
+      price: toMoney(v.mid_amount),
+      quantity: null,
+      isQuantityMinimum: null,
+      isAllItemsSamePrice: null,
+      changedAt: v.computed_at,
+      observedAt: null,
+      delistedAt: null,
+      freshAt: v.computed_at,
+      valuation: {
+        valuationDate: v.valuation_date,
+        uncertainty: v.uncertainty,
+        credibility: Math.exp(-v.uncertainty),
+        isTwoSided: v.is_two_sided,
+        askAmount: toMoney(v.ask_amount),
+        bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
+        askQuoteCount: v.ask_quote_count,
+        bidQuoteCount: v.bid_quote_count,
+      },
+    });
+  }
+  for (const list of out.values()) sortQuotes(list);
+  return out;
+}
+
+/** Applies the `markets` and `side` filters (spec: filter every item identically). */
+export function filterQuotes(quotes: readonly MarketQuote[], filter: QuoteFilter): MarketQuote[] {
+  const markets = filter.markets ? new Set(filter.markets) : null;
+  return quotes.filter((q) => (markets === null || markets.has(q.marketCode)) && (filter.side === 'all' || q.side === filter.side));
+}

@@ -1,0 +1,49 @@
+/**
+ * Parameter rules shared by the REST facade and the GraphQL arguments (spec: GET /prices,
+ * POST /prices/batch, Limits). Lengths count Unicode code points ("characters"). NUL is refused in
+ * every string (PostgreSQL text cannot hold it). Market codes are 1-32 of [A-Z0-9_] in both faces
+ * (the spec states 32 for the batch; GET uses the same bound, see README).
+ */
+import { z } from 'zod';
+
+const codePoints = (s: string) => [...s].length;
+
+/** A string of `min`-`max` characters without NUL. */
+export function chars(min: number, max: number) {
+  return z
+    .string()
+    .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL characters' })
+    .refine((s) => codePoints(s) >= min && codePoints(s) <= max, { message: `must be ${min}-${max} characters long` });
+}
+
+/** Exact, case-sensitive market hash name, 1-255 characters. */
+export const marketHashName = chars(1, 255);
+/** Game application id, 1-16 characters (default `730`). */
+export const appId = chars(1, 16);
+/** A market code: 1-32 uppercase letters, digits or underscores. */
+export const marketCode = z.string().regex(/^[A-Z0-9_]{1,32}$/, { message: 'must be 1-32 uppercase letters, digits or underscores' });
+/** A `markets` filter: at least one code. */
+export const marketList = z.array(marketCode).min(1, { message: 'must list at least one market code' });
+/** The price endpoints' side filter. */
+export const side = z.enum(['ask', 'bid', 'mid', 'all'], { message: 'must be one of ask, bid, mid, all' });
+/** Batch names: 1-1000 entries (duplicates allowed). */
+export const marketHashNames = z
+  .array(marketHashName)
+  .min(1, { message: 'must list 1-1000 names' })
+  .max(1000, { message: 'must list 1-1000 names' });
+/** A marketplace code in a path (any string of 1-64 characters; unknown codes answer 404). */
+export const websiteCode = chars(1, 64);
+/** A positive 32-bit currency id. */
+export const currencyId = z.number().int().min(0).max(2147483647);
+/** The `search` filter of GET /currencies. */
+export const currencySearch = chars(0, 64);
+
+/** POST /prices/batch body (spec: BatchPricesIn; no extra fields). */
+export const batchBody = z
+  .object({
+    market_hash_names: marketHashNames,
+    app_id: appId.optional(),
+    markets: marketList.nullable().optional(),
+    side: side.optional(),
+  })
+  .strict();
