@@ -1,4 +1,5 @@
 /** GraphQL types and root fields for quotes (spec: MarketQuoteOut, ItemPricesOut, BatchPricesOut). */
+import { z } from 'zod';
 import { builder } from '../builder.js';
 import * as v from '../../validation/params.js';
 import { filterQuotes, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
@@ -84,11 +85,13 @@ builder.queryFields((t) => ({
     description:
       'Current quotes of one item across marketplaces (REST: GET /prices; needs an API key). Error `not_found` when the item has no quotes for the app id.',
     args: {
-      marketHashName: t.arg.string({ required: true, validate: v.marketHashName }),
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID, validate: v.appId }),
-      markets: t.arg.stringList({ required: false, validate: v.marketList.nullish() }),
+      marketHashName: t.arg.string({ required: true }),
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
+      markets: t.arg.stringList({ required: false }),
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
     },
+    // All arguments at once, so every invalid one is reported (same rules as REST).
+    validate: z.looseObject({ marketHashName: v.marketHashName, appId: v.appId, markets: v.marketList.nullish() }),
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser();
       const quotes = await ctx.loaders.quotes.load(`${args.appId}\u0000${args.marketHashName}`);
@@ -102,11 +105,12 @@ builder.queryFields((t) => ({
     description:
       'Current quotes of up to 1000 items, one entry per requested name in request order (REST: POST /prices/batch; needs an API key). Unknown names give empty markets.',
     args: {
-      marketHashNames: t.arg.stringList({ required: true, validate: v.marketHashNames }),
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID, validate: v.appId }),
-      markets: t.arg.stringList({ required: false, validate: v.marketList.nullish() }),
+      marketHashNames: t.arg.stringList({ required: true }),
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
+      markets: t.arg.stringList({ required: false }),
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
     },
+    validate: z.looseObject({ marketHashNames: v.marketHashNames, appId: v.appId, markets: v.marketList.nullish() }),
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser();
       const all = await ctx.loaders.quotes.loadMany(args.marketHashNames.map((n) => `${args.appId}\u0000${n}`));

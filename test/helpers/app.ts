@@ -1,0 +1,80 @@
+/** An in-process app over a test database, with helpers to call it like a client would. */
+import path from 'node:path';
+import { createApp, type App } from '../../src/app.js';
+import { importCatalogue } from '../../src/services/catalogue-import.js';
+import { createAccount } from '../../src/services/accounts.js';
+import { ingestQuotes, type QuoteObservation } from '../../src/services/ingestion.js';
+import { toMoney } from '../../src/lib/money.js';
+import { projectRoot } from '../../src/lib/paths.js';
+import { testDatabase, type TestDatabase } from './db.js';
+
+export const dataDir = path.join(projectRoot, 'data');
+
+export interface TestApp {
+  db: TestDatabase;
+  app: App;
+  key: string;
+  get(pathAndQuery: string, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any; text: string }>;
+  post(pathAndQuery: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any; text: string }>;
+  auth(): Record<string, string>;
+  close(): Promise<void>;
+}
+
+async function call(app: App, request: Request) {
+  const res = await app.fetch(request);
+  const text = await res.text();
+  let body: unknown = undefined;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: body as any, text };
+}
+
+/** A test app with the bundled catalogue (websites, currencies, fee chains) and one account with a key. */
+export async function testApp(): Promise<TestApp> {
+  const db = await testDatabase();
+  await importCatalogue(db.prisma, dataDir);
+  const { key } = await createAccount(db.prisma, 1000);
+  const app = createApp({ db });
+  const t: TestApp = {
+    db,
+    app,
+    key,
+    auth: () => ({ Authorization: `Bearer ${key}` }),
+    get: (p, headers = {}) => call(app, new Request(`http://test${p}`, { headers })),
+    post: (p, body, headers = {}) =>
+      call(
+        app,
+        new Request(`http://test${p}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...headers },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        }),
+      ),
+    close: () => db.destroy(),
+  };
+  return t;
+}
+
+/** An observation with defaults: item `name`, BUFF163 direct ask in CNY at 00:00 UTC 2026-07-16. */
+export function obs(name: string, over: Partial<Omit<QuoteObservation, 'price'>> & { price?: string | null } = {}): QuoteObservation {
+  const { price, ...rest } = over;
+  return {
+    appId: '730',
+    marketHashName: name,
+    marketCode: 'BUFF163',
+    providerCode: 'BUFF163',
+    side: 'ask',
+    currencyCode: 'CNY',
+    quantity: 5,
+    isQuantityMinimum: false,
+    isAllItemsSamePrice: false,
+    observedAt: new Date('2026-07-16T00:00:00Z'),
+    ...rest,
+    price: price === undefined ? toMoney('10') : price === null ? null : toMoney(price),
+  };
+}
+
+export { ingestQuotes };

@@ -1,0 +1,39 @@
+/** Exact field sets of the spec's "no extra fields" / "all fields required" objects. */
+import { expect } from 'vitest';
+
+export const WEBSITE_KEYS = ['code', 'name', 'url', 'category', 'subCategory', 'is_deprecated'];
+export const CURRENCY_KEYS = ['id', 'code', 'name', 'kind', 'usd_rate', 'owner_user_id', 'is_official', 'ref_count', 'is_deleted'];
+export const PUBLIC_CURRENCY_KEYS = ['id', 'code', 'name', 'kind', 'usd_rate'];
+export const QUOTE_KEYS = [
+  'market_code', 'provider_code', 'side', 'market_currency_code', 'market_price_amount', 'quantity', 'is_quantity_minimum',
+  'is_all_items_same_price', 'changed_at', 'observed_at', 'delisted_at', 'fresh_at', 'valuation',
+];
+export const VALUATION_KEYS = ['valuation_date', 'credibility', 'uncertainty', 'is_two_sided', 'ask_amount', 'bid_amount', 'ask_quote_count', 'bid_quote_count'];
+export const ENDPOINT_KEYS = ['method', 'path', 'premium', 'credit_cost', 'recommended_interval_seconds', 'rate_limit', 'unit_pricing', 'roles'];
+
+/** Asserts `obj` has exactly these keys (no extra, none missing). */
+export function expectKeys(obj: unknown, keys: string[]): void {
+  expect(obj).toBeTypeOf('object');
+  expect(Object.keys(obj as object).sort()).toEqual([...keys].sort());
+}
+
+/** Asserts a success envelope whose meta.request_id equals X-Request-ID; returns data. */
+export function expectEnvelope(res: { status: number; headers: Headers; body: any }, status = 200): any {
+  expect(res.status).toBe(status);
+  expect(Object.keys(res.body).sort()).toEqual(['data', 'meta']);
+  expect(res.body.meta.request_id).toBeTypeOf('string');
+  expect(res.headers.get('x-request-id')).toBe(res.body.meta.request_id);
+  return res.body.data;
+}
+
+/** Asserts an error envelope with this status and code; returns the error body. */
+export function expectError(res: { status: number; headers: Headers; body: any }, status: number, code: string): any {
+  expect(res.status).toBe(status);
+  expect(Object.keys(res.body).sort()).toEqual(['error', 'meta']);
+  expect(res.body.error.code).toBe(code);
+  expect(res.body.error.message).toBeTypeOf('string');
+  expect(res.headers.get('x-request-id')).toBe(res.body.meta.request_id);
+  return res.body.error;
+}
+
+export const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

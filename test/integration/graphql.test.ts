@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+
+async function gql(query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  const res = await t.app.fetch(
+    new Request('http://test/graphql', { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }) }),
+  );
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+const FULL_SCHEDULES = `{ websites(includeDeprecated: true) { code feeSchedule { websiteCode slots {
+  deposit { purpose calculationChain { id steps { kind id name ... on FeeOperatorStep { operator value } ... on ConvertOperatorStep { mode from { code usdRate } to { code } } } } }
+  sale { purpose calculationChain { id steps { kind id name ... on FeeOperatorStep { operator value } ... on ConvertOperatorStep { mode from { code usdRate } to { code } } } } }
+  withdraw { purpose calculationChain { id steps { kind id name ... on FeeOperatorStep { operator value } ... on ConvertOperatorStep { mode from { code usdRate } to { code } } } } }
+} } } }`;
+
+beforeAll(async () => {
+  t = await testApp();
+  await ingestQuotes(t.db.prisma, [obs('Recoil Case', { price: '2.59' }), obs('Recoil Case', { side: 'bid', price: '2.6' })]);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('GraphQL', () => {
+  it('all websites with their full fee schedules run a bounded number of SQL queries, whatever the number of websites', async () => {
+    const q0 = t.db.queryCount();
+    const first = await gql(FULL_SCHEDULES);
+    const cost1 = t.db.queryCount() - q0;
+    expect(first.body.errors).toBeUndefined();
+    expect(first.body.data.websites.length).toBe(16);
+    const buff = first.body.data.websites.find((w: any) => w.code === 'BUFF163');
+    expect(buff.feeSchedule.slots.sale.calculationChain.steps.map((s: any) => s.kind)).toEqual(['fee', 'convert']);
+    expect(cost1).toBeLessThanOrEqual(8);
+
+    // Forty more websites with fee chains of their own: the number of queries stays the same.
+    const chain = await t.db.prisma.calculationChain.findUniqueOrThrow({ where: { key: 'official:BUFF163:sale' } });
+    for (let i = 0; i < 40; i++) {
+      const code = `TEST${i}`;
+      await t.db.prisma.website.create({ data: { code, name: code, category: 'marketplace', currencyCode: 'CNY' } });
+      await t.db.prisma.feeScheduleSlot.create({ data: { websiteCode: code, purpose: 'sale', chainId: chain.id } });
+    }
+    const q1 = t.db.queryCount();
+    const second = await gql(FULL_SCHEDULES);
+    expect(second.body.data.websites.length).toBe(56);
+    expect(t.db.queryCount() - q1).toBe(cost1);
+  });
+
+  it('prices needs an API key and returns the same data as REST', async () => {
+    const query = `query($n: String!) { prices(marketHashName: $n) { appId markets { marketCode side marketPriceAmount } } }`;
+    const anon = await gql(query, { n: 'Recoil Case' });
+    expect(anon.body.errors[0].extensions.code).toBe('unauthorized');
+    const ok = await gql(query, { n: 'Recoil Case' }, t.auth());
+    expect(ok.body.data.prices.markets).toEqual([
+      { marketCode: 'BUFF163', side: 'ask', marketPriceAmount: '2.59' },
+      { marketCode: 'BUFF163', side: 'bid', marketPriceAmount: '2.6' },
+    ]);
+    expect(ok.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('argument validation uses the REST rules and reports validation_failed with details', async () => {
+    const r = await gql(`{ batchPrices(marketHashNames: [], markets: ["bad code"]) { appId } }`, {}, t.auth());
+    const e = r.body.errors[0];
+    expect(e.extensions.code).toBe('validation_failed');
+    expect(e.extensions.details.map((d: any) => d.field).sort()).toEqual(['marketHashNames', 'markets.0']);
+  });
+
+  it('unknown website is a not_found error', async () => {
+    const r = await gql(`{ website(code: "NOPE") { code } }`);
+    expect(r.body.errors[0].extensions.code).toBe('not_found');
+  });
+
+  it('GET /graphql in a browser serves GraphiQL with the fee schedule example', async () => {
+    const res = await t.app.fetch(new Request('http://test/graphql', { headers: { Accept: 'text/html' } }));
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('GraphiQL');
+    expect(html).toContain('WebsitesWithFeeSchedules');
+  });
+});

@@ -1,0 +1,78 @@
+/** The bundled real data, loaded through the importer exactly as on first start. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { createAccount } from '../../src/services/accounts.js';
+import { importPath } from '../../src/services/importers.js';
+import { importCatalogue } from '../../src/services/catalogue-import.js';
+import { dataDir } from '../helpers/app.js';
+import { testDatabase, type TestDatabase } from '../helpers/db.js';
+import { expectEnvelope } from '../helpers/shapes.js';
+
+let db: TestDatabase;
+let key: string;
+let fetchApp: (path: string) => Promise<any>;
+
+const fingerprint = async () =>
+  (
+    await db.prisma.$queryRawUnsafe<{ n: number; h: string }[]>(
+      `SELECT count(*)::int AS n, md5(string_agg(concat_ws('|', item_id, market_code, provider_code, side, currency_code, price, quantity,
+         changed_at, observed_at, delisted_at, fresh_at), ',' ORDER BY item_id, market_code, provider_code, side)) AS h FROM source_quote`,
+    )
+  )[0];
+
+beforeAll(async () => {
+  db = await testDatabase();
+  await importPath(db.prisma, dataDir);
+  key = (await createAccount(db.prisma, 100)).key;
+  const app = createApp({ db });
+  fetchApp = async (path) => {
+    const res = await app.fetch(new Request(`http://test${path}`, { headers: { 'X-API-Key': key } }));
+    return { status: res.status, headers: res.headers, body: await res.json() };
+  };
+});
+afterAll(async () => {
+  await db?.destroy();
+});
+
+describe('bundled real data', () => {
+  it('AK-47 | Redline (Field-Tested): several markets, ask and bid, each in its own currency, converted back at the feed rate of the day', async () => {
+    const data = expectEnvelope(await fetchApp('/prices?market_hash_name=' + encodeURIComponent('AK-47 | Redline (Field-Tested)')));
+    const got = Object.fromEntries(data.markets.map((m: any) => [`${m.market_code}/${m.side}`, `${m.market_price_amount} ${m.market_currency_code}`]));
+    // 2026-07-16 feed: buff163 29.82 USD, buy 29.28 USD, CNY rate 6.768793219314014; skinport 31.06 USD, EUR rate 0.8738898322044133.
+    expect(got).toEqual({
+      'BUFF163/ask': '201.85 CNY',
+      'BUFF163/bid': '198.19 CNY',
+      'CSFLOAT/ask': '28.18 USD',
+      'CSMONEY/ask': '32.35 USD',
+      'SKINPORT/ask': '27.14 EUR',
+      'YOUPIN/ask': '200.69 CNY',
+    });
+    for (const m of data.markets) expect(m.provider_code).toBe('CSGOTRADER');
+  });
+
+  it('no Steam sale averages, csgotrader composite or sync values are published as quotes', async () => {
+    const rows = await db.prisma.$queryRawUnsafe<{ market_code: string }[]>(`SELECT DISTINCT market_code FROM source_quote ORDER BY 1`);
+    expect(rows.map((r) => r.market_code)).toEqual(['BUFF163', 'CSFLOAT', 'CSMONEY', 'SKINPORT', 'YOUPIN']);
+  });
+
+  it('the direct Buff163 quote wins over the aggregator for the same market', async () => {
+    const data = expectEnvelope(await fetchApp('/prices?market_hash_name=Recoil%20Case&markets=BUFF163'));
+    expect(data.markets).toHaveLength(2);
+    expect(data.markets[0]).toMatchObject({ side: 'ask', provider_code: 'BUFF163', market_price_amount: '2.59', quantity: 17237, market_currency_code: 'CNY' });
+    expect(data.markets[1]).toMatchObject({ side: 'bid', provider_code: 'BUFF163', market_price_amount: '2.6', quantity: 12352 });
+    const aggregator = await db.prisma.$queryRawUnsafe<unknown[]>(
+      `SELECT 1 FROM source_quote q JOIN item i ON i.id = q.item_id WHERE i.market_hash_name = 'Recoil Case' AND q.provider_code = 'CSGOTRADER' AND q.market_code = 'BUFF163'`,
+    );
+    expect(aggregator.length).toBeGreaterThan(0);
+  });
+
+  it('importing the same data again changes nothing', async () => {
+    const before = await fingerprint();
+    expect(before!.n).toBeGreaterThan(150_000);
+    const r = await importPath(db.prisma, dataDir);
+    expect(r.inserted).toBe(0);
+    expect(r.updated).toBe(0);
+    expect(await fingerprint()).toEqual(before);
+    expect(await importCatalogue(db.prisma, dataDir)).toEqual({ websites: 0, currencies: 0, chains: 0 });
+  });
+});

@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+export default defineConfig({
+  resolve: {
+    // One graphql module instance for Pothos, Yoga and the tests ("another module or realm").
+    alias: { graphql: require.resolve('graphql') },
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 180_000,
+    hookTimeout: 300_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
