@@ -7,6 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import fs from 'node:fs';
+import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
 
@@ -14,6 +15,12 @@ import { applyMigrations } from './migrate.js';
 export interface Database {
   prisma: PrismaClient;
   kind: 'pglite' | 'postgres';
+  /**
+   * Runs one SQL statement on the raw driver (pg pool or PGlite), bypassing Prisma's per-query
+   * overhead: for the hot read paths (key lookup, quotes). Rows as the driver returns them; cast
+   * numerics to text in SQL. Counted in queryCount().
+   */
+  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Number of SQL statements sent since start (for query-count assertions and metrics). */
   queryCount(): number;
   close(): Promise<void>;
@@ -30,10 +37,14 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let adapter;
   let kind: Database['kind'];
   let closeDriver: () => Promise<void>;
+  let raw: <T>(sql: string, params: unknown[]) => Promise<T[]>;
   if ('url' in target) {
-    adapter = new PrismaPg({ connectionString: target.url, max: 10 });
+    const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+    pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
+    adapter = new PrismaPg(pool);
     kind = 'postgres';
-    closeDriver = async () => {};
+    raw = async <T>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows as T[];
+    closeDriver = () => pool.end();
   } else {
     const dir = target.pgliteDir;
     if (!dir.startsWith('memory://')) fs.mkdirSync(dir, { recursive: true });
@@ -41,6 +52,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     await pglite.waitReady;
     adapter = new PrismaPGlite(pglite);
     kind = 'pglite';
+    raw = async <T>(sql: string, params: unknown[]) => (await pglite.query<T>(sql, params)).rows;
     closeDriver = () => pglite.close();
   }
   let count = 0;
@@ -52,6 +64,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   return {
     prisma,
     kind,
+    query: <T>(sql: string, params: unknown[] = []) => {
+      count += 1;
+      return raw<T>(sql, params);
+    },
     queryCount: () => count,
     async close() {
       await prisma.$disconnect();

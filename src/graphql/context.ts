@@ -57,7 +57,7 @@ export class Loaders {
       }
       const found = new Map<string, MarketQuote[]>();
       for (const [app, names] of byApp) {
-        const quotes = await loadQuotes(this.db.prisma, app, names);
+        const quotes = await loadQuotes(this.db, app, names);
         for (const [name, list] of quotes) found.set(`${app}\u0000${name}`, list);
       }
       return keys.map((k) => found.get(k) ?? null);
@@ -90,7 +90,7 @@ export function createContext(db: Database, requestId: string, headers: Headers)
         const key = keyFromHeaders(headers);
         if (key === null) throw unauthorized('An API key is required: send Authorization: Bearer <key> or X-API-Key: <key>.');
         if (key === '' || !isWellFormedKey(key)) throw unauthorized('The API key is malformed.');
-        const caller = await authenticate(db.prisma, key);
+        const caller = await authenticate(db, key);
         if (!caller) throw unauthorized('The API key is unknown or revoked.');
         if (caller.disabled) throw new ServiceError('forbidden', 403, 'The account of this API key is disabled.');
         return caller;

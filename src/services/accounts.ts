@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Database } from '../db/client.js';
 
 /** Recognisable prefix of every Quotegate API key. */
 export const KEY_PREFIX = 'qg_';
@@ -46,13 +47,17 @@ export async function createAccount(prisma: PrismaClient, credits: number): Prom
 }
 
 /** Resolves a key to its caller; null when malformed, unknown or revoked. */
-export async function authenticate(prisma: PrismaClient, key: string): Promise<Caller | null> {
+export async function authenticate(db: Pick<Database, 'query'>, key: string): Promise<Caller | null> {
   if (!isWellFormedKey(key)) return null;
   const hash = hashKey(key);
-  const row = await prisma.apiKey.findUnique({ where: { hash }, include: { account: { select: { disabled: true } } } });
-  if (!row || row.revokedAt !== null) return null;
+  const rows = await db.query<{ id: string; account_id: string; hash: string; revoked_at: Date | null; disabled: boolean }>(
+    `SELECT k.id, k.account_id, k.hash, k.revoked_at, a.disabled FROM api_key k JOIN account a ON a.id = k.account_id WHERE k.hash = $1`,
+    [hash],
+  );
+  const row = rows[0];
+  if (!row || row.revoked_at !== null) return null;
   if (!crypto.timingSafeEqual(Buffer.from(row.hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
-  return { accountId: row.accountId, keyId: row.id, disabled: row.account.disabled };
+  return { accountId: row.account_id, keyId: row.id, disabled: row.disabled };
 }
 
 /**

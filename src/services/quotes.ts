@@ -7,7 +7,7 @@
  * The CSCP valuation quote (side `mid`, CNY) comes from the latest stored valuation of the item.
  * Quotes are sorted by market code then side, by code point.
  */
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Database } from '../db/client.js';
 import { toMoney, type Money } from '../lib/money.js';
 
 /** Market code of the consensus valuation quote. */
@@ -54,6 +54,7 @@ export interface QuoteFilter {
 }
 
 interface QuoteRow {
+  kind: 'q' | 'v';
   market_hash_name: string;
   market_code: string;
   provider_code: string;
@@ -67,39 +68,42 @@ interface QuoteRow {
   observed_at: Date | null;
   delisted_at: Date | null;
   fresh_at: Date;
-}
-
-interface ValuationRow {
-  market_hash_name: string;
-  valuation_date: Date;
-  mid_amount: string;
-  ask_amount: string;
+  valuation_date: Date | null;
+  ask_amount: string | null;
   bid_amount: string | null;
-  uncertainty: number;
-  is_two_sided: boolean;
-  ask_quote_count: number;
-  bid_quote_count: number;
-  computed_at: Date;
+  uncertainty: number | null;
+  is_two_sided: boolean | null;
+  ask_quote_count: number | null;
+  bid_quote_count: number | null;
 }
 
+// One round trip: the chosen quote per (item, market, side) by the precedence rule, plus each item's
+// latest valuation (rows with kind 'v'; quote columns null there and vice versa).
 const QUOTES_SQL = `
-SELECT DISTINCT ON (i.market_hash_name, q.market_code, q.side)
-  i.market_hash_name, q.market_code, q.provider_code, q.side::text AS side, q.currency_code, q.price::text AS price,
-  q.quantity, q.is_quantity_minimum, q.is_all_items_same_price, q.changed_at, q.observed_at, q.delisted_at, q.fresh_at
-FROM item i
-JOIN source_quote q ON q.item_id = i.id
-WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[])
-ORDER BY i.market_hash_name, q.market_code, q.side,
-  (q.delisted_at IS NULL) DESC, (q.provider_code = q.market_code) DESC, q.fresh_at DESC, q.provider_code`;
-
-const VALUATIONS_SQL = `
-SELECT DISTINCT ON (i.market_hash_name)
-  i.market_hash_name, v.valuation_date, v.mid_amount::text AS mid_amount, v.ask_amount::text AS ask_amount,
-  v.bid_amount::text AS bid_amount, v.uncertainty, v.is_two_sided, v.ask_quote_count, v.bid_quote_count, v.computed_at
-FROM item i
-JOIN valuation v ON v.item_id = i.id
-WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[])
-ORDER BY i.market_hash_name, v.valuation_date DESC`;
+WITH items AS (
+  SELECT id, market_hash_name FROM item WHERE app_id = $1 AND market_hash_name = ANY($2::text[])
+)
+SELECT * FROM (
+  SELECT DISTINCT ON (i.market_hash_name, q.market_code, q.side)
+    'q' AS kind, i.market_hash_name, q.market_code, q.provider_code, q.side::text AS side, q.currency_code,
+    q.price::text AS price, q.quantity, q.is_quantity_minimum, q.is_all_items_same_price, q.changed_at,
+    q.observed_at, q.delisted_at, q.fresh_at,
+    NULL::date AS valuation_date, NULL::text AS ask_amount, NULL::text AS bid_amount, NULL::float8 AS uncertainty,
+    NULL::bool AS is_two_sided, NULL::int AS ask_quote_count, NULL::int AS bid_quote_count
+  FROM items i JOIN source_quote q ON q.item_id = i.id
+  ORDER BY i.market_hash_name, q.market_code, q.side,
+    (q.delisted_at IS NULL) DESC, (q.provider_code = q.market_code) DESC, q.fresh_at DESC, q.provider_code
+) quotes
+UNION ALL
+SELECT * FROM (
+  SELECT DISTINCT ON (i.market_hash_name)
+    'v', i.market_hash_name, NULL::varchar, NULL::varchar, NULL::text, NULL::varchar, v.mid_amount::text, NULL::int, NULL::bool,
+    NULL::bool, v.computed_at, NULL::timestamptz, NULL::timestamptz,
+    v.computed_at, v.valuation_date, v.ask_amount::text, v.bid_amount::text, v.uncertainty, v.is_two_sided,
+    v.ask_quote_count, v.bid_quote_count
+  FROM items i JOIN valuation v ON v.item_id = i.id
+  ORDER BY i.market_hash_name, v.valuation_date DESC
+) valuations`;
 
 function byCodePoint(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -112,18 +116,16 @@ export function sortQuotes(quotes: MarketQuote[]): MarketQuote[] {
 
 /**
  * Loads the published quotes (one per market and side, plus CSCP) of the given names of one app.
- * Two SQL queries whatever the number of names. Returns a map with an entry for every name that has
+ * One SQL query whatever the number of names. Returns a map with an entry for every name that has
  * at least one quote; names without quotes are absent.
  */
-export async function loadQuotes(prisma: PrismaClient, appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> {
+export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> {
   const unique = [...new Set(names)];
   const out = new Map<string, MarketQuote[]>();
   if (unique.length === 0) return out;
-  const [rows, valuations] = await Promise.all([
-    prisma.$queryRawUnsafe<QuoteRow[]>(QUOTES_SQL, appId, unique),
-    prisma.$queryRawUnsafe<ValuationRow[]>(VALUATIONS_SQL, appId, unique),
-  ]);
+  const rows = await db.query<QuoteRow>(QUOTES_SQL, [appId, unique]);
   for (const r of rows) {
+    if (r.kind === 'v') continue;
     let list = out.get(r.market_hash_name);
     if (!list) out.set(r.market_hash_name, (list = []));
     list.push({
@@ -142,7 +144,8 @@ export async function loadQuotes(prisma: PrismaClient, appId: string, names: rea
       valuation: null,
     });
   }
-  for (const v of valuations) {
+  for (const v of rows) {
+    if (v.kind !== 'v') continue;
     let list = out.get(v.market_hash_name);
     if (!list) out.set(v.market_hash_name, (list = []));
     list.push({
@@ -150,23 +153,23 @@ export async function loadQuotes(prisma: PrismaClient, appId: string, names: rea
       providerCode: VALUATION_MARKET,
       side: 'mid',
       currencyCode: VALUATION_CURRENCY,
-      price: toMoney(v.mid_amount),
+      price: toMoney(v.price!),
       quantity: null,
       isQuantityMinimum: null,
       isAllItemsSamePrice: null,
-      changedAt: v.computed_at,
+      changedAt: v.changed_at,
       observedAt: null,
       delistedAt: null,
-      freshAt: v.computed_at,
+      freshAt: v.fresh_at,
       valuation: {
-        valuationDate: v.valuation_date,
-        uncertainty: v.uncertainty,
-        credibility: Math.exp(-v.uncertainty),
-        isTwoSided: v.is_two_sided,
-        askAmount: toMoney(v.ask_amount),
+        valuationDate: v.valuation_date!,
+        uncertainty: v.uncertainty!,
+        credibility: Math.exp(-v.uncertainty!),
+        isTwoSided: v.is_two_sided!,
+        askAmount: toMoney(v.ask_amount!),
         bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
-        askQuoteCount: v.ask_quote_count,
-        bidQuoteCount: v.bid_quote_count,
+        askQuoteCount: v.ask_quote_count!,
+        bidQuoteCount: v.bid_quote_count!,
       },
     });
   }

@@ -22,7 +22,7 @@ describe('quotegate account create', () => {
     expect(out.api_key).toMatch(/^qg_[A-Za-z0-9_-]{32}$/);
     const db = await openDatabase({ pgliteDir: dir });
     try {
-      const caller = await authenticate(db.prisma, out.api_key);
+      const caller = await authenticate(db, out.api_key);
       expect(caller?.accountId).toBe(out.account_id);
       const account = await db.prisma.account.findUniqueOrThrow({ where: { id: out.account_id } });
       expect(account.creditsTotal).toBe(250n);

@@ -1,0 +1,55 @@
+/**
+ * Benchmark servers, in a child process of bench/prices.ts so the load generator does not share its CPU:
+ * the Quotegate app on the bundled data (PGlite in var/bench-pglite, or DATABASE_URL), and a bare
+ * node:http server that answers each benchmarked request with the exact bytes Quotegate returned.
+ * Prints one JSON line {app, bare, key, names} when ready.
+ */
+import http from 'node:http';
+import path from 'node:path';
+import { loadEnv } from '../src/env.js';
+import { openDatabase } from '../src/db/client.js';
+import { createApp } from '../src/app.js';
+import { importPath, isEmpty } from '../src/services/importers.js';
+import { createAccount } from '../src/services/accounts.js';
+import { projectRoot } from '../src/lib/paths.js';
+
+const env = loadEnv();
+const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
+if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
+const { key } = await createAccount(db.prisma, 1_000_000_000);
+const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
+  `SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name) LIMIT 1000`,
+)).map((r) => r.market_hash_name);
+
+const app = createApp({ db });
+const appServer = http.createServer(app.adapter as unknown as http.RequestListener);
+await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
+const appPort = (appServer.address() as { port: number }).port;
+
+// Capture the exact response bytes of each benchmarked request once.
+const single = `/prices?market_hash_name=${encodeURIComponent('AK-47 | Redline (Field-Tested)')}`;
+const batchBody = JSON.stringify({ market_hash_names: names });
+const get = await fetch(`http://127.0.0.1:${appPort}${single}`, { headers: { 'X-API-Key': key } });
+const post = await fetch(`http://127.0.0.1:${appPort}/prices/batch`, { method: 'POST', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: batchBody });
+if (get.status !== 200 || post.status !== 200) throw new Error(`warm-up failed: ${get.status} ${post.status}`);
+const singleBytes = Buffer.from(await get.arrayBuffer());
+const batchBytes = Buffer.from(await post.arrayBuffer());
+
+const bare = http.createServer((req, res) => {
+  const body = req.method === 'POST' ? batchBytes : singleBytes;
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length, 'X-Request-ID': 'bench' });
+    res.end(body);
+  });
+});
+await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
+const barePort = (bare.address() as { port: number }).port;
+
+console.log(JSON.stringify({ app: appPort, bare: barePort, key, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
+process.on('SIGTERM', async () => {
+  appServer.close();
+  bare.close();
+  await db.close();
+  process.exit(0);
+});
