@@ -24,7 +24,12 @@ program
     console.log(`Quotegate is up on ${env.DATABASE_URL ? 'PostgreSQL' : `embedded PGlite (${env.PGLITE_DIR})`}`);
     console.log(`  REST:     ${server.url}/websites   ${server.url}/prices?market_hash_name=...`);
     console.log(`  GraphiQL: ${server.url}/graphql`);
-    console.log(`  API key:  npm run -s quotegate -- account create --credits 1000`);
+    console.log(
+      env.DATABASE_URL
+        ? '  API key:  npm run -s quotegate -- account create --credits 1000'
+        : '  API key:  stop the service (Ctrl-C), run `npm run -s quotegate -- account create --credits 1000`, start it again\n' +
+            '            (the embedded database belongs to one process; on PostgreSQL keys can be made while it runs)',
+    );
     const stop = async () => {
       await server.close();
       process.exit(0);

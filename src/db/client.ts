@@ -7,6 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
@@ -47,13 +48,22 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     closeDriver = () => pool.end();
   } else {
     const dir = target.pgliteDir;
-    if (!dir.startsWith('memory://')) fs.mkdirSync(dir, { recursive: true });
-    const pglite = new PGlite(dir);
-    await pglite.waitReady;
+    const release = dir.startsWith('memory://') ? () => {} : lockDirectory(dir);
+    let pglite: PGlite;
+    try {
+      pglite = new PGlite(dir);
+      await pglite.waitReady;
+    } catch (e) {
+      release();
+      throw e;
+    }
     adapter = new PrismaPGlite(pglite);
     kind = 'pglite';
     raw = async <T>(sql: string, params: unknown[]) => (await pglite.query<T>(sql, params)).rows;
-    closeDriver = () => pglite.close();
+    closeDriver = async () => {
+      await pglite.close();
+      release();
+    };
   }
   let count = 0;
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
@@ -74,4 +84,38 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       await closeDriver();
     },
   };
+}
+
+/**
+ * PGlite is one process's database: a second process opening the same directory would corrupt it.
+ * Takes `<dir>/quotegate.lock` (holding the pid) and returns its release; a lock left by a dead process
+ * is taken over. Throws when a live process holds it.
+ */
+function lockDirectory(dir: string): () => void {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'quotegate.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(file, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const pid = Number(fs.readFileSync(file, 'utf8'));
+      let alive = false;
+      try {
+        process.kill(pid, 0);
+        alive = true;
+      } catch {
+        alive = false;
+      }
+      if (alive) {
+        throw new Error(
+          `the embedded database ${dir} is in use by process ${pid} (a running service?). Stop it first, ` +
+            'or run the service on PostgreSQL (DATABASE_URL) so several processes can share it.',
+        );
+      }
+      fs.rmSync(file, { force: true });
+    }
+  }
+  throw new Error(`could not lock ${dir}`);
 }

@@ -39,3 +39,18 @@ describe('quotegate account create', () => {
     ).rejects.toMatchObject({ code: 1 });
   });
 });
+
+describe('embedded database directory lock', () => {
+  it('a second process-level open of a PGlite directory in use is refused with a clear message; reopening after close works', async () => {
+    const lockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qg-lock-'));
+    try {
+      const first = await openDatabase({ pgliteDir: lockDir });
+      await expect(openDatabase({ pgliteDir: lockDir })).rejects.toThrow(/in use by process/);
+      await first.close();
+      const again = await openDatabase({ pgliteDir: lockDir });
+      await again.close();
+    } finally {
+      fs.rmSync(lockDir, { recursive: true, force: true });
+    }
+  });
+});
