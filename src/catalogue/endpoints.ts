@@ -5,6 +5,8 @@
  * name the row they share (`graphqlFields`).
  */
 
+import { byCodePoint } from '../lib/order.js';
+
 /** At most `maxRequests` per `windowSeconds`, per account (spec: RateLimitSpec). */
 export interface RateLimitSpec {
   maxRequests: number;
@@ -68,8 +70,7 @@ export const ENDPOINTS: readonly EndpointInfo[] = [
 
 /** Catalogue rows sorted by path then method (spec: GET /endpoints ordering). */
 export function sortedEndpoints(): EndpointInfo[] {
-  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  return [...ENDPOINTS].sort((a, b) => cmp(a.path, b.path) || cmp(a.method, b.method));
+  return [...ENDPOINTS].sort((a, b) => byCodePoint(a.path, b.path) || byCodePoint(a.method, b.method));
 }
 
 /** The catalogue row with this operation id; throws for an unknown id (a programming error). */

@@ -5,6 +5,7 @@
  */
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { toMoney, type Money } from '../lib/money.js';
+import { byCodePoint } from '../lib/order.js';
 
 /** A marketplace (spec: WebsiteOut). */
 export interface Website {
@@ -87,7 +88,7 @@ function websiteOf(w: { code: string; name: string; url: string | null; category
 /** Websites ordered by code (code-point order); deprecated ones only when asked. */
 export async function listWebsites(prisma: PrismaClient, includeDeprecated: boolean): Promise<Website[]> {
   const rows = await prisma.website.findMany({ where: includeDeprecated ? {} : { isDeprecated: false } });
-  return rows.map(websiteOf).sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+  return rows.map(websiteOf).sort((a, b) => byCodePoint(a.code, b.code));
 }
 
 /** Websites by code, in key order; null for unknown codes. */
@@ -134,7 +135,7 @@ export async function listCurrencies(prisma: PrismaClient, search: string | null
     `${CURRENCY_SQL} WHERE c.is_official AND NOT c.is_deleted AND ($1::text IS NULL OR strpos(lower(c.code), lower($1::text)) > 0)`,
     search,
   );
-  return rows.map(currencyOf).sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+  return rows.map(currencyOf).sort((a, b) => byCodePoint(a.code, b.code));
 }
 
 /** Currencies by id in key order (any currency, for chain steps); null for unknown ids. */

@@ -22,6 +22,7 @@ import zlib from 'node:zlib';
 import { parse } from 'csv-parse';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { Money, toMoney } from '../lib/money.js';
+import { byCodePoint } from '../lib/order.js';
 import { ingestQuotes, type IngestResult, type QuoteObservation } from './ingestion.js';
 import { importCatalogue } from './catalogue-import.js';
 
@@ -47,7 +48,8 @@ export interface ImportResult extends IngestResult {
 }
 
 async function readCsv(file: string): Promise<string[][]> {
-  const input = fs.createReadStream(file).pipe(file.endsWith('.gz') ? zlib.createGunzip() : new (await import('node:stream')).PassThrough());
+  const source = fs.createReadStream(file);
+  const input = file.endsWith('.gz') ? source.pipe(zlib.createGunzip()) : source;
   const rows: string[][] = [];
   const parser = input.pipe(parse({ relax_column_count: false }));
   for await (const record of parser) rows.push(record as string[]);
@@ -103,7 +105,7 @@ export async function readCsgotraderDaily(dir: string, currencyOf: Map<string, s
       observedAt: new Date(`${day}T00:00:00Z`),
     });
   }
-  return new Map([...byDay.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return new Map([...byDay.entries()].sort(([a], [b]) => byCodePoint(a, b)));
 }
 
 /** Reads one Buff163 `/api/market/goods` page (goods_YYYYMMDD_HHMMSS.json, local time UTC+7). */

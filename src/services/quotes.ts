@@ -9,6 +9,7 @@
  */
 import type { Database } from '../db/client.js';
 import { toMoney, type Money } from '../lib/money.js';
+import { byCodePoint } from '../lib/order.js';
 
 /** Market code of the consensus valuation quote. */
 export const VALUATION_MARKET = 'CSCP';
@@ -104,10 +105,6 @@ SELECT * FROM (
   FROM items i JOIN valuation v ON v.item_id = i.id
   ORDER BY i.market_hash_name, v.valuation_date DESC
 ) valuations`;
-
-function byCodePoint(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** Sorts quotes by market code then side (code-point order), in place. */
 export function sortQuotes(quotes: MarketQuote[]): MarketQuote[] {
