@@ -6,7 +6,7 @@ const require = createRequire(import.meta.url);
 export default defineConfig({
   resolve: {
     // One graphql module instance for Pothos, Yoga and the tests ("another module or realm").
-    alias: { graphql: require.resolve('graphql') },
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
     include: ['test/**/*.test.ts'],

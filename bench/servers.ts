@@ -16,7 +16,7 @@ import { projectRoot } from '../src/lib/paths.js';
 const env = loadEnv();
 const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
 if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
-const { key } = await createAccount(db.prisma, 1_000_000_000);
+const { key } = await createAccount(db, { credits: 1_000_000_000n });
 const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
   `SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name) LIMIT 1000`,
 )).map((r) => r.market_hash_name);

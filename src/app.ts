@@ -11,7 +11,11 @@ import { GraphQLError, parse, validate, type DocumentNode, type ExecutionResult 
 import type { Logger } from 'pino';
 import type { Database } from './db/client.js';
 import { schema } from './graphql/schema.js';
-import { createContext, type Context } from './graphql/context.js';
+import { createContext, newRequestState, type Context, type RequestState } from './graphql/context.js';
+import { useMetering } from './plugins/metering.js';
+import { safetyPlugins } from './plugins/safety.js';
+import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
+import { endpoint } from './catalogue/endpoints.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
@@ -20,6 +24,8 @@ import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './li
 export interface AppDeps {
   db: Database;
   logger?: Logger;
+  /** Rate limits of this replica (default: in memory). */
+  rateLimiter?: RateLimiter;
 }
 
 /** Largest accepted request body in bytes (413 `payload_too_large` above it). */
@@ -27,6 +33,7 @@ export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
 interface ServerContext {
   requestId: string;
+  state: RequestState;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -36,10 +43,34 @@ function json(status: number, body: unknown, headers: Record<string, string>): R
 }
 
 /** The error envelope (spec: ErrorEnvelope) with X-Request-ID and any headers the error carries. */
-function errorResponse(requestId: string, error: ServiceError): Response {
+function errorResponse(requestId: string, error: ServiceError, metered = false): Response {
   const body: { code: string; message: string; details?: unknown } = { code: error.code, message: error.message };
   if (error.details !== undefined) body.details = error.details;
-  return json(error.status, { error: body, meta: { request_id: requestId } }, { 'X-Request-ID': requestId, ...error.headers });
+  const meta = metered ? { request_id: requestId, billable: false } : { request_id: requestId };
+  return json(error.status, { error: body, meta }, { 'X-Request-ID': requestId, ...error.headers });
+}
+
+/** A string as an RFC 8941 sf-string (policy names are operation ids: plain ASCII). */
+const sfString = (s: string) => `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+/**
+ * The IETF rate-limit fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` lists each
+ * policy's quota `q` per window `w` seconds; `RateLimit` the remaining `r` and seconds to reset `t`.
+ */
+function rateLimitHeaders(state: RequestState): Record<string, string> {
+  if (state.rateLimits.length === 0) return {};
+  return {
+    'RateLimit-Policy': state.rateLimits.map((p) => `${sfString(p.policy)};q=${p.limit};w=${p.windowSeconds}`).join(', '),
+    RateLimit: state.rateLimits.map((p) => `${sfString(p.policy)};r=${p.remaining};t=${p.resetSeconds}`).join(', '),
+  };
+}
+
+/** meta of a success (spec: Meta): billable and credit only on metered operations. */
+function successMeta(state: RequestState, metered: boolean): Record<string, unknown> {
+  if (!metered) return { request_id: state.requestId };
+  const b = state.billing;
+  if (b && b.billable) return { request_id: state.requestId, billable: true, credit: { cost: Number(b.cost), remaining: Number(b.remaining) } };
+  return { request_id: state.requestId, billable: false };
 }
 
 /** Maps any thrown value to a ServiceError: expected ones pass, a lost database is 503, the rest 500. */
@@ -70,6 +101,8 @@ function resultError(errors: readonly GraphQLError[], logger?: Logger): ServiceE
 }
 
 interface CompiledRoute extends Route {
+  /** The catalogue row has a credit cost or a rate limit: meta carries `billable`. */
+  metered: boolean;
   pattern: RegExp;
   names: string[];
   document: DocumentNode;
@@ -83,7 +116,8 @@ function compile(route: Route): CompiledRoute {
   const document = parse(DOCUMENTS[route.operationId]);
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`document ${route.operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
-  return { ...route, pattern, names, document };
+  const row = endpoint(route.operationId);
+  return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, pattern, names, document };
 }
 
 /** The app: a fetch handler plus the Yoga instance (for tests and tooling). */
@@ -98,13 +132,14 @@ export interface App {
 /** Builds the request handler. Throws when a route document does not validate against the schema. */
 export function createApp(deps: AppDeps): App {
   const { db, logger } = deps;
+  const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
   const yoga = createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: { defaultQuery: GRAPHIQL_EXAMPLE, title: 'Quotegate GraphQL' },
     logging: false,
-    context: ({ request, requestId }) => createContext(db, requestId, request.headers),
+    context: ({ request, state }) => createContext(db, state, request.headers),
     maskedErrors: {
       maskError: (error) => {
         const e = error as GraphQLError;
@@ -114,19 +149,13 @@ export function createApp(deps: AppDeps): App {
         return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
       },
     },
-    plugins: [
-      {
-        onResponse({ response, serverContext }) {
-          const id = (serverContext as Partial<ServerContext> | undefined)?.requestId;
-          if (id) response.headers.set('X-Request-ID', id);
-        },
-      },
-    ],
+    plugins: [...safetyPlugins(), useMetering(limiter)],
   });
 
   const routes = ROUTES.map(compile);
 
-  async function runRoute(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, requestId: string): Promise<Response> {
+  async function runRoute(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, state: RequestState): Promise<Response> {
+    const { requestId } = state;
     const path: Record<string, string> = {};
     for (const [i, name] of route.names.entries()) {
       try {
@@ -140,28 +169,44 @@ export function createApp(deps: AppDeps): App {
     let body: unknown = undefined;
     if (route.body) body = await readJsonBody(request);
     const variableValues = route.variables({ path, query: url.searchParams, body });
-    const { execute, contextFactory } = yoga.getEnveloped({ request, requestId, params: { query: DOCUMENTS[route.operationId], variables: variableValues } } as never);
+    const { execute, contextFactory } = yoga.getEnveloped({ request, requestId, state, params: { query: DOCUMENTS[route.operationId], variables: variableValues } } as never);
     const contextValue = await contextFactory();
-    const result = (await execute({ schema, document: route.document, variableValues, contextValue })) as ExecutionResult;
-    if (result.errors && result.errors.length > 0) return errorResponse(requestId, resultError(result.errors, logger));
+    const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
+    if (result.errors && result.errors.length > 0) return errorResponse(requestId, resultError(result.errors, logger), route.metered);
     const payload = route.payload(result.data as Record<string, unknown>);
     const headers = { 'X-Request-ID': requestId, ...route.headers };
-    return route.envelope ? json(200, { data: payload, meta: { request_id: requestId } }, headers) : json(200, payload, headers);
+    return route.envelope ? json(200, { data: payload, meta: successMeta(state, route.metered) }, headers) : json(200, payload, headers);
   }
 
   async function handle(request: Request): Promise<Response> {
-    const requestId = crypto.randomUUID();
+    const state = newRequestState(crypto.randomUUID());
+    const started = performance.now();
+    const response = await dispatch(request, state);
+    response.headers.set('X-Request-ID', state.requestId);
+    for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.headers.set(name, value);
+    // Never the query string's secrets (there are none by contract) nor any header: credentials live in headers only.
+    logger?.info(
+      { request_id: state.requestId, method: request.method, path: new URL(request.url).pathname, status: response.status, ms: Math.round(performance.now() - started) },
+      'request',
+    );
+    return response;
+  }
+
+  async function dispatch(request: Request, state: RequestState): Promise<Response> {
+    const { requestId } = state;
+    let metered = false;
     try {
       const url = new URL(request.url);
       if (url.pathname === '/graphql' || url.pathname === '/graphql/') {
-        return await yoga.handleRequest(request, { requestId });
+        return await yoga.handleRequest(request, { requestId, state });
       }
       let allowed: string[] = [];
       for (const route of routes) {
         const m = route.pattern.exec(url.pathname);
         if (!m) continue;
         if (route.method === request.method || (route.method === 'GET' && request.method === 'HEAD')) {
-          return await runRoute(route, m, request, url, requestId);
+          metered = route.metered;
+          return await runRoute(route, m, request, url, state);
         }
         allowed.push(route.method);
       }
@@ -174,7 +219,7 @@ export function createApp(deps: AppDeps): App {
       }
       return errorResponse(requestId, new ServiceError('route_not_found', 404, `No endpoint at ${request.method} ${url.pathname}.`));
     } catch (error) {
-      return errorResponse(requestId, toServiceError(error, logger));
+      return errorResponse(requestId, toServiceError(error, logger), metered);
     }
   }
 

@@ -17,6 +17,10 @@ const schema = z.object({
   QUOTEGATE_DATA_DIR: z.string().min(1).default('./data'),
   /** Load the bundled data on start when the database holds no quotes (`false` to skip). */
   QUOTEGATE_AUTOLOAD: z.enum(['true', 'false']).default('true'),
+  /** Redis connection string: rate-limit counts shared by every replica; unset = this process's memory. */
+  REDIS_URL: z.string().url().optional(),
+  /** `off` disables rate limits (load tests of the billing path only); never in production. */
+  QUOTEGATE_RATE_LIMITS: z.enum(['on', 'off']).default('on'),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

@@ -8,6 +8,7 @@ import type { Env } from './env.js';
 import { openDatabase, type Database } from './db/client.js';
 import { createApp } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
+import { createRateLimiter } from './plugins/rate-limiter.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -31,7 +32,9 @@ export async function startServer(env: Env): Promise<RunningServer> {
     const r = await importPath(db.prisma, dataDir);
     logger.info({ observations: r.observations, quotes: r.inserted, ms: Date.now() - started }, 'bundled data loaded');
   }
-  const app = createApp({ db, logger });
+  const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger });
+  logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');
+  const app = createApp({ db, logger, rateLimiter });
   const server = http.createServer(app.adapter as unknown as http.RequestListener);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;
@@ -46,6 +49,7 @@ export async function startServer(env: Env): Promise<RunningServer> {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await rateLimiter.close();
       await db.close();
     },
   };

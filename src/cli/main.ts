@@ -67,7 +67,7 @@ account
   .action(async (opts: { credits: string; json?: boolean }) => {
     if (!/^\d+$/.test(opts.credits)) program.error('--credits must be a whole number >= 0');
     const db = await open();
-    const r = await createAccount(db.prisma, Number(opts.credits));
+    const r = await createAccount(db, { credits: BigInt(opts.credits) });
     await db.close();
     if (opts.json) console.log(JSON.stringify({ account_id: r.accountId, key_id: r.keyId, api_key: r.key, credits: Number(opts.credits) }));
     else console.log(`account ${r.accountId}\nAPI key (shown once, store it now): ${r.key}`);

@@ -17,6 +17,7 @@ export const builder = new SchemaBuilder<{
     Decimal: { Input: string; Output: Decimal };
     DateTime: { Input: string; Output: Date };
     Date: { Input: string; Output: Date };
+    Credits: { Input: bigint; Output: bigint };
   };
 }>({
   plugins: [ValidationPlugin],
@@ -52,3 +53,14 @@ builder.scalarType('Date', {
 });
 
 builder.queryType({});
+
+/**
+ * The `extensions` of a list field for the GraphQL cost limit (src/plugins/safety.ts): the list
+ * counts as `bound` copies of its children. `bound` is a number, or a function of the field's arguments.
+ */
+export function listComplexity(bound: number | ((args: Record<string, unknown>) => number)) {
+  return {
+    complexity: ({ args, childComplexity }: { args: Record<string, unknown>; childComplexity: number }) =>
+      1 + (typeof bound === 'number' ? bound : bound(args)) * childComplexity,
+  };
+}

@@ -4,8 +4,17 @@
  */
 import DataLoader from 'dataloader';
 import type { Database } from '../db/client.js';
-import { authenticate, isWellFormedKey, keyFromHeaders, type Caller } from '../services/accounts.js';
-import { ServiceError, unauthorized } from '../lib/errors.js';
+import {
+  authenticateKey,
+  authenticateToken,
+  credentialFromHeaders,
+  isWellFormedKey,
+  isWellFormedToken,
+  type Caller,
+  type MachineCaller,
+  type UserCaller,
+} from '../services/accounts.js';
+import { forbidden, unauthorized } from '../lib/errors.js';
 import * as catalogue from '../services/catalogue.js';
 import { loadQuotes, type MarketQuote } from '../services/quotes.js';
 
@@ -65,37 +74,92 @@ export class Loaders {
   }
 }
 
+/** Rate-limit state of one catalogue operation after this request's consumption (IETF RateLimit fields). */
+export interface RateLimitState {
+  /** Policy name: the catalogue operation id. */
+  policy: string;
+  limit: number;
+  windowSeconds: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+/** What one request's metering decided; the REST facade and the GraphQL response both report it. */
+export interface RequestState {
+  requestId: string;
+  /** One entry per rate-limited operation the request touched (empty when none). */
+  rateLimits: RateLimitState[];
+  /** Set for requests that ran a metered operation: billed or free, and the figures when billed. */
+  billing: { billable: boolean; cost: bigint; remaining: bigint } | null;
+}
+
+/** A fresh RequestState. */
+export function newRequestState(requestId: string): RequestState {
+  return { requestId, rateLimits: [], billing: null };
+}
+
 /** What every resolver receives. */
 export interface Context {
   db: Database;
   /** Unique per request; equals the X-Request-ID header and meta.request_id. */
   requestId: string;
+  state: RequestState;
   loaders: Loaders;
+  /** The moment the request started (subscriptions are judged at this instant). */
+  now: Date;
   /**
-   * The caller behind the request's API key, looked up once per request.
-   * Throws 401 `unauthorized` (missing, malformed, unknown or revoked key) or 403 `forbidden` (account disabled).
+   * The `user` caller behind the request's API key, allowed to run catalogue operation `operationId`;
+   * the credential is looked up once per request. Throws 401 `unauthorized` (missing, malformed,
+   * unknown or revoked key) or 403 `forbidden` (account disabled, a service token, or a key limited
+   * to other operations).
    */
-  requireUser(): Promise<Caller>;
+  requireUser(operationId: string): Promise<UserCaller>;
+  /** The `machine` caller behind the request's service token. Throws 401 or 403 (an API key) likewise. */
+  requireMachine(): Promise<MachineCaller>;
 }
 
-/** Builds a request context; the key lookup happens only when a resolver asks for the caller. */
-export function createContext(db: Database, requestId: string, headers: Headers): Context {
+/** Builds a request context; the credential lookup happens only when a resolver or plugin asks for the caller. */
+export function createContext(db: Database, state: RequestState, headers: Headers): Context {
   let pending: Promise<Caller> | null = null;
+  const now = new Date();
+  const caller = () => {
+    pending ??= (async (): Promise<Caller> => {
+      const secret = credentialFromHeaders(headers);
+      if (secret === null) throw unauthorized('An API key is required: send Authorization: Bearer <key> or X-API-Key: <key>.');
+      if (isWellFormedKey(secret)) {
+        const user = await authenticateKey(db, secret, now);
+        if (!user) throw unauthorized('The API key is unknown or revoked.');
+        return user;
+      }
+      if (isWellFormedToken(secret)) {
+        const machine = await authenticateToken(db, secret);
+        if (!machine) throw unauthorized('The service token is unknown or revoked.');
+        return machine;
+      }
+      throw unauthorized('The API key is malformed.');
+    })();
+    return pending;
+  };
   return {
     db,
-    requestId,
+    requestId: state.requestId,
+    state,
     loaders: new Loaders(db),
-    requireUser() {
-      pending ??= (async () => {
-        const key = keyFromHeaders(headers);
-        if (key === null) throw unauthorized('An API key is required: send Authorization: Bearer <key> or X-API-Key: <key>.');
-        if (key === '' || !isWellFormedKey(key)) throw unauthorized('The API key is malformed.');
-        const caller = await authenticate(db, key);
-        if (!caller) throw unauthorized('The API key is unknown or revoked.');
-        if (caller.disabled) throw new ServiceError('forbidden', 403, 'The account of this API key is disabled.');
-        return caller;
-      })();
-      return pending;
+    now,
+    async requireUser(operationId) {
+      const c = await caller();
+      if (c.role !== 'user') throw forbidden('This operation needs an API key; service tokens may only call the sync mutations.');
+      if (c.disabled) throw forbidden('The account of this API key is disabled.');
+      if (c.allowedOperations.length > 0 && !c.allowedOperations.includes(operationId)) {
+        throw forbidden(`This API key is not allowed to call ${operationId}.`);
+      }
+      return c;
+    },
+    async requireMachine() {
+      const c = await caller();
+      if (c.role !== 'machine') throw forbidden('This operation needs a service token (role machine).');
+      return c;
     },
   };
 }

@@ -4,6 +4,7 @@ import { builder } from './builder.js';
 import './types/catalogue.js';
 import './types/quotes.js';
 import './types/meta.js';
+import './types/account.js';
 
 /** The executable schema of both faces. */
 export const schema = builder.toSchema();

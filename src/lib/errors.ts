@@ -4,7 +4,8 @@
  * the REST facade turns them into the error envelope.
  *
  * Codes: `validation_failed` 422, `not_found` 404, `route_not_found` 404, `method_not_allowed` 405,
- * `unauthorized` 401, `forbidden` 403, `credit_insufficient` 402, `rate_limited` 429,
+ * `unauthorized` 401, `forbidden` 403, `credit_insufficient` 402, `rate_limited` 429, `conflict` 409,
+ * `query_too_complex` 422 (GraphQL cost limit),
  * `dependency_unavailable` 503, `payload_too_large` 413, `internal_error` 500.
  */
 import { GraphQLError } from 'graphql';
@@ -50,6 +51,11 @@ export function notFound(message: string): ServiceError {
 /** 401 `unauthorized`. */
 export function unauthorized(message = 'A valid API key is required (Authorization: Bearer <key> or X-API-Key).'): ServiceError {
   return new ServiceError('unauthorized', 401, message);
+}
+
+/** 403 `forbidden`: a valid credential that may not call the operation. */
+export function forbidden(message: string): ServiceError {
+  return new ServiceError('forbidden', 403, message);
 }
 
 /** 503 `dependency_unavailable` with a Retry-After hint in seconds. */

@@ -73,6 +73,10 @@ export const DOCUMENTS = {
   batchPrices: `query batchPrices($marketHashNames: [String!]!, $appId: String!, $markets: [String!], $side: SideFilter!) {
     batchPrices(marketHashNames: $marketHashNames, appId: $appId, markets: $markets, side: $side) {
       app_id: appId side items { market_hash_name: marketHashName markets { ${QUOTE_FIELDS} } } } }`,
+  getMe: `query getMe { me {
+    user { id name email email_verified: emailVerified image steam_id: steamId created_at: createdAt base_currency: baseCurrency }
+    subscription { category plan_id: planId expires_at: expiresAt }
+    credit { total used remaining } } }`,
 } as const;
 
 /** The GraphiQL example: every website with its full fee schedule in one request. */

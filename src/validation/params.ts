@@ -47,3 +47,10 @@ export const batchBody = z
     side: side.optional(),
   })
   .strict();
+
+/** Arguments of the GraphQL `prices` field (REST: GET /prices). */
+export const pricesArgs = z.looseObject({ marketHashName, appId, markets: marketList.nullish() });
+/** Arguments of the GraphQL `batchPrices` field (REST: POST /prices/batch). */
+export const batchPricesArgs = z.looseObject({ marketHashNames, appId, markets: marketList.nullish() });
+/** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs };

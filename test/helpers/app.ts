@@ -36,7 +36,7 @@ async function call(app: App, request: Request) {
 export async function testApp(): Promise<TestApp> {
   const db = await testDatabase();
   await importCatalogue(db.prisma, dataDir);
-  const { key } = await createAccount(db.prisma, 1000);
+  const { key } = await createAccount(db, { credits: 1000n });
   const app = createApp({ db });
   const t: TestApp = {
     db,

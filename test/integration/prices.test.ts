@@ -124,7 +124,7 @@ describe('GET /prices', () => {
   });
 
   it('403 for a valid key of a disabled account', async () => {
-    const other = await createAccount(t.db.prisma, 10);
+    const other = await createAccount(t.db, { credits: 10n });
     await t.db.prisma.account.update({ where: { id: other.accountId }, data: { disabled: true } });
     expectError(await t.get(q(ITEM), { 'X-API-Key': other.key }), 403, 'forbidden');
   });

@@ -23,7 +23,7 @@ const fingerprint = async () =>
 beforeAll(async () => {
   db = await testDatabase();
   await importPath(db.prisma, dataDir);
-  key = (await createAccount(db.prisma, 100)).key;
+  key = (await createAccount(db, { credits: 100n })).key;
   const app = createApp({ db });
   fetchApp = async (path) => {
     const res = await app.fetch(new Request(`http://test${path}`, { headers: { 'X-API-Key': key } }));

@@ -1,5 +1,5 @@
 /** GraphQL types and root fields for websites, currencies and fee schedules (spec: Website, Currency, Fee schedule). */
-import { builder } from '../builder.js';
+import { builder, listComplexity } from '../builder.js';
 import * as v from '../../validation/params.js';
 import * as catalogue from '../../services/catalogue.js';
 import { listCurrencies, listWebsites } from '../../services/catalogue.js';
@@ -110,6 +110,7 @@ const ChainRef = builder.objectRef<catalogue.Chain>('CalculationChain').implemen
     }),
     steps: t.field({
       type: [ChainStepRef],
+      extensions: listComplexity(16),
       description: 'Steps in execution order.',
       resolve: async (c, _a, ctx) => Promise.all((await ctx.loaders.steps.load(c.id)).map((s) => loadStep(s, ctx))),
     }),
@@ -170,6 +171,7 @@ builder.objectRef<Extract<StepShape, { kind: 'convert_operator_group' }>>('Conve
     rule: t.field({ type: GroupRule, resolve: (s) => s.op.rule }),
     members: t.field({
       type: [ConvertOperatorRef],
+      extensions: listComplexity(16),
       resolve: async (s, _a, ctx) => (await ctx.loaders.convertOperator.loadMany(s.op.memberIds)).map((m) => {
         if (m instanceof Error || m === null) throw new Error('group member missing');
         return m;
@@ -181,6 +183,7 @@ builder.objectRef<Extract<StepShape, { kind: 'convert_operator_group' }>>('Conve
 builder.queryFields((t) => ({
   websites: t.field({
     type: [WebsiteRef],
+    extensions: listComplexity(64),
     description: 'Marketplaces ordered by code; deprecated ones only with includeDeprecated.',
     args: { includeDeprecated: t.arg.boolean({ defaultValue: false, required: true }) },
     resolve: async (_r, args, ctx) => {
@@ -201,6 +204,7 @@ builder.queryFields((t) => ({
   }),
   currencies: t.field({
     type: [CurrencyRef],
+    extensions: listComplexity(256),
     description: 'Official currencies ordered by code; `search` is a case-insensitive substring of the code.',
     args: { search: t.arg.string({ required: false, validate: v.currencySearch.nullish() }) },
     resolve: (_r, args, ctx) => listCurrencies(ctx.db.prisma, args.search ?? null),

@@ -1,5 +1,5 @@
 /** GraphQL types and root fields for liveness, public configuration and endpoint metadata (spec: /health, /config, /endpoints). */
-import { builder } from '../builder.js';
+import { builder, listComplexity } from '../builder.js';
 import { sortedEndpoints, type EndpointInfo, type RateLimitSpec, type UnitPricingSpec } from '../../catalogue/endpoints.js';
 import { HOME_CURRENCY } from '../../services/catalogue-import.js';
 
@@ -39,5 +39,5 @@ const EndpointInfoRef = builder.objectRef<EndpointInfo>('EndpointInfo').implemen
 builder.queryFields((t) => ({
   health: t.field({ type: HealthRef, description: 'Always ok while the service runs.', resolve: () => ({ status: 'ok' }) }),
   config: t.field({ type: ConfigRef, resolve: () => ({ homeCurrency: HOME_CURRENCY }) }),
-  endpoints: t.field({ type: [EndpointInfoRef], description: 'Every documented operation, sorted by path then method.', resolve: () => sortedEndpoints() }),
+  endpoints: t.field({ type: [EndpointInfoRef], extensions: listComplexity(16), description: 'Every documented operation, sorted by path then method.', resolve: () => sortedEndpoints() }),
 }));

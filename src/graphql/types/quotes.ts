@@ -1,6 +1,9 @@
 /** GraphQL types and root fields for quotes (spec: MarketQuoteOut, ItemPricesOut, BatchPricesOut). */
 import { z } from 'zod';
-import { builder } from '../builder.js';
+import { builder, listComplexity } from '../builder.js';
+
+/** Cost-limit bound of one item's quote list (markets x sides, with the valuation). */
+const MAX_MARKETS_PER_ITEM = 48;
 import * as v from '../../validation/params.js';
 import { filterQuotes, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
 import { notFound } from '../../lib/errors.js';
@@ -60,14 +63,14 @@ const ItemPricesRef = builder.objectRef<ItemPrices>('ItemPrices').implement({
   fields: (t) => ({
     appId: t.exposeString('appId'),
     marketHashName: t.exposeString('marketHashName'),
-    markets: t.field({ type: [MarketQuoteRef], resolve: (x) => x.markets }),
+    markets: t.field({ type: [MarketQuoteRef], extensions: listComplexity(MAX_MARKETS_PER_ITEM), resolve: (x) => x.markets }),
   }),
 });
 
 const BatchItemRef = builder.objectRef<BatchPrices['items'][number]>('BatchItem').implement({
   fields: (t) => ({
     marketHashName: t.exposeString('marketHashName'),
-    markets: t.field({ type: [MarketQuoteRef], resolve: (x) => x.markets }),
+    markets: t.field({ type: [MarketQuoteRef], extensions: listComplexity(MAX_MARKETS_PER_ITEM), resolve: (x) => x.markets }),
   }),
 });
 
@@ -91,9 +94,9 @@ builder.queryFields((t) => ({
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
     },
     // All arguments at once, so every invalid one is reported (same rules as REST).
-    validate: z.looseObject({ marketHashName: v.marketHashName, appId: v.appId, markets: v.marketList.nullish() }),
+    validate: v.pricesArgs,
     resolve: async (_r, args, ctx) => {
-      await ctx.requireUser();
+      await ctx.requireUser('getPrices');
       const quotes = await ctx.loaders.quotes.load(`${args.appId}\u0000${args.marketHashName}`);
       if (!quotes) throw notFound(`No quotes for ${JSON.stringify(args.marketHashName)} (app ${args.appId}).`);
       const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
@@ -104,15 +107,16 @@ builder.queryFields((t) => ({
     type: BatchPricesRef,
     description:
       'Current quotes of up to 1000 items, one entry per requested name in request order (REST: POST /prices/batch; needs an API key). Unknown names give empty markets.',
+    extensions: listComplexity((a) => (Array.isArray(a.marketHashNames) ? a.marketHashNames.length : 1)),
     args: {
       marketHashNames: t.arg.stringList({ required: true }),
       appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
       markets: t.arg.stringList({ required: false }),
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
     },
-    validate: z.looseObject({ marketHashNames: v.marketHashNames, appId: v.appId, markets: v.marketList.nullish() }),
+    validate: v.batchPricesArgs,
     resolve: async (_r, args, ctx) => {
-      await ctx.requireUser();
+      await ctx.requireUser('batchPrices');
       const all = await ctx.loaders.quotes.loadMany(args.marketHashNames.map((n) => `${args.appId}\u0000${n}`));
       const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
       return {

@@ -1,0 +1,187 @@
+/**
+ * Metering, one envelop plugin for both faces (a REST route runs its document through the same
+ * `execute`): before any resolver runs it finds the operation's metered root fields (catalogue rows
+ * with a credit cost or a rate limit, via `graphqlFields`), checks their arguments, authenticates
+ * the caller, consumes the account's rate limits (429 `rate_limited` with Retry-After) and checks the
+ * balance (402 `credit_insufficient`); after execution it charges the fields that succeeded.
+ *
+ * Rules (spec: Limits, Billing lines, CreditMeta): a request is charged only when it succeeds:
+ * 401/402/403/404/422/429/5xx cost nothing; a GraphQL operation pays the sum of its metered fields
+ * that resolved without error (a field that failed is free, so adding a failing field never makes
+ * the rest free or dearer); an active subscription makes non-premium operations free. When the
+ * balance no longer covers the charge at the end (concurrent requests spent it), the answer is 402
+ * and nothing is charged. Order of checks: arguments (422), credential (401/403), rate limit (429),
+ * balance (402). A 402 still counts towards the rate limit; a 422 or 401 does not.
+ */
+import type { Plugin } from 'graphql-yoga';
+import { Kind, type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { collectFields } from 'graphql/execution/collectFields.js';
+import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js';
+import { ENDPOINTS, type EndpointInfo } from '../catalogue/endpoints.js';
+import { meteredFieldArgs } from '../validation/params.js';
+import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
+import { chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits } from '../services/billing.js';
+import type { Context } from '../graphql/context.js';
+import type { RateLimiter } from './rate-limiter.js';
+
+/** One metered root field of an operation. */
+export interface MeteredField {
+  /** Response key (alias or field name). */
+  responseKey: string;
+  row: EndpointInfo;
+  /** Units counted by unit pricing (names of a batch); 1 otherwise. */
+  units: number;
+  /** Whole credits. */
+  cost: bigint;
+}
+
+/** Catalogue rows by the GraphQL root field tied to them; only rows with a cost or a rate limit meter. */
+const METERED_BY_FIELD = new Map<string, EndpointInfo>(
+  ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.map((f) => [f, e] as const)),
+);
+
+const camel = (snake: string) => snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+
+/**
+ * The metered root fields of the operation about to run, with their units and costs. Returns null
+ * when the variables do not coerce (execution will report that itself, before any resolver).
+ * Throws 422 `validation_failed` when a metered field's arguments break the shared rules.
+ */
+export function planMeteredFields(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  rawVariables: Record<string, unknown> | null | undefined,
+): MeteredField[] | null {
+  let operation: OperationDefinitionNode | undefined;
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  for (const def of document.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments[def.name.value] = def;
+    else if (def.kind === Kind.OPERATION_DEFINITION && (operationName ? def.name?.value === operationName : operation === undefined)) operation = def;
+  }
+  if (!operation || operation.operation !== 'query') return [];
+  const queryType = schema.getQueryType()!;
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
+  if (coerced.errors) return null;
+  const fields = collectFields(schema, fragments, coerced.coerced, queryType, operation.selectionSet);
+  const plan: MeteredField[] = [];
+  const details: ValidationDetail[] = [];
+  for (const [responseKey, nodes] of fields) {
+    const name = nodes[0]!.name.value;
+    const row = METERED_BY_FIELD.get(name);
+    if (!row) continue;
+    const def = queryType.getFields()[name]!;
+    let args: Record<string, unknown>;
+    try {
+      args = getArgumentValues(def, nodes[0]!, coerced.coerced);
+    } catch {
+      return null; // a bad literal or missing argument: execution reports it before resolvers run
+    }
+    const rule = meteredFieldArgs[name];
+    const checked = rule?.safeParse(args);
+    if (checked && !checked.success) {
+      for (const issue of checked.error.issues) {
+        details.push({ location: 'argument', field: issue.path.map(String).join('.'), message: issue.message });
+      }
+      continue;
+    }
+    const list = row.unitPricing ? args[camel(row.unitPricing.unitsBodyField)] : undefined;
+    const units = Array.isArray(list) ? list.length : 1;
+    plan.push({ responseKey, row, units, cost: operationCost(row, units) });
+  }
+  if (details.length > 0) throw validationError(details);
+  return plan;
+}
+
+function fieldFailed(result: ExecutionResult, responseKey: string): boolean {
+  const data = result.data as Record<string, unknown> | null | undefined;
+  if (!data || data[responseKey] === null || data[responseKey] === undefined) return true;
+  return (result.errors ?? []).some((e) => e.path?.[0] === responseKey);
+}
+
+/** The metering plugin; `limiter` is shared by every request of this replica. */
+export function useMetering(limiter: RateLimiter): Plugin<Context> {
+  return {
+    async onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as Context;
+      const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [error] });
+      let plan: MeteredField[] | null;
+      try {
+        plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
+      } catch (e) {
+        if (e instanceof ServiceError) return stop(e);
+        throw e;
+      }
+      if (!plan || plan.length === 0) return;
+      try {
+        // Credential: every metered row needs role `user` and must be allowed to the key.
+        const rows = [...new Map(plan.map((f) => [f.row.operationId, f.row])).values()];
+        let caller!: Awaited<ReturnType<Context['requireUser']>>;
+        for (const row of rows) caller = await ctx.requireUser(row.operationId);
+        // Rate limits: one point per metered field of the row (aliases count as separate requests).
+        for (const row of rows) {
+          const points = plan.filter((f) => f.row === row).length;
+          const outcome = await limiter.consume(caller.accountId, row, points);
+          if (!outcome) continue;
+          const { allowed, ...state } = outcome;
+          ctx.state.rateLimits.push(state);
+          if (!allowed) {
+            return stop(
+              new ServiceError(
+                'rate_limited',
+                429,
+                `Too many ${row.method} ${row.path} requests: at most ${outcome.limit} per ${outcome.windowSeconds} s per account. Retry in ${outcome.resetSeconds} s.`,
+                { limit: outcome.limit, window_seconds: outcome.windowSeconds, retry_after_seconds: outcome.resetSeconds },
+                { 'Retry-After': String(outcome.resetSeconds) },
+              ),
+            );
+          }
+        }
+        // Balance: the sum of the billable fields' costs.
+        const billable = plan.filter((f) => isBillable(caller, f.row, f.cost));
+        const required = billable.reduce((sum, f) => sum + f.cost, 0n);
+        const remaining = remainingCredits(caller.creditsTotal, caller.creditsUsed);
+        if (required > remaining) return stop(creditInsufficient(required, remaining));
+        return {
+          async onExecuteDone({ result, setResult }) {
+            if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
+            const r = result as ExecutionResult;
+            const charged = billable.filter((f) => !fieldFailed(r, f.responseKey));
+            const cost = charged.reduce((sum, f) => sum + f.cost, 0n);
+            let after = remaining;
+            if (cost > 0n) {
+              const left = await chargeCredits(ctx.db, {
+                accountId: caller.accountId,
+                keyId: caller.keyId,
+                operationId: [...new Set(charged.map((f) => f.row.operationId))].join(','),
+                requestId: ctx.requestId,
+                cost,
+              });
+              if (left === null) {
+                ctx.state.billing = null;
+                const now = (await ctx.db.query<{ remaining: string }>(
+                  `SELECT GREATEST(credits_total - credits_used, 0)::text AS remaining FROM account WHERE id = $1`,
+                  [caller.accountId],
+                ))[0];
+                setResult({ errors: [creditInsufficient(cost, BigInt(now?.remaining ?? '0'))] });
+                return;
+              }
+              after = left;
+            }
+            ctx.state.billing = { billable: cost > 0n, cost, remaining: after };
+            setResult({
+              ...r,
+              extensions: {
+                ...r.extensions,
+                billing: cost > 0n ? { billable: true, credit: { cost: Number(cost), remaining: Number(after) } } : { billable: false },
+              },
+            });
+          },
+        };
+      } catch (e) {
+        if (e instanceof ServiceError) return stop(e);
+        throw e;
+      }
+    },
+  };
+}

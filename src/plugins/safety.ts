@@ -1,0 +1,65 @@
+/**
+ * GraphQL safety limits, all applied before any resolver runs: query depth and alias count
+ * (graphql-armor validation rules) and a cost limit that counts list sizes (graphql-query-complexity
+ * with the `complexity` extension each list field declares, see `listComplexity`). The REST
+ * documents stay far below every limit; the limits only bound what an ad-hoc GraphQL query can ask for.
+ */
+import type { Plugin } from 'graphql-yoga';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import { ServiceError } from '../lib/errors.js';
+
+/** Deepest selection accepted (the full fee-schedule query of GraphiQL needs 9). */
+export const MAX_DEPTH = 12;
+/** Most aliases in one operation. */
+export const MAX_ALIASES = 30;
+/**
+ * Largest estimated cost of one operation: each field costs 1, a list field multiplies its
+ * children by its declared bound (batch names by the request's own count). One full batch of 1000
+ * names with every quote field scores about 1.1 million; two such batches in one query are refused.
+ */
+export const MAX_COMPLEXITY = 1_500_000;
+
+/** Estimated cost of an operation (the figure MAX_COMPLEXITY bounds). */
+export function operationComplexity(...args: Parameters<typeof getComplexity>): number {
+  return getComplexity(...args);
+}
+
+function useComplexityLimit(max: number): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      let complexity: number;
+      try {
+        complexity = getComplexity({
+          schema: args.schema,
+          query: args.document,
+          operationName: args.operationName ?? undefined,
+          variables: (args.variableValues ?? {}) as Record<string, unknown>,
+          estimators: [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
+        });
+      } catch {
+        return; // bad variables: execution reports them before any resolver runs
+      }
+      if (complexity > max) {
+        setResultAndStopExecution({
+          errors: [
+            new ServiceError('query_too_complex', 422, `The query's estimated cost ${complexity} exceeds the limit of ${max}; split it into smaller queries.`, {
+              complexity,
+              max_complexity: max,
+            }),
+          ],
+        });
+      }
+    },
+  };
+}
+
+/** The safety plugins, in the order they must run (before metering). */
+export function safetyPlugins(): Plugin[] {
+  return [
+    maxDepthPlugin({ n: MAX_DEPTH, exposeLimits: true }) as Plugin,
+    maxAliasesPlugin({ n: MAX_ALIASES, exposeLimits: true }) as Plugin,
+    useComplexityLimit(MAX_COMPLEXITY),
+  ];
+}
