@@ -1,6 +1,6 @@
 /** An in-process app over a test database, with helpers to call it like a client would. */
 import path from 'node:path';
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App, type AppDeps } from '../../src/app.js';
 import { importCatalogue } from '../../src/services/catalogue-import.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { ingestQuotes, type QuoteObservation } from '../../src/services/ingestion.js';
@@ -17,6 +17,8 @@ export interface TestApp {
   get(pathAndQuery: string, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any; text: string }>;
   post(pathAndQuery: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any; text: string }>;
   auth(): Record<string, string>;
+  /** POST /graphql with this query and variables. */
+  gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any; text: string }>;
   close(): Promise<void>;
 }
 
@@ -33,11 +35,11 @@ async function call(app: App, request: Request) {
 }
 
 /** A test app with the bundled catalogue (websites, currencies, fee chains) and one account with a key. */
-export async function testApp(): Promise<TestApp> {
+export async function testApp(deps: Omit<AppDeps, 'db'> = {}): Promise<TestApp> {
   const db = await testDatabase();
   await importCatalogue(db.prisma, dataDir);
   const { key } = await createAccount(db, { credits: 1000n });
-  const app = createApp({ db });
+  const app = createApp({ db, ...deps });
   const t: TestApp = {
     db,
     app,
@@ -51,6 +53,15 @@ export async function testApp(): Promise<TestApp> {
           method: 'POST',
           headers: { 'Content-Type': 'application/json', ...headers },
           body: typeof body === 'string' ? body : JSON.stringify(body),
+        }),
+      ),
+    gql: (query, variables = {}, headers = {}) =>
+      call(
+        app,
+        new Request('http://test/graphql', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/graphql-response+json, application/json', ...headers },
+          body: JSON.stringify({ query, variables }),
         }),
       ),
     close: () => db.destroy(),
