@@ -6,9 +6,20 @@ import path from 'node:path';
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { loadEnv } from '../env.js';
-import { openDatabase } from '../db/client.js';
+import { openDatabase, type Database } from '../db/client.js';
 import { importPath } from '../services/importers.js';
-import { createAccount } from '../services/accounts.js';
+import {
+  createAccount,
+  createApiKey,
+  createServiceToken,
+  revokeApiKey,
+  revokeServiceToken,
+  setAccountDisabled,
+  setSubscriptions,
+} from '../services/accounts.js';
+import { grantCredits } from '../services/billing.js';
+import { ENDPOINTS } from '../catalogue/endpoints.js';
+import { ServiceError, notFound } from '../lib/errors.js';
 import { startServer } from '../server.js';
 
 const env = loadEnv();
@@ -58,19 +69,146 @@ program
     await db.close();
   });
 
+/** Parses a whole number option (>= min); exits with a usage error otherwise. */
+function whole(name: string, raw: string, min = 0n): bigint {
+  if (!/^-?\d{1,16}$/.test(raw) || BigInt(raw) < min) program.error(`${name} must be a whole number >= ${min}`);
+  return BigInt(raw);
+}
+
+/** Runs `work` on an open database; a ServiceError (unknown id, bad value) becomes a one-line error and exit code 1. */
+async function withDb<T>(work: (db: Database) => Promise<T>): Promise<T> {
+  const db = await open();
+  let failure: ServiceError | null = null;
+  try {
+    return await work(db);
+  } catch (e) {
+    if (!(e instanceof ServiceError)) throw e;
+    failure = e;
+  } finally {
+    await db.close();
+  }
+  return program.error(`error: ${failure.message}`);
+}
+
+const print = (json: boolean | undefined, data: Record<string, unknown>, text: string) => console.log(json ? JSON.stringify(data) : text);
+const daysFromNow = (days: bigint) => new Date(Date.now() + Number(days) * 86_400_000);
+
 const account = program.command('account').description('account administration');
 account
   .command('create')
   .description('create an account with one API key; the key is printed once')
+  .option('--id <id>', 'account id (the dashboard user id); default a random UUID')
   .option('--credits <n>', 'credits granted', '0')
+  .option('--subscription <plan>', 'give it an active subscription to this plan id (needs --days)')
+  .option('--days <n>', 'subscription length in days')
+  .option('--category <name>', 'subscription category', 'api')
+  .option('--name <name>', 'profile name')
+  .option('--email <email>', 'profile email')
+  .option('--unsynced', 'leave the profile unsynced (GET /me answers 404 until the dashboard syncs it)')
   .option('--json', 'print JSON')
-  .action(async (opts: { credits: string; json?: boolean }) => {
-    if (!/^\d+$/.test(opts.credits)) program.error('--credits must be a whole number >= 0');
-    const db = await open();
-    const r = await createAccount(db, { credits: BigInt(opts.credits) });
-    await db.close();
-    if (opts.json) console.log(JSON.stringify({ account_id: r.accountId, key_id: r.keyId, api_key: r.key, credits: Number(opts.credits) }));
-    else console.log(`account ${r.accountId}\nAPI key (shown once, store it now): ${r.key}`);
+  .action(async (opts: { id?: string; credits: string; subscription?: string; days?: string; category: string; name?: string; email?: string; unsynced?: boolean; json?: boolean }) => {
+    const credits = whole('--credits', opts.credits);
+    if ((opts.subscription === undefined) !== (opts.days === undefined)) program.error('--subscription and --days go together');
+    const subscription = opts.subscription ? { category: opts.category, planId: opts.subscription, expiresAt: daysFromNow(whole('--days', opts.days!, 1n)) } : undefined;
+    const r = await withDb((db) =>
+      createAccount(db, { id: opts.id, credits, subscription, profile: { name: opts.name ?? null, email: opts.email ?? null }, unsynced: opts.unsynced }),
+    );
+    print(
+      opts.json,
+      { account_id: r.accountId, key_id: r.keyId, api_key: r.key, credits: Number(credits), subscription: subscription ? { plan_id: subscription.planId, expires_at: subscription.expiresAt.toISOString() } : null },
+      `account ${r.accountId}\nkey id ${r.keyId}\nAPI key (shown once, store it now): ${r.key}`,
+    );
+  });
+for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
+  account
+    .command(name)
+    .argument('<account-id>')
+    .description(disabled ? 'disable an account: its keys get 403' : 'enable a disabled account again')
+    .action(async (id: string) => {
+      await withDb((db) => setAccountDisabled(db, id, disabled));
+      console.log(`account ${id} ${disabled ? 'disabled' : 'enabled'}`);
+    });
+}
+
+const key = program.command('key').description('API keys (role user)');
+key
+  .command('create')
+  .description('add an API key to an account; the key is printed once')
+  .requiredOption('--account <id>', 'account id')
+  .option('--name <name>', 'a label for the key')
+  .option('--operations <ids>', 'comma-separated operation ids the key may call (default: all), e.g. getPrices,getMe')
+  .option('--json', 'print JSON')
+  .action(async (opts: { account: string; name?: string; operations?: string; json?: boolean }) => {
+    const operations = opts.operations ? opts.operations.split(',').map((s) => s.trim()).filter(Boolean) : [];
+    const userOps = ENDPOINTS.filter((e) => e.roles.includes('user')).map((e) => e.operationId);
+    const unknown = operations.filter((o) => !userOps.includes(o));
+    if (unknown.length > 0) program.error(`unknown operation id(s): ${unknown.join(', ')}; choose from ${userOps.join(', ')}`);
+    const r = await withDb((db) => createApiKey(db, opts.account, { name: opts.name, operations }));
+    print(opts.json, { account_id: opts.account, key_id: r.keyId, api_key: r.key, operations }, `key id ${r.keyId}\nAPI key (shown once, store it now): ${r.key}`);
+  });
+key
+  .command('revoke')
+  .argument('<key-id>')
+  .description('revoke an API key: it gets 401 from then on')
+  .action(async (id: string) => {
+    await withDb((db) => revokeApiKey(db, id));
+    console.log(`key ${id} revoked`);
+  });
+
+program
+  .command('credits')
+  .description('credit administration')
+  .command('grant')
+  .argument('<account-id>')
+  .argument('<amount>', 'whole credits > 0, added to the granted total')
+  .option('--json', 'print JSON')
+  .action(async (id: string, amount: string, opts: { json?: boolean }) => {
+    const total = await withDb((db) => grantCredits(db, id, whole('<amount>', amount, 1n)));
+    print(opts.json, { account_id: id, granted: Number(amount), total: Number(total) }, `granted ${amount} credits to ${id}; total ${total}`);
+  });
+
+program
+  .command('subscription')
+  .description('subscription administration')
+  .command('set')
+  .argument('<account-id>')
+  .option('--plan <plan>', 'plan id')
+  .option('--days <n>', 'days from now until it expires')
+  .option('--category <name>', 'subscription category', 'api')
+  .option('--none', 'remove every subscription of the account')
+  .option('--json', 'print JSON')
+  .description("replace the account's subscriptions with one (or none)")
+  .action(async (id: string, opts: { plan?: string; days?: string; category: string; none?: boolean; json?: boolean }) => {
+    if (!opts.none && (!opts.plan || !opts.days)) program.error('give --plan and --days, or --none');
+    const subs = opts.none ? [] : [{ category: opts.category, planId: opts.plan!, expiresAt: daysFromNow(whole('--days', opts.days!, 1n)) }];
+    await withDb(async (db) => {
+      if ((await db.query(`SELECT 1 FROM account WHERE id = $1`, [id])).length === 0) throw notFound(`No account ${id}.`);
+      await setSubscriptions(db, id, subs);
+    });
+    print(
+      opts.json,
+      { account_id: id, subscriptions: subs.map((s) => ({ category: s.category, plan_id: s.planId, expires_at: s.expiresAt.toISOString() })) },
+      subs.length ? `${id}: ${subs[0]!.planId} until ${subs[0]!.expiresAt.toISOString()}` : `${id}: no subscription`,
+    );
+  });
+
+const token = program.command('token').description('service tokens (role machine, for the dashboard sync)');
+token
+  .command('create')
+  .requiredOption('--name <name>', 'who uses it, e.g. dashboard')
+  .option('--json', 'print JSON')
+  .description('create a machine service token; printed once')
+  .action(async (opts: { name: string; json?: boolean }) => {
+    const r = await withDb((db) => createServiceToken(db, opts.name));
+    print(opts.json, { token_id: r.tokenId, token: r.token, role: 'machine' }, `token id ${r.tokenId}\nservice token (shown once, store it now): ${r.token}`);
+  });
+token
+  .command('revoke')
+  .argument('<token-id>')
+  .description('revoke a service token')
+  .action(async (id: string) => {
+    await withDb((db) => revokeServiceToken(db, id));
+    console.log(`token ${id} revoked`);
   });
 
 await program.parseAsync(process.argv);

@@ -12,8 +12,8 @@ import { ServiceError } from '../lib/errors.js';
 
 /** Deepest selection accepted (the full fee-schedule query of GraphiQL needs 9). */
 export const MAX_DEPTH = 12;
-/** Most aliases in one operation (the REST documents use up to about 60 for their snake_case names). */
-export const MAX_ALIASES = 100;
+/** Most aliases in one operation (the REST documents use up to 22 for their snake_case names). */
+export const MAX_ALIASES = 50;
 /**
  * Largest estimated cost of one operation: each field costs 1, a list field multiplies its
  * children by its declared bound (batch names by the request's own count). The REST batch document

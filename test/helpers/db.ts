@@ -9,6 +9,8 @@ import { openDatabase, type Database } from '../../src/db/client.js';
 export interface TestDatabase extends Database {
   /** Drops the per-test database on a server; closes PGlite. */
   destroy(): Promise<void>;
+  /** Connection string of the per-test database on a server; undefined on PGlite. */
+  url?: string;
 }
 
 export const serverUrl = process.env.TEST_DATABASE_URL;
@@ -27,6 +29,7 @@ export async function testDatabase(): Promise<TestDatabase> {
   url.pathname = `/${name}`;
   const db = await openDatabase({ url: url.toString() });
   return Object.assign(db, {
+    url: url.toString(),
     async destroy() {
       await db.close();
       const c = new pg.Client({ connectionString: serverUrl });

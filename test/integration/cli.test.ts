@@ -40,6 +40,59 @@ describe('quotegate account create', () => {
   });
 });
 
+describe('quotegate admin commands', () => {
+  const cli = async (...args: string[]) => {
+    const env = { ...process.env, PGLITE_DIR: dir };
+    delete (env as Record<string, string | undefined>).DATABASE_URL;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: projectRoot, env });
+    return stdout.trim().split('\n').pop()!;
+  };
+  const json = async (...args: string[]) => JSON.parse(await cli(...args, '--json'));
+  const inDb = async <T>(work: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<T>) => {
+    const db = await openDatabase({ pgliteDir: dir });
+    try {
+      return await work(db);
+    } finally {
+      await db.close();
+    }
+  };
+
+  it('creates, keys, grants, subscribes, disables and revokes, as the database then shows', async () => {
+    const made = await json('account', 'create', '--id', 'user-42', '--credits', '10', '--subscription', 'pro', '--days', '30', '--name', 'Ann');
+    expect(made).toMatchObject({ account_id: 'user-42', credits: 10, subscription: { plan_id: 'pro' } });
+    const second = await json('key', 'create', '--account', 'user-42', '--operations', 'getMe');
+    expect(second.api_key).toMatch(/^qg_/);
+    const granted = await json('credits', 'grant', 'user-42', '5');
+    expect(granted.total).toBe(15);
+    await json('subscription', 'set', 'user-42', '--none');
+    const machine = await json('token', 'create', '--name', 'dashboard');
+    expect(machine.token).toMatch(/^qgs_[A-Za-z0-9_-]{32}$/);
+    await inDb(async (db) => {
+      const caller = await authenticate(db, made.api_key);
+      expect(caller).toMatchObject({ accountId: 'user-42', creditsTotal: 15n, subscription: null, disabled: false });
+      expect((await authenticate(db, second.api_key))?.allowedOperations).toEqual(['getMe']);
+      const ledger = await db.query<{ kind: string; amount: string }>(`SELECT kind, amount::text FROM credit_ledger WHERE account_id = 'user-42' ORDER BY id`);
+      expect(ledger).toEqual([{ kind: 'grant', amount: '10' }, { kind: 'grant', amount: '5' }]);
+    });
+    await cli('account', 'disable', 'user-42');
+    await cli('key', 'revoke', second.key_id);
+    await inDb(async (db) => {
+      expect((await authenticate(db, made.api_key))?.disabled).toBe(true);
+      expect(await authenticate(db, second.api_key)).toBeNull();
+    });
+  });
+
+  it('fails with exit code 1 and one line for an unknown account, and never half-writes', async () => {
+    await expect(cli('credits', 'grant', 'nobody', '5')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/No account nobody/) });
+    await expect(cli('key', 'create', '--account', 'nobody')).rejects.toMatchObject({ code: 1 });
+    await expect(cli('account', 'create', '--id', 'user-42')).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/already exists/) });
+    await expect(cli('key', 'create', '--account', 'user-42', '--operations', 'getPrices,doEverything')).rejects.toMatchObject({ code: 1 });
+    await inDb(async (db) => {
+      expect(await db.query(`SELECT id FROM account WHERE id = 'nobody'`)).toEqual([]);
+    });
+  });
+});
+
 describe('embedded database directory lock', () => {
   it('a second process-level open of a PGlite directory in use is refused with a clear message; reopening after close works', async () => {
     const lockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qg-lock-'));

@@ -1,0 +1,156 @@
+/**
+ * Metering across two `quotegate serve` processes on one PostgreSQL database (and one Redis for the
+ * shared rate limits). Runs with TEST_DATABASE_URL (and TEST_REDIS_URL for the Redis part); `.ci/run`
+ * provides both. Skipped on the embedded default, which is one process by design.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
+import { startServerProcess, type ServerProcess } from '../helpers/server.js';
+import { ingestQuotes, obs } from '../helpers/app.js';
+import { createAccount, createApiKey, createServiceToken } from '../../src/services/accounts.js';
+
+const run = promisify(execFile);
+const redisUrl = process.env.TEST_REDIS_URL;
+const ITEM = 'AK-47 | Redline (Field-Tested)';
+const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;
+
+interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+async function send(base: string, path: string, key: string, body?: unknown): Promise<Reply> {
+  const res = await fetch(`${base}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json(), headers: res.headers };
+}
+
+async function counters(db: TestDatabase, accountId: string) {
+  const [row] = await db.query<{ used: string; charged: string; total: string }>(
+    `SELECT credits_used::text AS used, credits_total::text AS total,
+            (SELECT COALESCE(sum(amount), 0) FROM credit_ledger WHERE account_id = $1 AND kind = 'charge')::text AS charged
+       FROM account WHERE id = $1`,
+    [accountId],
+  );
+  return { used: Number(row!.used), charged: Number(row!.charged), total: Number(row!.total) };
+}
+
+describe.skipIf(!serverUrl)('two server processes on one PostgreSQL database', () => {
+  let db: TestDatabase;
+  let servers: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    db = await testDatabase();
+    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' })]);
+    // Rate limits off: this part measures billing alone (200 requests exceed every limit).
+    servers = await Promise.all([0, 1].map(() => startServerProcess({ DATABASE_URL: db.url!, QUOTEGATE_RATE_LIMITS: 'off', LOG_LEVEL: 'trace' })));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await db?.destroy();
+  });
+
+  const shapes = [
+    { name: 'GET /prices, cost 1', cost: 1, call: (base: string, key: string) => send(base, PRICES, key) },
+    {
+      name: 'POST /prices/batch of 250 names, cost 3',
+      cost: 3,
+      call: (base: string, key: string) => send(base, '/prices/batch', key, { market_hash_names: Array.from({ length: 250 }, (_, i) => (i % 3 ? ITEM : `x${i}`)) }),
+    },
+    {
+      name: 'GraphQL batchPrices of 101 names, cost 2',
+      cost: 2,
+      call: (base: string, key: string) =>
+        send(base, '/graphql', key, { query: 'query($n: [String!]!) { batchPrices(marketHashNames: $n) { appId } }', variables: { n: Array.from({ length: 101 }, () => ITEM) } }),
+    },
+  ];
+
+  for (const shape of shapes) {
+    for (let runNo = 1; runNo <= 2; runNo++) {
+      it(`200 concurrent billed requests (${shape.name}), run ${runNo}: exactly as many succeed as the balance covers`, async () => {
+        const k = 1 + Math.floor(Math.random() * 160);
+        const a = await createAccount(db, { credits: BigInt(k) });
+        const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => shape.call(servers[i % 2]!.url, a.key)));
+        const ok = replies.filter((r) => r.status === 200);
+        const refused = replies.filter((r) => r.status === 402);
+        expect(ok.length, `K=${k}`).toBe(Math.floor(k / shape.cost));
+        expect(refused.length).toBe(200 - ok.length);
+        for (const r of refused) expect(r.body.error?.code ?? r.body.errors?.[0]?.extensions?.code).toBe('credit_insufficient');
+        for (const r of ok) {
+          const credit = r.body.meta?.credit ?? r.body.extensions?.billing?.credit;
+          expect(credit.cost).toBe(shape.cost);
+          expect(credit.remaining).toBeGreaterThanOrEqual(0);
+        }
+        const c = await counters(db, a.accountId);
+        expect(c.used).toBe(ok.length * shape.cost);
+        expect(c.charged).toBe(c.used);
+        expect(c.used).toBeLessThanOrEqual(c.total);
+      });
+    }
+  }
+
+  it('keeps a canary key out of the database dump and both processes\' logs', async () => {
+    const canary = await createAccount(db, { credits: 5n });
+    const token = (await createServiceToken(db, 'canary')).token;
+    for (const s of servers) {
+      await send(s.url, PRICES, canary.key);
+      await send(s.url, '/prices?market_hash_name=nope', canary.key);
+      await send(s.url, '/me', canary.key);
+      await send(s.url, '/prices', `${canary.key}0`);
+      await send(s.url, '/graphql', token, { query: `mutation { syncSetCreditTotal(userId: "${canary.accountId}", total: 6) { userId } }` });
+    }
+    const { stdout: dump } = await run('pg_dump', ['--data-only', '--inserts', db.url!], { maxBuffer: 256 * 1024 * 1024 });
+    expect(dump).toContain(canary.accountId);
+    const logs = servers.map((s) => s.output()).join('\n');
+    expect(logs).toContain('"msg":"request"');
+    for (const secret of [canary.key, canary.key.slice(3), token, token.slice(4)]) {
+      expect(dump.includes(secret)).toBe(false);
+      expect(logs.includes(secret)).toBe(false);
+    }
+  });
+});
+
+describe.skipIf(!serverUrl || !redisUrl)('two server processes sharing rate limits in Redis', () => {
+  let db: TestDatabase;
+  let servers: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    db = await testDatabase();
+    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    servers = await Promise.all([0, 1].map(() => startServerProcess({ DATABASE_URL: db.url!, REDIS_URL: redisUrl!, LOG_LEVEL: 'warn' })));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await db?.destroy();
+  });
+
+  it('lets exactly 120 of 200 concurrent /prices requests (three keys, both processes, REST and GraphQL) pass', async () => {
+    const a = await createAccount(db, { credits: 1000n });
+    const keys = [a.key, (await createApiKey(db, a.accountId)).key, (await createApiKey(db, a.accountId)).key];
+    const other = await createAccount(db, { credits: 10n });
+    const replies = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        i % 4 === 3
+          ? send(servers[i % 2]!.url, '/graphql', keys[i % 3]!, { query: `{ prices(marketHashName: "${ITEM}") { appId } }` })
+          : send(servers[i % 2]!.url, PRICES, keys[i % 3]!),
+      ),
+    );
+    const ok = replies.filter((r) => r.status === 200);
+    const limited = replies.filter((r) => r.status === 429);
+    expect(ok.length).toBe(120);
+    expect(limited.length).toBe(80);
+    for (const r of limited) {
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(r.body.error?.code ?? r.body.errors?.[0]?.extensions?.code).toBe('rate_limited');
+    }
+    expect((await counters(db, a.accountId)).used).toBe(120);
+    // Another account is unaffected, on either process.
+    for (const s of servers) expect((await send(s.url, PRICES, other.key)).status).toBe(200);
+  });
+});
