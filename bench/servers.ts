@@ -2,7 +2,11 @@
  * Benchmark servers, in a child process of bench/prices.ts so the load generator does not share its CPU:
  * the Quotegate app on the bundled data (PGlite in var/bench-pglite, or DATABASE_URL), and a bare
  * node:http server that answers each benchmarked request with the exact bytes Quotegate returned.
- * Prints one JSON line {app, bare, key, names} when ready.
+ * Every Quotegate request runs the full pipeline: key lookup, rate limit (memory, or Redis with
+ * REDIS_URL), credit check and charge. BENCH_ACCOUNTS accounts (default 500) with a billion credits
+ * each spread the load so no account reaches its rate limit; as many again hold a subscription
+ * (limited but never charged), to show what the charge itself costs.
+ * Prints one JSON line {app, bare, keys, subscriptionKeys, ...} when ready.
  */
 import http from 'node:http';
 import path from 'node:path';
@@ -11,17 +15,27 @@ import { openDatabase } from '../src/db/client.js';
 import { createApp } from '../src/app.js';
 import { importPath, isEmpty } from '../src/services/importers.js';
 import { createAccount } from '../src/services/accounts.js';
+import { createRateLimiter } from '../src/plugins/rate-limiter.js';
 import { projectRoot } from '../src/lib/paths.js';
 
 const env = loadEnv();
 const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
 if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
-const { key } = await createAccount(db, { credits: 1_000_000_000n });
+const accounts = Number(process.env.BENCH_ACCOUNTS ?? 500);
+const keys: string[] = [];
+const subscriptionKeys: string[] = [];
+const yearAhead = new Date(Date.now() + 365 * 86_400_000);
+for (let i = 0; i < accounts; i++) {
+  keys.push((await createAccount(db, { credits: 1_000_000_000n })).key);
+  subscriptionKeys.push((await createAccount(db, { subscription: { category: 'api', planId: 'bench', expiresAt: yearAhead } })).key);
+}
+const key = keys[0]!;
 const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
   `SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name) LIMIT 1000`,
 )).map((r) => r.market_hash_name);
 
-const app = createApp({ db });
+const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL });
+const app = createApp({ db, rateLimiter });
 const appServer = http.createServer(app.adapter as unknown as http.RequestListener);
 await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
 const appPort = (appServer.address() as { port: number }).port;
@@ -46,10 +60,11 @@ const bare = http.createServer((req, res) => {
 await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
 const barePort = (bare.address() as { port: number }).port;
 
-console.log(JSON.stringify({ app: appPort, bare: barePort, key, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
+console.log(JSON.stringify({ app: appPort, bare: barePort, keys, subscriptionKeys, limiter: rateLimiter.kind, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
 process.on('SIGTERM', async () => {
   appServer.close();
   bare.close();
+  await rateLimiter.close();
   await db.close();
   process.exit(0);
 });

@@ -1,11 +1,15 @@
 /**
  * The endpoint catalogue: one row per documented operation (spec: "Summary of access and cost",
- * Limits, EndpointInfoOut). `GET /endpoints`, the OpenAPI `x-quotegate` extension, billing and rate
+ * Limits, EndpointInfoOut), kept as data in `data/endpoints.json`. `GET /endpoints`, the OpenAPI `x-quotegate` extension, billing and rate
  * limits all read these rows; GraphQL root fields doing the same work as a metered REST operation
  * name the row they share (`graphqlFields`).
  */
 
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
 import { byCodePoint } from '../lib/order.js';
+import { projectRoot } from '../lib/paths.js';
 
 /** At most `maxRequests` per `windowSeconds`, per account (spec: RateLimitSpec). */
 export interface RateLimitSpec {
@@ -39,34 +43,53 @@ export interface EndpointInfo {
   graphqlFields: string[];
 }
 
-const pub = { premium: false, creditCost: 0, rateLimit: null, unitPricing: null, roles: [] as string[], graphqlFields: [] as string[] };
+const rowSchema = z
+  .object({
+    operation_id: z.string().regex(/^[a-z][A-Za-z]+$/),
+    method: z.enum(['GET', 'POST']),
+    path: z.string().startsWith('/'),
+    roles: z.array(z.enum(['user', 'admin', 'machine'])),
+    premium: z.boolean(),
+    credit_cost: z.number().int().min(0),
+    unit_pricing: z.object({ unit_size: z.number().int().positive(), units_body_field: z.string().min(1), max_units: z.number().int().positive() }).strict().nullable(),
+    rate_limit: z.object({ max_requests: z.number().int().positive(), window_seconds: z.number().int().positive() }).strict().nullable(),
+    recommended_interval_seconds: z.number().int().positive().nullable(),
+    graphql_fields: z.array(z.string().min(1)),
+  })
+  .strict();
 
-/** The 13 documented operations, as the spec's summary table gives them. */
-export const ENDPOINTS: readonly EndpointInfo[] = [
-  { ...pub, operationId: 'listWebsites', method: 'GET', path: '/websites', recommendedIntervalSeconds: 300 },
-  { ...pub, operationId: 'getWebsite', method: 'GET', path: '/websites/{code}', recommendedIntervalSeconds: 300 },
-  { ...pub, operationId: 'getFeeSchedule', method: 'GET', path: '/websites/{code}/fee-schedule', recommendedIntervalSeconds: 300 },
-  { ...pub, operationId: 'listCurrencies', method: 'GET', path: '/currencies', recommendedIntervalSeconds: 300 },
-  { ...pub, operationId: 'getCurrency', method: 'GET', path: '/currencies/{currency_id}', recommendedIntervalSeconds: 300 },
-  {
-    operationId: 'getPrices', method: 'GET', path: '/prices', premium: false, creditCost: 1, recommendedIntervalSeconds: 60,
-    rateLimit: { maxRequests: 120, windowSeconds: 60 }, unitPricing: null, roles: ['user'], graphqlFields: ['prices'],
-  },
-  {
-    operationId: 'batchPrices', method: 'POST', path: '/prices/batch', premium: false, creditCost: 1, recommendedIntervalSeconds: 60,
-    rateLimit: { maxRequests: 20, windowSeconds: 60 }, unitPricing: { unitSize: 100, unitsBodyField: 'market_hash_names', maxUnits: 1000 },
-    roles: ['user'], graphqlFields: ['batchPrices'],
-  },
-  {
-    operationId: 'exportPrices', method: 'GET', path: '/prices/export', premium: false, creditCost: 10, recommendedIntervalSeconds: 300,
-    rateLimit: { maxRequests: 2, windowSeconds: 60 }, unitPricing: null, roles: ['user'], graphqlFields: [],
-  },
-  { ...pub, operationId: 'getMe', method: 'GET', path: '/me', recommendedIntervalSeconds: 60, roles: ['user'], graphqlFields: ['me'] },
-  { ...pub, operationId: 'getStatus', method: 'GET', path: '/status', recommendedIntervalSeconds: 60 },
-  { ...pub, operationId: 'getHealth', method: 'GET', path: '/health', recommendedIntervalSeconds: 30 },
-  { ...pub, operationId: 'getConfig', method: 'GET', path: '/config', recommendedIntervalSeconds: 3600 },
-  { ...pub, operationId: 'listEndpoints', method: 'GET', path: '/endpoints', recommendedIntervalSeconds: 3600 },
-];
+/** Where the catalogue lives: data, read once at start (our transcription of the spec's summary table and Limits). */
+export const CATALOGUE_FILE = path.join(projectRoot, 'data', 'endpoints.json');
+
+/**
+ * Reads and validates the catalogue file. Throws at start-up when a row breaks the shape, an
+ * operation id or method+path repeats, or a GraphQL field is tied to two rows.
+ */
+export function loadCatalogue(file = CATALOGUE_FILE): EndpointInfo[] {
+  const rows = z.array(rowSchema).parse(JSON.parse(fs.readFileSync(file, 'utf8')));
+  const seen = new Set<string>();
+  for (const r of rows) {
+    for (const k of [r.operation_id, `${r.method} ${r.path}`, ...r.graphql_fields.map((f) => `field ${f}`)]) {
+      if (seen.has(k)) throw new Error(`${file}: ${k} appears twice`);
+      seen.add(k);
+    }
+  }
+  return rows.map((r) => ({
+    operationId: r.operation_id,
+    method: r.method,
+    path: r.path,
+    premium: r.premium,
+    creditCost: r.credit_cost,
+    recommendedIntervalSeconds: r.recommended_interval_seconds,
+    rateLimit: r.rate_limit && { maxRequests: r.rate_limit.max_requests, windowSeconds: r.rate_limit.window_seconds },
+    unitPricing: r.unit_pricing && { unitSize: r.unit_pricing.unit_size, unitsBodyField: r.unit_pricing.units_body_field, maxUnits: r.unit_pricing.max_units },
+    roles: r.roles,
+    graphqlFields: r.graphql_fields,
+  }));
+}
+
+/** The 13 documented operations (data/endpoints.json). */
+export const ENDPOINTS: readonly EndpointInfo[] = loadCatalogue();
 
 /** Catalogue rows sorted by path then method (spec: GET /endpoints ordering). */
 export function sortedEndpoints(): EndpointInfo[] {

@@ -1,0 +1,28 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE_FILE, ENDPOINTS, loadCatalogue } from '../../src/catalogue/endpoints.js';
+import { operationCost } from '../../src/services/billing.js';
+
+describe('endpoint catalogue (data/endpoints.json)', () => {
+  it('holds the 13 operations with the spec costs and limits', () => {
+    expect(ENDPOINTS).toHaveLength(13);
+    const row = (id: string) => ENDPOINTS.find((e) => e.operationId === id)!;
+    expect(row('getPrices')).toMatchObject({ creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['prices'] });
+    expect(row('batchPrices').rateLimit).toEqual({ maxRequests: 20, windowSeconds: 60 });
+    expect(row('exportPrices')).toMatchObject({ creditCost: 10, rateLimit: { maxRequests: 2, windowSeconds: 60 } });
+    expect(ENDPOINTS.filter((e) => e.premium)).toEqual([]);
+    expect([1, 100, 101, 200, 201, 1000].map((n) => Number(operationCost(row('batchPrices'), n)))).toEqual([1, 1, 2, 2, 3, 10]);
+    expect(Number(operationCost(row('getMe')))).toBe(0);
+  });
+
+  it('refuses a file with a repeated operation or GraphQL field', () => {
+    const rows = JSON.parse(fs.readFileSync(CATALOGUE_FILE, 'utf8'));
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'qg-cat-')), 'endpoints.json');
+    fs.writeFileSync(file, JSON.stringify([...rows, { ...rows[5], operation_id: 'pricesAgain', path: '/prices2' }]));
+    expect(() => loadCatalogue(file)).toThrow(/field prices appears twice/);
+    fs.writeFileSync(file, JSON.stringify([...rows, { ...rows[0], extra: 1 }]));
+    expect(() => loadCatalogue(file)).toThrow();
+  });
+});
