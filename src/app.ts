@@ -168,12 +168,13 @@ export function createApp(deps: AppDeps): App {
     }
     let body: unknown = undefined;
     if (route.body) body = await readJsonBody(request);
-    const variableValues = route.variables({ path, query: url.searchParams, body });
+    const variableValues = route.variables({ path, query: url.searchParams, body, headers: request.headers });
     const { execute, contextFactory } = yoga.getEnveloped({ request, requestId, state, params: { query: DOCUMENTS[route.operationId], variables: variableValues } } as never);
     const contextValue = await contextFactory();
     const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
     if (result.errors && result.errors.length > 0) return errorResponse(requestId, resultError(result.errors, logger), route.metered);
     const payload = route.payload(result.data as Record<string, unknown>);
+    if (route.respond) return route.respond(payload, { db, state });
     const headers = { 'X-Request-ID': requestId, ...route.headers };
     return route.envelope ? json(200, { data: payload, meta: successMeta(state, route.metered) }, headers) : json(200, payload, headers);
   }

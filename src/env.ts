@@ -21,6 +21,8 @@ const schema = z.object({
   REDIS_URL: z.string().url().optional(),
   /** `off` disables rate limits (load tests of the billing path only); never in production. */
   QUOTEGATE_RATE_LIMITS: z.enum(['on', 'off']).default('on'),
+  /** Seconds between export snapshot builds (GET /prices/export); 0 turns the job off in this process. */
+  EXPORT_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(300),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

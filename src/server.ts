@@ -9,6 +9,7 @@ import { openDatabase, type Database } from './db/client.js';
 import { createApp } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
 import { createRateLimiter } from './plugins/rate-limiter.js';
+import { startExportJob } from './jobs/export-snapshots.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -35,6 +36,7 @@ export async function startServer(env: Env): Promise<RunningServer> {
   const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger });
   logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');
   const app = createApp({ db, logger, rateLimiter });
+  const exportJob = env.EXPORT_INTERVAL_SECONDS > 0 ? startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger) : null;
   const server = http.createServer(app.adapter as unknown as http.RequestListener);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;
@@ -49,6 +51,7 @@ export async function startServer(env: Env): Promise<RunningServer> {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await exportJob?.stop();
       await rateLimiter.close();
       await db.close();
     },

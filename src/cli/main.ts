@@ -18,6 +18,8 @@ import {
   setSubscriptions,
 } from '../services/accounts.js';
 import { grantCredits } from '../services/billing.js';
+import { EXPORT_SIDES, runExportSnapshots } from '../services/exports.js';
+import type { SideFilter } from '../services/quotes.js';
 import { ENDPOINTS } from '../catalogue/endpoints.js';
 import { ServiceError, notFound } from '../lib/errors.js';
 import { startServer } from '../server.js';
@@ -190,6 +192,40 @@ program
       { account_id: id, subscriptions: subs.map((s) => ({ category: s.category, plan_id: s.planId, expires_at: s.expiresAt.toISOString() })) },
       subs.length ? `${id}: ${subs[0]!.planId} until ${subs[0]!.expiresAt.toISOString()}` : `${id}: no subscription`,
     );
+  });
+
+program
+  .command('export')
+  .description('export snapshots (GET /prices/export)')
+  .command('build')
+  .description('build the snapshots now (every app id and side unless narrowed), under the builder lock')
+  .option('--app-id <id>', 'only this app id')
+  .option('--side <side>', 'only this side: ask, bid, mid or all')
+  .option('--json', 'print JSON')
+  .action(async (opts: { appId?: string; side?: string; json?: boolean }) => {
+    if (opts.side !== undefined && !(EXPORT_SIDES as readonly string[]).includes(opts.side)) program.error('--side must be ask, bid, mid or all');
+    const started = Date.now();
+    const results = await withDb((db) =>
+      runExportSnapshots(db, { appIds: opts.appId ? [opts.appId] : undefined, sides: opts.side ? [opts.side as SideFilter] : undefined }),
+    );
+    if (results === null) return program.error('error: another process is building snapshots right now; try again shortly');
+    const rows = results.map((r) => ({
+      app_id: r.snapshot.appId,
+      side: r.snapshot.side,
+      published: r.published,
+      etag: r.snapshot.etag,
+      bytes: r.snapshot.byteSize,
+      items: r.snapshot.itemCount,
+      quotes: r.snapshot.quoteCount,
+      build_ms: r.snapshot.buildMs,
+    }));
+    // maxRSS: peak resident set size of this process in KiB (what the build's memory bound is checked against).
+    const summary = { ms: Date.now() - started, peak_rss_mib: Math.round(process.resourceUsage().maxRSS / 1024), builds: rows };
+    if (opts.json) console.log(JSON.stringify(summary));
+    else {
+      console.table(rows);
+      console.log(`done in ${summary.ms} ms; peak RSS ${summary.peak_rss_mib} MiB`);
+    }
   });
 
 const token = program.command('token').description('service tokens (role machine, for the dashboard sync)');

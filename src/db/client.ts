@@ -24,6 +24,12 @@ export interface Database {
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Number of SQL statements sent since start (for query-count assertions and metrics). */
   queryCount(): number;
+  /**
+   * Runs `work` only if no other process (PostgreSQL: a session advisory lock on a dedicated
+   * connection; PGlite: this process, the only one that can open it) holds the lock `name`.
+   * Returns `{ acquired: false }` at once when it is held.
+   */
+  withLock<T>(name: string, work: () => Promise<T>): Promise<{ acquired: true; result: T } | { acquired: false }>;
   close(): Promise<void>;
 }
 
@@ -39,6 +45,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let kind: Database['kind'];
   let closeDriver: () => Promise<void>;
   let raw: <T>(sql: string, params: unknown[]) => Promise<T[]>;
+  let withLock: Database['withLock'];
   if ('url' in target) {
     const pool = new pg.Pool({ connectionString: target.url, max: 10 });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
@@ -46,6 +53,20 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     kind = 'postgres';
     raw = async <T>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows as T[];
     closeDriver = () => pool.end();
+    withLock = async (name, work) => {
+      const client = await pool.connect();
+      try {
+        const [row] = (await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS ok`, [name])).rows;
+        if (!row?.ok) return { acquired: false };
+        try {
+          return { acquired: true, result: await work() };
+        } finally {
+          await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [name]);
+        }
+      } finally {
+        client.release();
+      }
+    };
   } else {
     const dir = target.pgliteDir;
     const release = dir.startsWith('memory://') ? () => {} : lockDirectory(dir);
@@ -64,6 +85,16 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       await pglite.close();
       release();
     };
+    const held = new Set<string>();
+    withLock = async (name, work) => {
+      if (held.has(name)) return { acquired: false };
+      held.add(name);
+      try {
+        return { acquired: true, result: await work() };
+      } finally {
+        held.delete(name);
+      }
+    };
   }
   let count = 0;
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
@@ -79,6 +110,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       return raw<T>(sql, params);
     },
     queryCount: () => count,
+    withLock,
     async close() {
       await prisma.$disconnect();
       await closeDriver();

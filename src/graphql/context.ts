@@ -92,11 +92,13 @@ export interface RequestState {
   rateLimits: RateLimitState[];
   /** Set for requests that ran a metered operation: billed or free, and the figures when billed. */
   billing: { billable: boolean; cost: bigint; remaining: bigint } | null;
+  /** Set by a resolver whose answer is never billed although it succeeded (an export 304). */
+  waived: boolean;
 }
 
 /** A fresh RequestState. */
 export function newRequestState(requestId: string): RequestState {
-  return { requestId, rateLimits: [], billing: null };
+  return { requestId, rateLimits: [], billing: null, waived: false };
 }
 
 /** What every resolver receives. */

@@ -5,6 +5,7 @@ import './types/catalogue.js';
 import './types/quotes.js';
 import './types/meta.js';
 import './types/account.js';
+import './types/exports.js';
 
 /** The executable schema of both faces. */
 export const schema = builder.toSchema();

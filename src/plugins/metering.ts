@@ -146,7 +146,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
           async onExecuteDone({ result, setResult }) {
             if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
             const r = result as ExecutionResult;
-            const charged = billable.filter((f) => !fieldFailed(r, f.responseKey));
+            const charged = ctx.state.waived ? [] : billable.filter((f) => !fieldFailed(r, f.responseKey));
             const cost = charged.reduce((sum, f) => sum + f.cost, 0n);
             let after = remaining;
             if (cost > 0n) {

@@ -73,6 +73,9 @@ export const DOCUMENTS = {
   batchPrices: `query batchPrices($marketHashNames: [String!]!, $appId: String!, $markets: [String!], $side: SideFilter!) {
     batchPrices(marketHashNames: $marketHashNames, appId: $appId, markets: $markets, side: $side) {
       app_id: appId side items { market_hash_name: marketHashName markets { ${QUOTE_FIELDS} } } } }`,
+  exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
+    priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {
+      snapshotId etag generatedAt byteSize notModified } }`,
   getMe: `query getMe { me {
     user { id name email email_verified: emailVerified image steam_id: steamId created_at: createdAt base_currency: baseCurrency }
     subscription { category plan_id: planId expires_at: expiresAt }

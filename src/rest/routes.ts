@@ -8,12 +8,22 @@ import * as v from '../validation/params.js';
 import { validationError, type ValidationDetail } from '../lib/errors.js';
 import { DOCUMENTS } from './documents.js';
 import { CS2_APP_ID } from '../services/importers.js';
+import type { Database } from '../db/client.js';
+import type { RequestState } from '../graphql/context.js';
+import { snapshotStream } from '../services/exports.js';
 
 /** What a route sees of a request: path parameters, query parameters (all values) and the parsed JSON body. */
 export interface RouteInput {
   path: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
+  headers: Headers;
+}
+
+/** What a route's own responder gets besides the payload. */
+export interface RespondContext {
+  db: Database;
+  state: RequestState;
 }
 
 /** One REST route (see module doc). */
@@ -32,6 +42,8 @@ export interface Route {
   headers?: Record<string, string>;
   /** True when the request has a JSON body. */
   body?: boolean;
+  /** Builds the whole response instead of the JSON envelope (the export file). */
+  respond?(payload: unknown, ctx: RespondContext): Response;
 }
 
 class Collector {
@@ -154,6 +166,38 @@ export const ROUTES: readonly Route[] = [
       const side = sideRaw === undefined ? 'all' : c.check('query', 'side', v.side, sideRaw);
       c.done();
       return { marketHashName, appId, markets, side };
+    },
+  },
+  {
+    operationId: 'exportPrices', method: 'GET', path: '/prices/export', envelope: false, payload: pick('priceExport'),
+    variables: ({ query, headers }) => {
+      const c = new Collector();
+      const appRaw = c.one(query, 'app_id');
+      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      const sideRaw = c.one(query, 'side');
+      const side = sideRaw === undefined ? 'ask' : c.check('query', 'side', v.side, sideRaw);
+      c.done();
+      return { appId, side, ifNoneMatch: headers.get('if-none-match') };
+    },
+    respond: (payload, { db, state }) => {
+      const s = payload as { snapshotId: string; etag: string; generatedAt: string; byteSize: number; notModified: boolean };
+      const billing = state.billing;
+      const headers: Record<string, string> = {
+        ETag: s.etag,
+        'Last-Modified': new Date(s.generatedAt).toUTCString(),
+        'X-Export-Generated-At': s.generatedAt,
+        'Cache-Control': 'private, no-cache',
+        'X-Billable': String(Boolean(billing?.billable)),
+      };
+      if (s.notModified) return new Response(null, { status: 304, headers });
+      if (billing?.billable) {
+        headers['X-Credit-Cost'] = billing.cost.toString();
+        headers['X-Credit-Remaining'] = billing.remaining.toString();
+      }
+      return new Response(snapshotStream(db, s.snapshotId), {
+        status: 200,
+        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': String(s.byteSize) },
+      });
     },
   },
   {

@@ -52,5 +52,7 @@ export const batchBody = z
 export const pricesArgs = z.looseObject({ marketHashName, appId, markets: marketList.nullish() });
 /** Arguments of the GraphQL `batchPrices` field (REST: POST /prices/batch). */
 export const batchPricesArgs = z.looseObject({ marketHashNames, appId, markets: marketList.nullish() });
+/** Arguments of the GraphQL `priceExport` field (REST: GET /prices/export). */
+export const exportArgs = z.looseObject({ appId, ifNoneMatch: chars(0, 4096).nullish() });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs };

@@ -7,6 +7,9 @@ import { importCatalogue } from '../../src/services/catalogue-import.js';
 import { dataDir } from '../helpers/app.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { expectEnvelope } from '../helpers/shapes.js';
+import zlib from 'node:zlib';
+import { runExportSnapshots } from '../../src/services/exports.js';
+import { byCodePoint } from '../../src/lib/order.js';
 
 let db: TestDatabase;
 let key: string;
@@ -64,6 +67,27 @@ describe('bundled real data', () => {
       `SELECT 1 FROM source_quote q JOIN item i ON i.id = q.item_id WHERE i.market_hash_name = 'Recoil Case' AND q.provider_code = 'CSGOTRADER' AND q.market_code = 'BUFF163'`,
     );
     expect(aggregator.length).toBeGreaterThan(0);
+  });
+
+  it('the side=all export decompresses to a document that /prices agrees with, item by item (100 sampled)', async () => {
+    const [built] = (await runExportSnapshots(db, { appIds: ['730'], sides: ['all'] }))!;
+    expect(built!.published).toBe(true);
+    const sampler = await createAccount(db, { credits: 10_000n });
+    const app = createApp({ db });
+    const res = await app.fetch(new Request('http://test/prices/export?side=all', { headers: { 'X-API-Key': sampler.key } }));
+    expect(res.status).toBe(200);
+    const doc = JSON.parse(zlib.gunzipSync(Buffer.from(await res.arrayBuffer())).toString('utf8'));
+    const [{ n }] = await db.query<{ n: number }>(`SELECT count(DISTINCT item_id)::int AS n FROM source_quote q JOIN item i ON i.id = q.item_id WHERE i.app_id = '730'`);
+    expect(doc.items.length).toBe(n);
+    const names = doc.items.map((i: { market_hash_name: string }) => i.market_hash_name);
+    expect(names).toEqual([...names].sort(byCodePoint));
+    const step = Math.floor(doc.items.length / 100);
+    for (let i = 0; i < 100; i++) {
+      const item = doc.items[i * step];
+      const r = await app.fetch(new Request(`http://test/prices?side=all&market_hash_name=${encodeURIComponent(item.market_hash_name)}`, { headers: { 'X-API-Key': sampler.key } }));
+      expect(r.status).toBe(200);
+      expect((await r.json()).data.markets, item.market_hash_name).toEqual(item.markets);
+    }
   });
 
   it('importing the same data again changes nothing', async () => {

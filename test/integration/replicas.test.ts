@@ -95,6 +95,26 @@ describe.skipIf(!serverUrl)('two server processes on one PostgreSQL database', (
     }
   }
 
+  it('serves the same export bytes and ETag from both processes, built by one of them', async () => {
+    const a = await createAccount(db, { credits: 1000n });
+    let first: Response | undefined;
+    for (let i = 0; i < 60; i++) {
+      first = await fetch(`${servers[0]!.url}/prices/export?side=all`, { headers: { 'X-API-Key': a.key } });
+      if (first.status !== 503) break;
+      await first.arrayBuffer();
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(first!.status).toBe(200);
+    const second = await fetch(`${servers[1]!.url}/prices/export?side=all`, { headers: { 'X-API-Key': a.key } });
+    expect(second.status).toBe(200);
+    expect(second.headers.get('etag')).toBe(first!.headers.get('etag'));
+    expect(await second.text()).toBe(await first!.text()); // fetch decompresses: the same document
+    const builds = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM export_build WHERE app_id = '730' AND side = 'all' AND complete`);
+    expect(builds[0]!.n).toBe(1); // both started a job; the lock let one build, the other skipped (or found no change)
+    const notModified = await fetch(`${servers[1]!.url}/prices/export?side=all`, { headers: { 'X-API-Key': a.key, 'If-None-Match': first!.headers.get('etag')! } });
+    expect(notModified.status).toBe(304);
+  });
+
   it('keeps a canary key out of the database dump and both processes\' logs', async () => {
     const canary = await createAccount(db, { credits: 5n });
     const token = (await createServiceToken(db, 'canary')).token;

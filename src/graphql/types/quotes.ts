@@ -13,7 +13,7 @@ const QuoteSide = builder.enumType('QuoteSide', {
   description: 'ask = sell listing, bid = buy order, mid = the CSCP valuation.',
   values: ['ask', 'bid', 'mid'] as const,
 });
-const SideFilterEnum = builder.enumType('SideFilter', { values: ['ask', 'bid', 'mid', 'all'] as const });
+export const SideFilterEnum = builder.enumType('SideFilter', { values: ['ask', 'bid', 'mid', 'all'] as const });
 
 const ValuationRef = builder.objectRef<Valuation>('Valuation').implement({
   description: 'The CSCP consensus valuation (REST: ValuationOut); amounts in CNY, fees included.',

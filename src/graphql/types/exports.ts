@@ -1,0 +1,51 @@
+/** The export snapshot as a GraphQL field (REST: GET /prices/export, which streams the file itself). */
+import { builder } from '../builder.js';
+import * as v from '../../validation/params.js';
+import { dependencyUnavailable, notFound } from '../../lib/errors.js';
+import { anySnapshot, currentSnapshot, ifNoneMatchHits, type Snapshot } from '../../services/exports.js';
+import { CS2_APP_ID } from '../../services/importers.js';
+import { SideFilterEnum } from './quotes.js';
+
+interface PriceExportShape extends Snapshot {
+  notModified: boolean;
+}
+
+const PriceExportRef = builder.objectRef<PriceExportShape>('PriceExport').implement({
+  description: 'The current export snapshot of one app id and side. The gzip file is served by GET /prices/export.',
+  fields: (t) => ({
+    snapshotId: t.exposeString('buildId', { description: 'Identifies the stored build.' }),
+    appId: t.exposeString('appId'),
+    side: t.field({ type: SideFilterEnum, resolve: (s) => s.side }),
+    etag: t.exposeString('etag', { description: 'Strong validator (quoted), as in the ETag header.' }),
+    generatedAt: t.field({ type: 'DateTime', resolve: (s) => s.generatedAt }),
+    byteSize: t.exposeInt('byteSize', { description: 'Size of the gzip file in bytes.' }),
+    itemCount: t.exposeInt('itemCount'),
+    quoteCount: t.exposeInt('quoteCount'),
+    notModified: t.exposeBoolean('notModified', { description: 'True when ifNoneMatch named this snapshot: not billed.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  priceExport: t.field({
+    type: PriceExportRef,
+    description:
+      'The current export snapshot (REST: GET /prices/export; needs an API key; billed and rate limited as the export, except when ifNoneMatch names the current ETag). Error `dependency_unavailable` before the first snapshot.',
+    args: {
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
+      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'ask' }),
+      ifNoneMatch: t.arg.string({ required: false, description: 'An If-None-Match value: ETags, W/ forms, lists or *.' }),
+    },
+    validate: v.exportArgs,
+    resolve: async (_r, args, ctx) => {
+      await ctx.requireUser('exportPrices');
+      const snapshot = await currentSnapshot(ctx.db, args.appId, args.side);
+      if (!snapshot) {
+        if (await anySnapshot(ctx.db)) throw notFound(`No export for app id ${JSON.stringify(args.appId)}: it has no priced items.`);
+        throw dependencyUnavailable('The first export snapshot is not built yet; retry in a minute.', 60);
+      }
+      const notModified = ifNoneMatchHits(args.ifNoneMatch, snapshot.etag);
+      if (notModified) ctx.state.waived = true;
+      return { ...snapshot, notModified };
+    },
+  }),
+}));

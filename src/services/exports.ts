@@ -1,0 +1,299 @@
+/**
+ * Export snapshots (spec: GET /prices/export, ExportOut): the whole priced catalogue of one app id
+ * and side as one gzip file, built every few minutes and served as stored.
+ *
+ * A build streams: item names are read in market-hash-name order (code-point order, `COLLATE "C"`)
+ * a page at a time, their quotes loaded with the same query and rules as GET /prices, each item's
+ * JSON written into gzip as it is produced, and the gzip output stored in ~1 MiB chunks as it comes.
+ * Memory stays bounded by one page of quotes plus one chunk, whatever the catalogue size.
+ *
+ * Visibility: a build is published by one statement that points `export_current` at it, after its
+ * last chunk is stored; a failed or interrupted build is never served and is deleted by the next
+ * build. A build whose items are byte-for-byte those of the current snapshot is dropped, so unchanged
+ * data keeps the same bytes, `generated_at` and ETag. The previous snapshot is kept until the next
+ * publish, so a download that began before a publish can finish.
+ */
+import crypto from 'node:crypto';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
+import type { Database } from '../db/client.js';
+import { formatDecimal } from '../lib/money.js';
+import { formatDate, formatTimestamp } from '../lib/time.js';
+import { filterQuotes, loadQuotes, type MarketQuote, type SideFilter } from './quotes.js';
+
+/** The sides a snapshot is built for. */
+export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
+/** Bytes per stored chunk of gzip output. */
+export const CHUNK_BYTES = 1024 * 1024;
+/** Item names per page read while building. */
+export const PAGE_ITEMS = 1000;
+
+/** A quote as JSON, exactly as GET /prices writes it (spec: MarketQuoteOut, ValuationOut). */
+export function quoteJson(q: MarketQuote): Record<string, unknown> {
+  const v = q.valuation;
+  return {
+    market_code: q.marketCode,
+    provider_code: q.providerCode,
+    side: q.side,
+    market_currency_code: q.currencyCode,
+    market_price_amount: q.price === null ? null : formatDecimal(q.price),
+    quantity: q.quantity,
+    is_quantity_minimum: q.isQuantityMinimum,
+    is_all_items_same_price: q.isAllItemsSamePrice,
+    changed_at: formatTimestamp(q.changedAt),
+    observed_at: q.observedAt === null ? null : formatTimestamp(q.observedAt),
+    delisted_at: q.delistedAt === null ? null : formatTimestamp(q.delistedAt),
+    fresh_at: formatTimestamp(q.freshAt),
+    valuation:
+      v === null
+        ? null
+        : {
+            valuation_date: formatDate(v.valuationDate),
+            credibility: v.credibility,
+            uncertainty: v.uncertainty,
+            is_two_sided: v.isTwoSided,
+            ask_amount: formatDecimal(v.askAmount),
+            bid_amount: v.bidAmount === null ? null : formatDecimal(v.bidAmount),
+            ask_quote_count: v.askQuoteCount,
+            bid_quote_count: v.bidQuoteCount,
+          },
+  };
+}
+
+/** The snapshot currently served for an app id and side. */
+export interface Snapshot {
+  buildId: string;
+  appId: string;
+  side: SideFilter;
+  /** Strong ETag, quoted: `"<base64url sha-256 of the gzip bytes>"`. */
+  etag: string;
+  generatedAt: Date;
+  /** Size of the gzip file in bytes. */
+  byteSize: number;
+  itemCount: number;
+  quoteCount: number;
+  /** Build time in milliseconds. */
+  buildMs: number;
+}
+
+interface SnapshotRow {
+  id: string;
+  app_id: string;
+  side: SideFilter;
+  etag: string;
+  generated_at: Date;
+  byte_size: string;
+  item_count: number;
+  quote_count: number;
+  build_ms: number;
+  items_sha256: string;
+}
+
+const toSnapshot = (r: SnapshotRow): Snapshot => ({
+  buildId: r.id,
+  appId: r.app_id,
+  side: r.side,
+  etag: r.etag,
+  generatedAt: new Date(r.generated_at),
+  byteSize: Number(r.byte_size),
+  itemCount: r.item_count,
+  quoteCount: r.quote_count,
+  buildMs: r.build_ms,
+});
+
+const CURRENT_SQL = `
+  SELECT b.id::text AS id, b.app_id, b.side, b.etag, b.generated_at, b.byte_size::text AS byte_size, b.item_count,
+         b.quote_count, b.build_ms, b.items_sha256
+    FROM export_current c JOIN export_build b ON b.id = c.build_id
+   WHERE c.app_id = $1 AND c.side = $2`;
+
+/** The snapshot served for `appId` and `side`, or null before the first build. */
+export async function currentSnapshot(db: Pick<Database, 'query'>, appId: string, side: SideFilter): Promise<Snapshot | null> {
+  const [row] = await db.query<SnapshotRow>(CURRENT_SQL, [appId, side]);
+  return row ? toSnapshot(row) : null;
+}
+
+/** True once any snapshot has been published (the builder has run). */
+export async function anySnapshot(db: Pick<Database, 'query'>): Promise<boolean> {
+  return (await db.query(`SELECT 1 FROM export_current LIMIT 1`)).length > 0;
+}
+
+/** The gzip bytes of a build, chunk by chunk, read a few chunks per query (bounded memory). */
+export function snapshotStream(db: Pick<Database, 'query'>, buildId: string): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const rows = await db.query<{ seq: number; bytes: Uint8Array }>(
+        `SELECT seq, bytes FROM export_chunk WHERE build_id = $1 AND seq >= $2 ORDER BY seq LIMIT 4`,
+        [buildId, next],
+      );
+      if (rows.length === 0) return controller.close();
+      for (const r of rows) controller.enqueue(new Uint8Array(r.bytes));
+      next = rows[rows.length - 1]!.seq + 1;
+    },
+  });
+}
+
+/** What a build did. `published` false = the data was unchanged and the current snapshot stays. */
+export interface BuildResult {
+  snapshot: Snapshot;
+  published: boolean;
+}
+
+/** Options of buildSnapshot; `onPage` is called after each page of items (tests interrupt builds with it). */
+export interface BuildOptions {
+  now?: Date;
+  pageItems?: number;
+  onPage?: (page: number) => void | Promise<void>;
+}
+
+async function* documentParts(
+  db: Pick<Database, 'query'>,
+  appId: string,
+  side: SideFilter,
+  generatedAt: Date,
+  opts: BuildOptions,
+  stats: { items: number; quotes: number; hash: crypto.Hash },
+): AsyncGenerator<Buffer> {
+  yield Buffer.from(`{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","items":[`);
+  let after = '';
+  let page = 0;
+  for (;;) {
+    const names = (
+      await db.query<{ market_hash_name: string }>(
+        `SELECT market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
+          ORDER BY market_hash_name COLLATE "C" LIMIT $3`,
+        [appId, after, opts.pageItems ?? PAGE_ITEMS],
+      )
+    ).map((r) => r.market_hash_name);
+    if (names.length === 0) break;
+    after = names[names.length - 1]!;
+    const quotes = await loadQuotes(db, appId, names);
+    const parts: string[] = [];
+    for (const name of names) {
+      const list = filterQuotes(quotes.get(name) ?? [], { markets: null, side });
+      if (list.length === 0) continue;
+      parts.push((stats.items === 0 ? '' : ',') + JSON.stringify({ market_hash_name: name, markets: list.map(quoteJson) }));
+      stats.items += 1;
+      stats.quotes += list.length;
+    }
+    const text = Buffer.from(parts.join(''));
+    stats.hash.update(text);
+    if (text.length > 0) yield text;
+    page += 1;
+    await opts.onPage?.(page);
+  }
+  yield Buffer.from(']}');
+}
+
+/**
+ * Builds the snapshot of `appId` and `side` and publishes it unless its items equal the current
+ * snapshot's. The caller holds the builder lock (see runExportSnapshots). Throws when reading or
+ * writing fails; the current snapshot is then untouched and the partial build is removed next time.
+ */
+export async function buildSnapshot(db: Database, appId: string, side: SideFilter, opts: BuildOptions = {}): Promise<BuildResult> {
+  const started = performance.now();
+  const generatedAt = opts.now ?? new Date();
+  // Leftovers of interrupted builds (never current) go first.
+  await db.query(
+    `DELETE FROM export_build WHERE app_id = $1 AND side = $2 AND NOT complete
+        AND id NOT IN (SELECT build_id FROM export_current)`,
+    [appId, side],
+  );
+  const [{ id }] = (await db.query<{ id: string }>(
+    `INSERT INTO export_build (app_id, side, generated_at) VALUES ($1, $2, $3) RETURNING id::text AS id`,
+    [appId, side, generatedAt],
+  )) as [{ id: string }];
+  const stats = { items: 0, quotes: 0, hash: crypto.createHash('sha256') };
+  const fileHash = crypto.createHash('sha256');
+  let seq = 0;
+  let size = 0;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const flush = async () => {
+    if (pendingBytes === 0) return;
+    const bytes = Buffer.concat(pending, pendingBytes);
+    pending = [];
+    pendingBytes = 0;
+    await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [id, seq, bytes]);
+    seq += 1;
+  };
+  await pipeline(
+    Readable.from(documentParts(db, appId, side, generatedAt, opts, stats)),
+    zlib.createGzip({ level: 6 }),
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        fileHash.update(chunk);
+        size += chunk.length;
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= CHUNK_BYTES) flush().then(() => done(), done);
+        else done();
+      },
+      final(done) {
+        flush().then(() => done(), done);
+      },
+    }),
+  );
+  const itemsSha = stats.hash.digest('hex');
+  const current = await db.query<SnapshotRow>(CURRENT_SQL, [appId, side]);
+  if (current[0] && current[0].items_sha256 === itemsSha) {
+    await db.query(`DELETE FROM export_build WHERE id = $1`, [id]);
+    return { snapshot: toSnapshot(current[0]), published: false };
+  }
+  const etag = `"${fileHash.digest('base64url')}"`;
+  const buildMs = Math.round(performance.now() - started);
+  await db.query(
+    `UPDATE export_build SET etag = $2, items_sha256 = $3, build_ms = $4, byte_size = $5, item_count = $6, quote_count = $7, complete = true
+      WHERE id = $1`,
+    [id, etag, itemsSha, buildMs, size, stats.items, stats.quotes],
+  );
+  await db.query(
+    `INSERT INTO export_current (app_id, side, build_id) VALUES ($1, $2, $3)
+     ON CONFLICT (app_id, side) DO UPDATE SET build_id = EXCLUDED.build_id`,
+    [appId, side, id],
+  );
+  // Keep the snapshot just replaced (downloads in flight); drop older ones.
+  await db.query(
+    `DELETE FROM export_build WHERE app_id = $1 AND side = $2 AND complete AND id < $3
+        AND id <> (SELECT COALESCE(max(id), 0) FROM export_build WHERE app_id = $1 AND side = $2 AND complete AND id < $3)`,
+    [appId, side, id],
+  );
+  return {
+    snapshot: { buildId: id, appId, side, etag, generatedAt, byteSize: size, itemCount: stats.items, quoteCount: stats.quotes, buildMs },
+    published: true,
+  };
+}
+
+/** App ids that have items. */
+export async function appIds(db: Pick<Database, 'query'>): Promise<string[]> {
+  return (await db.query<{ app_id: string }>(`SELECT DISTINCT app_id FROM item ORDER BY app_id`)).map((r) => r.app_id);
+}
+
+/**
+ * One run of the snapshot job: every app id and side, under the `export-snapshots` lock so only one
+ * replica builds at a time. Returns null when another builder holds the lock.
+ */
+export async function runExportSnapshots(db: Database, opts: { now?: Date; sides?: readonly SideFilter[]; appIds?: string[] } = {}): Promise<BuildResult[] | null> {
+  const r = await db.withLock('quotegate:export-snapshots', async () => {
+    const out: BuildResult[] = [];
+    for (const app of opts.appIds ?? (await appIds(db))) {
+      for (const side of opts.sides ?? EXPORT_SIDES) out.push(await buildSnapshot(db, app, side, { now: opts.now }));
+    }
+    return out;
+  });
+  return r.acquired ? r.result : null;
+}
+
+/**
+ * True when an `If-None-Match` header value names `etag` (RFC 9110 13.1.2: weak comparison, so
+ * `W/"x"` matches `"x"`; a list matches if any member does; `*` matches any current snapshot).
+ */
+export function ifNoneMatchHits(header: string | null | undefined, etag: string): boolean {
+  if (!header) return false;
+  const value = header.trim();
+  if (value === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return value.split(',').some((tag) => opaque(tag) === etag);
+}
