@@ -77,7 +77,7 @@ describe('bundled real data', () => {
     const res = await app.fetch(new Request('http://test/prices/export?side=all', { headers: { 'X-API-Key': sampler.key } }));
     expect(res.status).toBe(200);
     const doc = JSON.parse(zlib.gunzipSync(Buffer.from(await res.arrayBuffer())).toString('utf8'));
-    const [{ n }] = await db.query<{ n: number }>(`SELECT count(DISTINCT item_id)::int AS n FROM source_quote q JOIN item i ON i.id = q.item_id WHERE i.app_id = '730'`);
+    const [{ n }] = (await db.query<{ n: number }>(`SELECT count(DISTINCT item_id)::int AS n FROM source_quote q JOIN item i ON i.id = q.item_id WHERE i.app_id = '730'`)) as [{ n: number }];
     expect(doc.items.length).toBe(n);
     const names = doc.items.map((i: { market_hash_name: string }) => i.market_hash_name);
     expect(names).toEqual([...names].sort(byCodePoint));
