@@ -26,8 +26,8 @@ import { filterQuotes, loadQuotes, type MarketQuote, type SideFilter } from './q
 export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
 /** Bytes per stored chunk of gzip output. */
 export const CHUNK_BYTES = 1024 * 1024;
-/** Item names per page read while building. */
-export const PAGE_ITEMS = 1000;
+/** Item names per page read while building (about 20k quotes at 40 markets: bounds the build's memory). */
+export const PAGE_ITEMS = 250;
 
 /** A quote as JSON, exactly as GET /prices writes it (spec: MarketQuoteOut, ValuationOut). */
 export function quoteJson(q: MarketQuote): Record<string, unknown> {
@@ -170,17 +170,17 @@ async function* documentParts(
     if (names.length === 0) break;
     after = names[names.length - 1]!;
     const quotes = await loadQuotes(db, appId, names);
-    const parts: string[] = [];
+    // One item at a time into gzip: no page-sized string is ever built.
     for (const name of names) {
       const list = filterQuotes(quotes.get(name) ?? [], { markets: null, side });
+      quotes.delete(name);
       if (list.length === 0) continue;
-      parts.push((stats.items === 0 ? '' : ',') + JSON.stringify({ market_hash_name: name, markets: list.map(quoteJson) }));
+      const text = Buffer.from((stats.items === 0 ? '' : ',') + JSON.stringify({ market_hash_name: name, markets: list.map(quoteJson) }));
+      stats.hash.update(text);
       stats.items += 1;
       stats.quotes += list.length;
+      yield text;
     }
-    const text = Buffer.from(parts.join(''));
-    stats.hash.update(text);
-    if (text.length > 0) yield text;
     page += 1;
     await opts.onPage?.(page);
   }

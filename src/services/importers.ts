@@ -193,6 +193,9 @@ export async function importPath(prisma: PrismaClient, target: string, progress?
     for (const group of l.groups) await ingestWithProgress(prisma, group, result, progress, counter);
     result.files.push(l.file);
   }
+  // Fresh planner statistics after a bulk load: without them PostgreSQL scans every quote per
+  // /prices request or export page until autovacuum catches up.
+  if (result.inserted > 0) await prisma.$executeRawUnsafe(`ANALYZE item, source_quote`);
   return result;
 }
 
