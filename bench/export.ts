@@ -4,7 +4,7 @@
  * 1. Loads the synthetic full-scale catalogue once (bench/scale-data.ts: ~36k real names x 40
  *    markets x ask and bid) into BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/qg_scale).
  * 2. Builds the `side=all` snapshot in a child process (`quotegate export build`) and reports its
- *    wall time, size and peak RSS; compared in the same run with `COPY (SELECT the same rows) TO
+ *    wall time, size and peak RSS (then the whole job: all four sides in one pass); compared in the same run with `COPY (SELECT the same rows) TO
  *    STDOUT | gzip -6` (psql), timed and measured with /usr/bin/time.
  * 3. 304 answers per second: `GET /prices/export` with the current ETag in If-None-Match through the
  *    full pipeline (auth, rate limit, not billed) spread over BENCH_ACCOUNTS accounts (304s count
@@ -74,7 +74,19 @@ const { stdout } = await run(
   { cwd: projectRoot, env: { ...process.env, DATABASE_URL: url, NODE_ENV: 'production' }, maxBuffer: 16 * 1024 * 1024 },
 );
 const buildWallMs = Date.now() - buildStarted;
-const build = JSON.parse(stdout.trim().split('\n').pop()!) as { ms: number; peak_rss_mib: number; builds: { bytes: number; items: number; quotes: number; build_ms: number; published: boolean }[] };
+type BuildOut = { ms: number; peak_rss_mib: number; builds: { side: string; bytes: number; items: number; quotes: number; build_ms: number; published: boolean }[] };
+const build = JSON.parse(stdout.trim().split('\n').pop()!) as BuildOut;
+// The job as the service runs it: every side of the app id in one pass.
+await db.query(`DELETE FROM export_current WHERE app_id = '730'`);
+const job = JSON.parse(
+  (
+    await run(process.execPath, [path.join(projectRoot, 'dist/src/cli/main.js'), 'export', 'build', '--app-id', '730', '--json'], {
+      cwd: projectRoot,
+      env: { ...process.env, DATABASE_URL: url, NODE_ENV: 'production' },
+      maxBuffer: 16 * 1024 * 1024,
+    })
+  ).stdout.trim().split('\n').pop()!,
+) as BuildOut;
 
 const sameRows = `SELECT DISTINCT ON (i.market_hash_name, q.market_code, q.side) i.market_hash_name, q.market_code, q.provider_code, q.side, q.currency_code,
   q.price, q.quantity, q.is_quantity_minimum, q.is_all_items_same_price, q.changed_at, q.observed_at, q.delisted_at, q.fresh_at
@@ -142,6 +154,7 @@ const b = build.builds[0]!;
 const result = {
   catalogue: scale,
   snapshot_build: { side: 'all', wall_ms: buildWallMs, build_ms: build.ms, peak_rss_mib: build.peak_rss_mib, gzip_bytes: b.bytes, items: b.items, quotes: b.quotes },
+  all_sides_job: { ms: job.ms, peak_rss_mib: job.peak_rss_mib, sides: job.builds.map((x) => ({ side: x.side, bytes: x.bytes, items: x.items })) },
   copy_gzip_baseline: { wall_ms: Math.round(Number(copySeconds) * 1000), peak_rss_mib: Math.round(Number(copyKb) / 1024), gzip_bytes: Number(copyBytes) },
   not_modified: { bare: bareRow, quotegate: appRow, ratio: +(appRow.requests_per_s / bareRow.requests_per_s).toFixed(3), accounts: keys.length, seconds, connections },
 };

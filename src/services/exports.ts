@@ -5,7 +5,8 @@
  * A build streams: item names are read in market-hash-name order (code-point order, `COLLATE "C"`)
  * a page at a time, their quotes loaded with the same query and rules as GET /prices, each item's
  * JSON written into gzip as it is produced, and the gzip output stored in ~1 MiB chunks as it comes.
- * Memory stays bounded by one page of quotes plus one chunk, whatever the catalogue size.
+ * All sides of an app id are built in one pass (each page is read once, written into each side's
+ * gzip). Memory stays bounded by one page of quotes plus one chunk per side, whatever the catalogue size.
  *
  * Visibility: a build is published by one statement that points `export_current` at it, after its
  * last chunk is stored; a failed or interrupted build is never served and is deleted by the next
@@ -14,7 +15,8 @@
  * publish, so a download that began before a publish can finish.
  */
 import crypto from 'node:crypto';
-import { Readable, Writable } from 'node:stream';
+import { once } from 'node:events';
+import { PassThrough, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import type { Database } from '../db/client.js';
@@ -148,67 +150,32 @@ export interface BuildOptions {
   onPage?: (page: number) => void | Promise<void>;
 }
 
-async function* documentParts(
-  db: Pick<Database, 'query'>,
-  appId: string,
-  side: SideFilter,
-  generatedAt: Date,
-  opts: BuildOptions,
-  stats: { items: number; quotes: number; hash: crypto.Hash },
-): AsyncGenerator<Buffer> {
-  yield Buffer.from(`{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","items":[`);
-  let after = '';
-  let page = 0;
-  for (;;) {
-    const names = (
-      await db.query<{ market_hash_name: string }>(
-        `SELECT market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
-          ORDER BY market_hash_name COLLATE "C" LIMIT $3`,
-        [appId, after, opts.pageItems ?? PAGE_ITEMS],
-      )
-    ).map((r) => r.market_hash_name);
-    if (names.length === 0) break;
-    after = names[names.length - 1]!;
-    const quotes = await loadQuotes(db, appId, names);
-    // One item at a time into gzip: no page-sized string is ever built.
-    for (const name of names) {
-      const list = filterQuotes(quotes.get(name) ?? [], { markets: null, side });
-      quotes.delete(name);
-      if (list.length === 0) continue;
-      const text = Buffer.from((stats.items === 0 ? '' : ',') + JSON.stringify({ market_hash_name: name, markets: list.map(quoteJson) }));
-      stats.hash.update(text);
-      stats.items += 1;
-      stats.quotes += list.length;
-      yield text;
-    }
-    page += 1;
-    await opts.onPage?.(page);
-  }
-  yield Buffer.from(']}');
+/** One side's output during a build: its build row, gzip pipeline, hashes and counts. */
+interface SideOutput {
+  side: SideFilter;
+  buildId: string;
+  input: PassThrough;
+  done: Promise<void>;
+  itemsHash: crypto.Hash;
+  fileHash: crypto.Hash;
+  size: number;
+  items: number;
+  quotes: number;
 }
 
-/**
- * Builds the snapshot of `appId` and `side` and publishes it unless its items equal the current
- * snapshot's. The caller holds the builder lock (see runExportSnapshots). Throws when reading or
- * writing fails; the current snapshot is then untouched and the partial build is removed next time.
- */
-export async function buildSnapshot(db: Database, appId: string, side: SideFilter, opts: BuildOptions = {}): Promise<BuildResult> {
-  const started = performance.now();
-  const generatedAt = opts.now ?? new Date();
-  // Leftovers of interrupted builds (never current) go first.
-  await db.query(
-    `DELETE FROM export_build WHERE app_id = $1 AND side = $2 AND NOT complete
-        AND id NOT IN (SELECT build_id FROM export_current)`,
-    [appId, side],
-  );
+/** Writes `bytes` into a side's gzip input, waiting while its buffers are full (backpressure). */
+async function feed(out: SideOutput, bytes: Buffer): Promise<void> {
+  if (!out.input.write(bytes)) await once(out.input, 'drain');
+}
+
+/** Opens a side's build row and gzip pipeline; gzip output is stored in CHUNK_BYTES chunks as it comes. */
+async function openSide(db: Database, appId: string, side: SideFilter, generatedAt: Date): Promise<SideOutput> {
   const [{ id }] = (await db.query<{ id: string }>(
     `INSERT INTO export_build (app_id, side, generated_at) VALUES ($1, $2, $3) RETURNING id::text AS id`,
     [appId, side, generatedAt],
   )) as [{ id: string }];
-  const stats = { items: 0, quotes: 0, hash: crypto.createHash('sha256') };
-  const fileHash = crypto.createHash('sha256');
+  const input = new PassThrough();
   let seq = 0;
-  let size = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   const flush = async () => {
@@ -219,51 +186,135 @@ export async function buildSnapshot(db: Database, appId: string, side: SideFilte
     await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [id, seq, bytes]);
     seq += 1;
   };
-  await pipeline(
-    Readable.from(documentParts(db, appId, side, generatedAt, opts, stats)),
+  const out: SideOutput = {
+    side,
+    buildId: id,
+    input,
+    done: Promise.resolve(),
+    itemsHash: crypto.createHash('sha256'),
+    fileHash: crypto.createHash('sha256'),
+    size: 0,
+    items: 0,
+    quotes: 0,
+  };
+  out.done = pipeline(
+    input,
     zlib.createGzip({ level: 6 }),
     new Writable({
-      write(chunk: Buffer, _enc, done) {
-        fileHash.update(chunk);
-        size += chunk.length;
+      write(chunk: Buffer, _enc, cb) {
+        out.fileHash.update(chunk);
+        out.size += chunk.length;
         pending.push(chunk);
         pendingBytes += chunk.length;
-        if (pendingBytes >= CHUNK_BYTES) flush().then(() => done(), done);
-        else done();
+        if (pendingBytes >= CHUNK_BYTES) flush().then(() => cb(), cb);
+        else cb();
       },
-      final(done) {
-        flush().then(() => done(), done);
+      final(cb) {
+        flush().then(() => cb(), cb);
       },
     }),
   );
-  const itemsSha = stats.hash.digest('hex');
-  const current = await db.query<SnapshotRow>(CURRENT_SQL, [appId, side]);
+  out.done.catch(() => {}); // awaited below; a failure is reported by buildSnapshots
+  await feed(out, Buffer.from(`{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","items":[`));
+  return out;
+}
+
+/** Publishes a finished side unless its items equal the current snapshot's (then the new build is dropped). */
+async function publishSide(db: Database, appId: string, out: SideOutput, generatedAt: Date, buildMs: number): Promise<BuildResult> {
+  const itemsSha = out.itemsHash.digest('hex');
+  const current = await db.query<SnapshotRow>(CURRENT_SQL, [appId, out.side]);
   if (current[0] && current[0].items_sha256 === itemsSha) {
-    await db.query(`DELETE FROM export_build WHERE id = $1`, [id]);
+    await db.query(`DELETE FROM export_build WHERE id = $1`, [out.buildId]);
     return { snapshot: toSnapshot(current[0]), published: false };
   }
-  const etag = `"${fileHash.digest('base64url')}"`;
-  const buildMs = Math.round(performance.now() - started);
+  const etag = `"${out.fileHash.digest('base64url')}"`;
   await db.query(
     `UPDATE export_build SET etag = $2, items_sha256 = $3, build_ms = $4, byte_size = $5, item_count = $6, quote_count = $7, complete = true
       WHERE id = $1`,
-    [id, etag, itemsSha, buildMs, size, stats.items, stats.quotes],
+    [out.buildId, etag, itemsSha, buildMs, out.size, out.items, out.quotes],
   );
   await db.query(
     `INSERT INTO export_current (app_id, side, build_id) VALUES ($1, $2, $3)
      ON CONFLICT (app_id, side) DO UPDATE SET build_id = EXCLUDED.build_id`,
-    [appId, side, id],
+    [appId, out.side, out.buildId],
   );
   // Keep the snapshot just replaced (downloads in flight); drop older ones.
   await db.query(
     `DELETE FROM export_build WHERE app_id = $1 AND side = $2 AND complete AND id < $3
         AND id <> (SELECT COALESCE(max(id), 0) FROM export_build WHERE app_id = $1 AND side = $2 AND complete AND id < $3)`,
-    [appId, side, id],
+    [appId, out.side, out.buildId],
   );
   return {
-    snapshot: { buildId: id, appId, side, etag, generatedAt, byteSize: size, itemCount: stats.items, quoteCount: stats.quotes, buildMs },
+    snapshot: { buildId: out.buildId, appId, side: out.side, etag, generatedAt, byteSize: out.size, itemCount: out.items, quoteCount: out.quotes, buildMs },
     published: true,
   };
+}
+
+/**
+ * Builds the snapshots of `appId` for `sides` in one pass over the data (each page of quotes is read
+ * once and written into every side's gzip), then publishes each side unless its items equal the
+ * current snapshot's. The caller holds the builder lock (see runExportSnapshots). Throws when
+ * reading or writing fails; the current snapshots are then untouched and the partial builds are
+ * removed by the next build.
+ */
+export async function buildSnapshots(db: Database, appId: string, sides: readonly SideFilter[], opts: BuildOptions = {}): Promise<BuildResult[]> {
+  const started = performance.now();
+  const generatedAt = opts.now ?? new Date();
+  // Leftovers of interrupted builds (never current) go first.
+  await db.query(
+    `DELETE FROM export_build WHERE app_id = $1 AND side = ANY($2::text[]) AND NOT complete
+        AND id NOT IN (SELECT build_id FROM export_current)`,
+    [appId, sides],
+  );
+  const outs: SideOutput[] = [];
+  try {
+    for (const side of sides) outs.push(await openSide(db, appId, side, generatedAt));
+    let after = '';
+    let page = 0;
+    for (;;) {
+      const names = (
+        await db.query<{ market_hash_name: string }>(
+          `SELECT market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
+            ORDER BY market_hash_name COLLATE "C" LIMIT $3`,
+          [appId, after, opts.pageItems ?? PAGE_ITEMS],
+        )
+      ).map((r) => r.market_hash_name);
+      if (names.length === 0) break;
+      after = names[names.length - 1]!;
+      const quotes = await loadQuotes(db, appId, names);
+      // One item at a time into each gzip: no page-sized string is ever built.
+      for (const name of names) {
+        const all = quotes.get(name) ?? [];
+        quotes.delete(name);
+        for (const out of outs) {
+          const list = filterQuotes(all, { markets: null, side: out.side });
+          if (list.length === 0) continue;
+          const text = Buffer.from((out.items === 0 ? '' : ',') + JSON.stringify({ market_hash_name: name, markets: list.map(quoteJson) }));
+          out.itemsHash.update(text);
+          out.items += 1;
+          out.quotes += list.length;
+          await feed(out, text);
+        }
+      }
+      page += 1;
+      await opts.onPage?.(page);
+    }
+    for (const out of outs) out.input.end(']}');
+    await Promise.all(outs.map((o) => o.done));
+  } catch (e) {
+    for (const out of outs) out.input.destroy(e as Error);
+    await Promise.allSettled(outs.map((o) => o.done));
+    throw e;
+  }
+  const buildMs = Math.round(performance.now() - started);
+  const results: BuildResult[] = [];
+  for (const out of outs) results.push(await publishSide(db, appId, out, generatedAt, buildMs));
+  return results;
+}
+
+/** Builds and publishes one side (see buildSnapshots). */
+export async function buildSnapshot(db: Database, appId: string, side: SideFilter, opts: BuildOptions = {}): Promise<BuildResult> {
+  return (await buildSnapshots(db, appId, [side], opts))[0]!;
 }
 
 /** App ids that have items. */
@@ -278,9 +329,7 @@ export async function appIds(db: Pick<Database, 'query'>): Promise<string[]> {
 export async function runExportSnapshots(db: Database, opts: { now?: Date; sides?: readonly SideFilter[]; appIds?: string[] } = {}): Promise<BuildResult[] | null> {
   const r = await db.withLock('quotegate:export-snapshots', async () => {
     const out: BuildResult[] = [];
-    for (const app of opts.appIds ?? (await appIds(db))) {
-      for (const side of opts.sides ?? EXPORT_SIDES) out.push(await buildSnapshot(db, app, side, { now: opts.now }));
-    }
+    for (const app of opts.appIds ?? (await appIds(db))) out.push(...(await buildSnapshots(db, app, opts.sides ?? EXPORT_SIDES, { now: opts.now })));
     return out;
   });
   return r.acquired ? r.result : null;
