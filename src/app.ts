@@ -5,6 +5,7 @@
  * validation and error mapping exist once. Every response carries X-Request-ID.
  */
 import crypto from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { GraphQLError, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
@@ -16,6 +17,7 @@ import { useMetering } from './plugins/metering.js';
 import { safetyPlugins } from './plugins/safety.js';
 import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
 import { endpoint } from './catalogue/endpoints.js';
+import { httpDuration, httpRequests, registry } from './lib/metrics.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
@@ -132,6 +134,9 @@ export interface App {
 /** Builds the request handler. Throws when a route document does not validate against the schema. */
 export function createApp(deps: AppDeps): App {
   const { db, logger } = deps;
+  // The request's logger wherever code runs for it (Yoga's error masking has no context of its own).
+  const requestScope = new AsyncLocalStorage<RequestState>();
+  const log = () => requestScope.getStore()?.log ?? logger;
   const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
   const yoga = createYoga<ServerContext, Context>({
     schema,
@@ -145,7 +150,7 @@ export function createApp(deps: AppDeps): App {
         const e = error as GraphQLError;
         const original = e instanceof GraphQLError ? (e.originalError ?? e) : e;
         if (e instanceof GraphQLError && !e.originalError) return e; // parse/validation errors
-        const mapped = toServiceError(original, logger);
+        const mapped = toServiceError(original, log());
         return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
       },
     },
@@ -172,7 +177,7 @@ export function createApp(deps: AppDeps): App {
     const { execute, contextFactory } = yoga.getEnveloped({ request, requestId, state, params: { query: DOCUMENTS[route.operationId], variables: variableValues } } as never);
     const contextValue = await contextFactory();
     const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
-    if (result.errors && result.errors.length > 0) return errorResponse(requestId, resultError(result.errors, logger), route.metered);
+    if (result.errors && result.errors.length > 0) return errorResponse(requestId, resultError(result.errors, log()), route.metered);
     const payload = route.payload(result.data as Record<string, unknown>);
     if (route.respond) return route.respond(payload, { db, state });
     const headers = { 'X-Request-ID': requestId, ...route.headers };
@@ -181,15 +186,24 @@ export function createApp(deps: AppDeps): App {
 
   async function handle(request: Request): Promise<Response> {
     const state = newRequestState(crypto.randomUUID());
+    state.log = logger?.child({ request_id: state.requestId });
     const started = performance.now();
-    const response = await dispatch(request, state);
+    const url = new URL(request.url);
+    if (url.pathname === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) {
+      const text = await registry.metrics();
+      httpRequests.inc({ operation: 'metrics', method: request.method, status: '200' });
+      return new Response(text, { status: 200, headers: { 'Content-Type': registry.contentType, 'X-Request-ID': state.requestId } });
+    }
+    const response = await requestScope.run(state, () => dispatch(request, state));
     response.headers.set('X-Request-ID', state.requestId);
     for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.headers.set(name, value);
+    const seconds = (performance.now() - started) / 1000;
+    const operation = state.operationId ?? 'unmatched';
+    const status = String(response.status);
+    httpRequests.inc({ operation, method: request.method, status });
+    httpDuration.observe({ operation, status }, seconds);
     // Never the query string's secrets (there are none by contract) nor any header: credentials live in headers only.
-    logger?.info(
-      { request_id: state.requestId, method: request.method, path: new URL(request.url).pathname, status: response.status, ms: Math.round(performance.now() - started) },
-      'request',
-    );
+    state.log?.info({ operation, method: request.method, path: url.pathname, status: response.status, ms: Math.round(seconds * 1000) }, 'request');
     return response;
   }
 
@@ -199,6 +213,7 @@ export function createApp(deps: AppDeps): App {
     try {
       const url = new URL(request.url);
       if (url.pathname === '/graphql' || url.pathname === '/graphql/') {
+        state.operationId = 'graphql';
         return await yoga.handleRequest(request, { requestId, state });
       }
       let allowed: string[] = [];
@@ -207,6 +222,7 @@ export function createApp(deps: AppDeps): App {
         if (!m) continue;
         if (route.method === request.method || (route.method === 'GET' && request.method === 'HEAD')) {
           metered = route.metered;
+          state.operationId = route.operationId;
           return await runRoute(route, m, request, url, state);
         }
         allowed.push(route.method);
@@ -220,7 +236,7 @@ export function createApp(deps: AppDeps): App {
       }
       return errorResponse(requestId, new ServiceError('route_not_found', 404, `No endpoint at ${request.method} ${url.pathname}.`));
     } catch (error) {
-      return errorResponse(requestId, toServiceError(error, logger), metered);
+      return errorResponse(requestId, toServiceError(error, state.log), metered);
     }
   }
 

@@ -10,6 +10,7 @@ import { createApp } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
 import { createRateLimiter } from './plugins/rate-limiter.js';
 import { startExportJob } from './jobs/export-snapshots.js';
+import { collectProcessMetrics } from './lib/metrics.js';
 
 /** A running server. */
 export interface RunningServer {
@@ -24,6 +25,7 @@ export interface RunningServer {
  */
 export async function startServer(env: Env): Promise<RunningServer> {
   const logger = pino({ level: env.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
+  collectProcessMetrics();
   const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR });
   logger.info({ database: db.kind }, 'database ready');
   if (env.QUOTEGATE_AUTOLOAD === 'true' && (await isEmpty(db.prisma))) {

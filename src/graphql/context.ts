@@ -3,6 +3,7 @@
  * Loaders are created lazily per request, so one request batches its reads and never sees another's.
  */
 import DataLoader from 'dataloader';
+import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import {
   authenticateKey,
@@ -94,6 +95,10 @@ export interface RequestState {
   billing: { billable: boolean; cost: bigint; remaining: bigint } | null;
   /** Set by a resolver whose answer is never billed although it succeeded (an export 304). */
   waived: boolean;
+  /** The catalogue operation the request runs (`graphql` for /graphql), for logs and metrics. */
+  operationId?: string;
+  /** The request's logger: every line carries `request_id`. */
+  log?: Logger;
 }
 
 /** A fresh RequestState. */

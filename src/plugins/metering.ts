@@ -23,6 +23,7 @@ import { ServiceError, validationError, type ValidationDetail } from '../lib/err
 import { chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits } from '../services/billing.js';
 import type { Context } from '../graphql/context.js';
 import type { RateLimiter } from './rate-limiter.js';
+import { creditsCharged, rateLimitRejections } from '../lib/metrics.js';
 
 /** One metered root field of an operation. */
 export interface MeteredField {
@@ -126,6 +127,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
           const { allowed, ...state } = outcome;
           ctx.state.rateLimits.push(state);
           if (!allowed) {
+            rateLimitRejections.inc({ operation: row.operationId });
             return stop(
               new ServiceError(
                 'rate_limited',
@@ -167,6 +169,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
                 return;
               }
               after = left;
+              creditsCharged.inc({ operation: [...new Set(charged.map((f) => f.row.operationId))].join(',') }, Number(cost));
             }
             ctx.state.billing = { billable: cost > 0n, cost, remaining: after };
             setResult({

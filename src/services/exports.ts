@@ -21,6 +21,7 @@ import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import type { Database } from '../db/client.js';
 import { formatDecimal } from '../lib/money.js';
+import { snapshotBuildSeconds } from '../lib/metrics.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
 import { filterQuotes, loadQuotes, type MarketQuote, type SideFilter } from './quotes.js';
 
@@ -308,7 +309,11 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
   }
   const buildMs = Math.round(performance.now() - started);
   const results: BuildResult[] = [];
-  for (const out of outs) results.push(await publishSide(db, appId, out, generatedAt, buildMs));
+  for (const out of outs) {
+    const r = await publishSide(db, appId, out, generatedAt, buildMs);
+    snapshotBuildSeconds.observe({ side: out.side, outcome: r.published ? 'published' : 'unchanged' }, buildMs / 1000);
+    results.push(r);
+  }
   return results;
 }
 

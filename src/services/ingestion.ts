@@ -11,6 +11,7 @@
  * Bulk writes are SQL over `unnest` arrays (one statement per chunk), not row-by-row Prisma calls.
  */
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { ingestedObservations } from '../lib/metrics.js';
 import type { Money } from '../lib/money.js';
 
 /** One sighting of a quote at a source. Prices are decimals in `currencyCode`; never floats. */
@@ -152,5 +153,8 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[]): Pr
       result.skipped += part.length - rows.length;
     }
   }
+  ingestedObservations.inc({ outcome: 'inserted' }, result.inserted);
+  ingestedObservations.inc({ outcome: 'updated' }, result.updated);
+  ingestedObservations.inc({ outcome: 'skipped' }, result.skipped);
   return result;
 }

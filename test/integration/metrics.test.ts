@@ -1,0 +1,72 @@
+/** GET /metrics (Prometheus text) and request-scoped JSON logs, as an operator sees them. */
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
+import { createAccount } from '../../src/services/accounts.js';
+import { runExportSnapshots } from '../../src/services/exports.js';
+
+let t: TestApp;
+const lines: Record<string, unknown>[] = [];
+
+beforeAll(async () => {
+  const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, done) => (lines.push(JSON.parse(String(c))), done()) }));
+  t = await testApp({ logger });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** The value of one sample of the /metrics text (0 when absent). */
+async function sample(name: string, labels: Record<string, string>): Promise<number> {
+  const res = await t.get('/metrics');
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of res.text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const inside = line.slice(name.length + 1, line.indexOf('}'));
+    if (want.every((w) => inside.split(',').includes(w))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return 0;
+}
+
+describe('GET /metrics', () => {
+  it('counts requests per operation and status, credits charged, rate-limit rejections, ingestion and snapshot builds', async () => {
+    const before = {
+      ok: await sample('quotegate_http_requests_total', { operation: 'getPrices', method: 'GET', status: '200' }),
+      notFound: await sample('quotegate_http_requests_total', { operation: 'getPrices', method: 'GET', status: '404' }),
+      credits: await sample('quotegate_credits_charged_total', { operation: 'getPrices' }),
+      rejected: await sample('quotegate_rate_limit_rejections_total', { operation: 'exportPrices' }),
+      inserted: await sample('quotegate_ingested_observations_total', { outcome: 'inserted' }),
+      builds: await sample('quotegate_export_build_duration_seconds_count', { side: 'ask', outcome: 'published' }),
+    };
+    await ingestQuotes(t.db.prisma, [obs('Recoil Case'), obs('Recoil Case', { side: 'bid' })]);
+    await runExportSnapshots(t.db);
+    const a = await createAccount(t.db, { credits: 100n });
+    const auth = { Authorization: `Bearer ${a.key}` };
+    for (let i = 0; i < 3; i++) expect((await t.get('/prices?market_hash_name=Recoil%20Case', auth)).status).toBe(200);
+    expect((await t.get('/prices?market_hash_name=nope', auth)).status).toBe(404);
+    for (let i = 0; i < 3; i++) await t.get('/prices/export', auth);
+
+    expect(await sample('quotegate_http_requests_total', { operation: 'getPrices', method: 'GET', status: '200' })).toBe(before.ok + 3);
+    expect(await sample('quotegate_http_requests_total', { operation: 'getPrices', method: 'GET', status: '404' })).toBe(before.notFound + 1);
+    expect(await sample('quotegate_credits_charged_total', { operation: 'getPrices' })).toBe(before.credits + 3);
+    expect(await sample('quotegate_rate_limit_rejections_total', { operation: 'exportPrices' })).toBe(before.rejected + 1);
+    expect(await sample('quotegate_ingested_observations_total', { outcome: 'inserted' })).toBe(before.inserted + 2);
+    expect(await sample('quotegate_export_build_duration_seconds_count', { side: 'ask', outcome: 'published' })).toBe(before.builds + 1);
+    expect(await sample('quotegate_http_request_duration_seconds_count', { operation: 'getPrices', status: '200' })).toBeGreaterThanOrEqual(3);
+  });
+
+  it('writes one JSON log line per request, each with its request id, and never a credential', async () => {
+    const a = await createAccount(t.db, { credits: 5n });
+    const res = await t.get('/prices?market_hash_name=Recoil%20Case', { 'X-API-Key': a.key });
+    const mine = lines.filter((l) => l.request_id === res.headers.get('x-request-id'));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ msg: 'request', operation: 'getPrices', method: 'GET', path: '/prices', status: 200 });
+    const requests = lines.filter((l) => l.msg === 'request');
+    expect(requests.length).toBeGreaterThan(5);
+    for (const l of requests) expect(l.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.stringify(lines)).not.toContain(a.key);
+  });
+});
