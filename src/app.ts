@@ -18,6 +18,7 @@ import { safetyPlugins } from './plugins/safety.js';
 import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
 import { endpoint } from './catalogue/endpoints.js';
 import { httpDuration, httpRequests, registry } from './lib/metrics.js';
+import { openApiDocument } from './openapi/document.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
@@ -193,6 +194,10 @@ export function createApp(deps: AppDeps): App {
       const text = await registry.metrics();
       httpRequests.inc({ operation: 'metrics', method: request.method, status: '200' });
       return new Response(text, { status: 200, headers: { 'Content-Type': registry.contentType, 'X-Request-ID': state.requestId } });
+    }
+    if (url.pathname === '/openapi.json' && (request.method === 'GET' || request.method === 'HEAD')) {
+      httpRequests.inc({ operation: 'openapi', method: request.method, status: '200' });
+      return json(200, openApiDocument(), { 'X-Request-ID': state.requestId, 'Cache-Control': 'public, max-age=300' });
     }
     const response = await requestScope.run(state, () => dispatch(request, state));
     response.headers.set('X-Request-ID', state.requestId);

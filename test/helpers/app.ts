@@ -1,5 +1,6 @@
 /** An in-process app over a test database, with helpers to call it like a client would. */
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { createApp, type App, type AppDeps } from '../../src/app.js';
 import { importCatalogue } from '../../src/services/catalogue-import.js';
 import { createAccount } from '../../src/services/accounts.js';
@@ -7,6 +8,7 @@ import { ingestQuotes, type QuoteObservation } from '../../src/services/ingestio
 import { toMoney } from '../../src/lib/money.js';
 import { projectRoot } from '../../src/lib/paths.js';
 import { testDatabase, type TestDatabase } from './db.js';
+import { responseMismatch } from './openapi.js';
 
 export const dataDir = path.join(projectRoot, 'data');
 
@@ -22,14 +24,25 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * Calls the app like a client. Every JSON answer of a documented operation is checked against the
+ * served OpenAPI document: a mismatch fails the calling test.
+ */
 async function call(app: App, request: Request) {
   const res = await app.fetch(request);
-  const text = await res.text();
+  const raw = Buffer.from(await res.arrayBuffer());
+  // The export is stored gzip: read it as a client's decoder would.
+  const text = (res.headers.get('content-encoding') === 'gzip' && raw.length > 0 ? zlib.gunzipSync(raw) : raw).toString('utf8');
   let body: unknown = undefined;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
     body = undefined;
+  }
+  const url = new URL(request.url);
+  if (res.headers.get('content-type')?.startsWith('application/json') || res.status === 304) {
+    const mismatch = responseMismatch(request.method, url.pathname, res.status, body);
+    if (mismatch) throw new Error(`response does not match /openapi.json: ${mismatch}`);
   }
   return { status: res.status, headers: res.headers, body: body as any, text };
 }

@@ -3,6 +3,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { RFC3339_UTC, expectError, expectKeys } from '../helpers/shapes.js';
+import { responseMismatch } from '../helpers/openapi.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { buildSnapshot, currentSnapshot, ifNoneMatchHits, runExportSnapshots } from '../../src/services/exports.js';
 
@@ -30,6 +31,7 @@ async function download(headers: Record<string, string>, query = '') {
   const res = await t.app.fetch(new Request(`http://test/prices/export${query}`, { headers }));
   const bytes = Buffer.from(await res.arrayBuffer());
   const doc = res.status === 200 ? JSON.parse(zlib.gunzipSync(bytes).toString('utf8')) : bytes.length > 0 ? JSON.parse(bytes.toString('utf8')) : undefined;
+  expect(responseMismatch('GET', '/prices/export', res.status, doc)).toBeNull();
   return { res, bytes, doc };
 }
 
