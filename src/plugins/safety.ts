@@ -22,11 +22,6 @@ export const MAX_ALIASES = 50;
  */
 export const MAX_COMPLEXITY = 1_200_000;
 
-/** Estimated cost of an operation (the figure MAX_COMPLEXITY bounds). */
-export function operationComplexity(...args: Parameters<typeof getComplexity>): number {
-  return getComplexity(...args);
-}
-
 function useComplexityLimit(max: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {

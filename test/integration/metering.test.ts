@@ -100,8 +100,6 @@ describe('billing on REST', () => {
     const a = await account(50n, { keys: 3 });
     const limited = await createApiKey(t.db, a.id, { operations: ['getMe'] });
     const revoked = a.keys[2]!;
-    const [revokedRow] = await t.db.query<{ id: string }>(`SELECT id FROM api_key WHERE account_id = $1 ORDER BY created_at DESC, id LIMIT 1`, [a.id]);
-    void revokedRow;
     const keyIds = await t.db.query<{ id: string; prefix: string }>(`SELECT id, prefix FROM api_key WHERE account_id = $1`, [a.id]);
     await revokeApiKey(t.db, keyIds.find((k) => revoked.startsWith(k.prefix))!.id);
     const token = (await createServiceToken(t.db, 'dashboard')).token;
