@@ -13,6 +13,7 @@
 import crypto from 'node:crypto';
 import type { Database } from '../db/client.js';
 import { ServiceError, notFound } from '../lib/errors.js';
+import { remainingCredits } from './billing.js';
 
 /** Recognisable prefix of every API key (role `user`). */
 export const KEY_PREFIX = 'qg_';
@@ -79,6 +80,17 @@ export function generateToken(): string {
   return TOKEN_PREFIX + crypto.randomBytes(24).toString('base64url');
 }
 
+/**
+ * The account's active subscription at `$2` (the one expiring last among those not yet expired), as
+ * columns sub_category, sub_plan_id, sub_expires_at; joined to an `account a`.
+ */
+const ACTIVE_SUBSCRIPTION_JOIN = `
+       LEFT JOIN LATERAL (
+         SELECT category AS sub_category, plan_id AS sub_plan_id, expires_at AS sub_expires_at FROM subscription
+          WHERE account_id = a.id AND expires_at > $2
+          ORDER BY expires_at DESC, id DESC LIMIT 1
+       ) s ON true`;
+
 function sameHash(stored: string, computed: string): boolean {
   return crypto.timingSafeEqual(Buffer.from(stored, 'hex'), Buffer.from(computed, 'hex'));
 }
@@ -104,15 +116,9 @@ export async function authenticateKey(db: Pick<Database, 'query'>, key: string, 
     sub_expires_at: Date | null;
   }>(
     `SELECT k.id, k.account_id, k.hash, k.revoked_at, k.allowed_operations, a.disabled,
-            a.credits_total::text AS credits_total, a.credits_used::text AS credits_used,
-            s.category AS sub_category, s.plan_id AS sub_plan_id, s.expires_at AS sub_expires_at
+            a.credits_total::text AS credits_total, a.credits_used::text AS credits_used, s.*
        FROM api_key k
-       JOIN account a ON a.id = k.account_id
-       LEFT JOIN LATERAL (
-         SELECT category, plan_id, expires_at FROM subscription
-          WHERE account_id = a.id AND expires_at > $2
-          ORDER BY expires_at DESC, id DESC LIMIT 1
-       ) s ON true
+       JOIN account a ON a.id = k.account_id ${ACTIVE_SUBSCRIPTION_JOIN}
       WHERE k.hash = $1`,
     [hash, now],
   );
@@ -274,8 +280,11 @@ export async function setAccountDisabled(db: Database, accountId: string, disabl
   if (rows.length === 0) throw notFound(`No account ${accountId}.`);
 }
 
-/** Makes sure an account row exists (unsynced when new): the dashboard may push credits or plans before the profile. */
-async function ensureAccount(db: Database, accountId: string): Promise<void> {
+/**
+ * Makes sure an account row exists (unsynced when new): the dashboard may push credits or plans
+ * before the profile. Throws 422 for an id that breaks the account id rule.
+ */
+export async function ensureAccount(db: Database, accountId: string): Promise<void> {
   requireAccountId(accountId);
   await db.query(`INSERT INTO account (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [accountId]);
 }
@@ -332,13 +341,8 @@ export async function syncUserView(db: Database, accountId: string, now = new Da
     sub_expires_at: Date | null;
   }>(
     `SELECT a.id, a.name, a.email, a.email_verified, a.image, a.steam_id, a.user_created_at, a.base_currency, a.profile_synced_at,
-            a.credits_total::text AS credits_total, a.credits_used::text AS credits_used,
-            s.category AS sub_category, s.plan_id AS sub_plan_id, s.expires_at AS sub_expires_at
-       FROM account a
-       LEFT JOIN LATERAL (
-         SELECT category, plan_id, expires_at FROM subscription
-          WHERE account_id = a.id AND expires_at > $2 ORDER BY expires_at DESC, id DESC LIMIT 1
-       ) s ON true
+            a.credits_total::text AS credits_total, a.credits_used::text AS credits_used, s.*
+       FROM account a ${ACTIVE_SUBSCRIPTION_JOIN}
       WHERE a.id = $1`,
     [accountId, now],
   );
@@ -358,6 +362,6 @@ export async function syncUserView(db: Database, accountId: string, now = new Da
       baseCurrency: r.base_currency,
     },
     subscription: r.sub_category !== null ? { category: r.sub_category, planId: r.sub_plan_id!, expiresAt: new Date(r.sub_expires_at!) } : null,
-    credit: { total, used, remaining: total > used ? total - used : 0n },
+    credit: { total, used, remaining: remainingCredits(total, used) },
   };
 }

@@ -10,7 +10,7 @@
  */
 import type { Database } from '../db/client.js';
 import type { EndpointInfo } from '../catalogue/endpoints.js';
-import type { UserCaller } from './accounts.js';
+import { ensureAccount, type UserCaller } from './accounts.js';
 import { ServiceError, notFound } from '../lib/errors.js';
 
 /**
@@ -97,9 +97,9 @@ export async function grantCredits(db: Pick<Database, 'query'>, accountId: strin
  * signed change; creates an unsynced account when new. Used credits are never changed: when the
  * total falls below them, remaining is 0. Throws 422 for a negative total.
  */
-export async function setCreditTotal(db: Pick<Database, 'query'>, accountId: string, total: bigint): Promise<void> {
+export async function setCreditTotal(db: Database, accountId: string, total: bigint): Promise<void> {
   if (total < 0n) throw new ServiceError('validation_failed', 422, 'The credit total must be a whole number >= 0.');
-  await db.query(`INSERT INTO account (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, [accountId]);
+  await ensureAccount(db, accountId);
   await db.query(
     `WITH before AS (SELECT id, credits_total FROM account WHERE id = $1 FOR UPDATE),
           up AS (UPDATE account a SET credits_total = $2 FROM before b WHERE a.id = b.id RETURNING a.id, $2::bigint - b.credits_total AS delta)
