@@ -109,15 +109,55 @@ ON CONFLICT (item_id, market_code, provider_code, side) DO UPDATE SET
 WHERE EXCLUDED.observed_at > COALESCE(q.observed_at, q.changed_at)
 RETURNING (xmax = 0) AS inserted`;
 
+/** How far back an observation still counts as collection activity (status `datasource`), in ms. */
+export const ACTIVITY_WINDOW_MS = 25 * 3600_000;
+
+/**
+ * The ingestion counters behind status area `datasource`: observations received per market and minute
+ * of observation, added up in `ingest_activity` (one statement). Observations older than
+ * ACTIVITY_WINDOW_MS before `now` (file imports of history) or in the future are not activity.
+ */
+async function countActivity(db: Tx, observations: QuoteObservation[], now: Date): Promise<void> {
+  const counts = new Map<string, number>();
+  const from = now.getTime() - ACTIVITY_WINDOW_MS;
+  const to = now.getTime() + 60_000;
+  for (const o of observations) {
+    const t = o.observedAt.getTime();
+    if (t < from || t > to) continue;
+    const key = `${o.marketCode}\u0000${Math.floor(t / 60_000) * 60_000}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  if (counts.size === 0) return;
+  const markets: string[] = [];
+  const minutes: string[] = [];
+  const values: number[] = [];
+  for (const [key, n] of counts) {
+    const [market, ms] = key.split('\u0000');
+    markets.push(market!);
+    minutes.push(new Date(Number(ms)).toISOString());
+    values.push(n);
+  }
+  await db.$executeRawUnsafe(
+    `INSERT INTO ingest_activity AS a (market_code, minute_start, count)
+     SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bigint[])
+     ON CONFLICT (market_code, minute_start) DO UPDATE SET count = a.count + EXCLUDED.count`,
+    markets,
+    minutes,
+    values,
+  );
+}
+
 /**
  * Applies observations in observed time order. Several observations of the same quote in one call are
  * applied one after another (earliest first), so intermediate changes still move `changed_at`.
- * Each chunk is one statement; wrap the call in a transaction for all-or-nothing batches.
+ * Each chunk is one statement; wrap the call in a transaction for all-or-nothing batches. Also adds the
+ * observations to the ingestion counters (`countActivity`; `opts.now`, default the clock, dates them).
  * Throws on a database error; validation of shapes is the caller's job.
  */
-export async function ingestQuotes(db: Tx, observations: QuoteObservation[]): Promise<IngestResult> {
+export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opts: { now?: Date } = {}): Promise<IngestResult> {
   const result: IngestResult = { inserted: 0, updated: 0, skipped: 0 };
   if (observations.length === 0) return result;
+  await countActivity(db, observations, opts.now ?? new Date());
   const itemIds = await ensureItems(db, observations);
   const sorted = [...observations].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime());
   // Rounds: the n-th observation of each quote key goes into round n (ON CONFLICT may touch a row once).
