@@ -22,6 +22,7 @@ import { openApiDocument } from './openapi/document.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
+import type { StatusSettings } from './services/status.js';
 
 /** What the app needs from the outside. */
 export interface AppDeps {
@@ -29,6 +30,10 @@ export interface AppDeps {
   logger?: Logger;
   /** Rate limits of this replica (default: in memory). */
   rateLimiter?: RateLimiter;
+  /** The request clock (default: the system clock); tests fix it. */
+  clock?: () => Date;
+  /** Status settings for `/status` (default: no Redis, no proxy nodes). */
+  status?: StatusSettings;
 }
 
 /** Largest accepted request body in bytes (413 `payload_too_large` above it). */
@@ -145,7 +150,7 @@ export function createApp(deps: AppDeps): App {
     landingPage: false,
     graphiql: { defaultQuery: GRAPHIQL_EXAMPLE, title: 'Quotegate GraphQL' },
     logging: false,
-    context: ({ request, state }) => createContext(db, state, request.headers),
+    context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: deps.status }),
     maskedErrors: {
       maskError: (error) => {
         const e = error as GraphQLError;

@@ -23,6 +23,34 @@ const schema = z.object({
   QUOTEGATE_RATE_LIMITS: z.enum(['on', 'off']).default('on'),
   /** Seconds between export snapshot builds (GET /prices/export); 0 turns the job off in this process. */
   EXPORT_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(300),
+  /** Seconds between status recorder ticks (service probes; infrastructure checks run once per 5-minute bucket); 0 = off in this process. */
+  STATUS_PROBE_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
+  /** Probe URLs of the public components, `web=https://...,api=https://...`; `api` defaults to this process's own /health. */
+  STATUS_PROBE_URLS: z.string().optional(),
+  /** The `ingestion` check passes while quotes arrived within this many seconds. */
+  STATUS_INGESTION_MAX_AGE_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** Proxy-node footprint for /status `distribution`, JSON: {"52.52,13.40": {"node_count": 3, "datacenter_count": 1}}. */
+  STATUS_DISTRIBUTION: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (!raw) return {};
+      const entry = z.strictObject({ node_count: z.number().int().min(0), datacenter_count: z.number().int().min(0) });
+      const shape = z.record(z.string().regex(/^-?\d{1,2}(\.\d+)?,-?\d{1,3}(\.\d+)?$/, 'keys are "latitude,longitude"'), entry);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'is not JSON' });
+        return z.NEVER;
+      }
+      const r = shape.safeParse(parsed);
+      if (!r.success) {
+        ctx.addIssue({ code: 'custom', message: r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') });
+        return z.NEVER;
+      }
+      return r.data;
+    }),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

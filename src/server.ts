@@ -10,7 +10,15 @@ import { createApp } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
 import { createRateLimiter } from './plugins/rate-limiter.js';
 import { startExportJob } from './jobs/export-snapshots.js';
+import { startStatusRecorder } from './jobs/status-recorder.js';
+import { defaultChecks, infrastructureComponentNames, parseProbeTargets } from './services/status.js';
 import { collectProcessMetrics } from './lib/metrics.js';
+
+/** The host this process reaches itself on: loopback when bound to every interface. */
+function selfHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
 
 /** A running server. */
 export interface RunningServer {
@@ -37,7 +45,8 @@ export async function startServer(env: Env): Promise<RunningServer> {
   }
   const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger });
   logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');
-  const app = createApp({ db, logger, rateLimiter });
+  const status = { infrastructureComponents: infrastructureComponentNames(rateLimiter.ping !== undefined), distribution: env.STATUS_DISTRIBUTION };
+  const app = createApp({ db, logger, rateLimiter, status });
   const exportJob = env.EXPORT_INTERVAL_SECONDS > 0 ? startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger) : null;
   const server = http.createServer(app.adapter as unknown as http.RequestListener);
   server.keepAliveTimeout = 65_000;
@@ -47,6 +56,19 @@ export async function startServer(env: Env): Promise<RunningServer> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const url = `http://localhost:${port}`;
+  const recorder =
+    env.STATUS_PROBE_INTERVAL_SECONDS > 0
+      ? startStatusRecorder(db, {
+          checks: defaultChecks(db, {
+            redisPing: rateLimiter.ping?.bind(rateLimiter),
+            exportIntervalSeconds: env.EXPORT_INTERVAL_SECONDS,
+            ingestionMaxAgeSeconds: env.STATUS_INGESTION_MAX_AGE_SECONDS,
+          }),
+          targets: parseProbeTargets(env.STATUS_PROBE_URLS, `http://${selfHost(env.HOST)}:${port}/health`),
+          intervalSeconds: env.STATUS_PROBE_INTERVAL_SECONDS,
+          logger,
+        })
+      : null;
   return {
     url,
     db,
@@ -54,6 +76,7 @@ export async function startServer(env: Env): Promise<RunningServer> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await exportJob?.stop();
+      await recorder?.stop();
       await rateLimiter.close();
       await db.close();
     },

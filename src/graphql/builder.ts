@@ -18,6 +18,7 @@ export const builder = new SchemaBuilder<{
     DateTime: { Input: string; Output: Date };
     Date: { Input: string; Output: Date };
     Credits: { Input: bigint; Output: bigint };
+    JSONObject: { Input: Record<string, unknown>; Output: object };
   };
 }>({
   plugins: [ValidationPlugin],
@@ -50,6 +51,15 @@ builder.scalarType('Date', {
   description: 'A UTC calendar date, YYYY-MM-DD.',
   serialize: (value) => formatDate(value),
   parseValue: (value) => String(value),
+});
+
+builder.scalarType('JSONObject', {
+  description: 'A JSON object whose inner structure is described by the field (used for the free-form status history).',
+  serialize: (value) => value,
+  parseValue: (value) => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError('expected a JSON object');
+    return value as Record<string, unknown>;
+  },
 });
 
 builder.queryType({});

@@ -18,6 +18,7 @@ import {
 import { forbidden, unauthorized } from '../lib/errors.js';
 import * as catalogue from '../services/catalogue.js';
 import { loadQuotes, type MarketQuote } from '../services/quotes.js';
+import { defaultStatusSettings, type StatusSettings } from '../services/status.js';
 
 /** Loaders of one request. Keys of `quotes`: `appId + '\u0000' + marketHashName`. */
 export class Loaders {
@@ -115,6 +116,8 @@ export interface Context {
   loaders: Loaders;
   /** The moment the request started (subscriptions are judged at this instant). */
   now: Date;
+  /** What `/status` shows besides the recorded rows (components checked here, proxy footprint). */
+  status: StatusSettings;
   /**
    * The `user` caller behind the request's API key, allowed to run catalogue operation `operationId`;
    * the credential is looked up once per request. Throws 401 `unauthorized` (missing, malformed,
@@ -126,10 +129,16 @@ export interface Context {
   requireMachine(): Promise<MachineCaller>;
 }
 
+/** Per-app context options: the clock (tests fix it) and the status settings. */
+export interface ContextOptions {
+  clock?: () => Date;
+  status?: StatusSettings;
+}
+
 /** Builds a request context; the credential lookup happens only when a resolver or plugin asks for the caller. */
-export function createContext(db: Database, state: RequestState, headers: Headers): Context {
+export function createContext(db: Database, state: RequestState, headers: Headers, opts: ContextOptions = {}): Context {
   let pending: Promise<Caller> | null = null;
-  const now = new Date();
+  const now = opts.clock ? opts.clock() : new Date();
   const caller = () => {
     pending ??= (async (): Promise<Caller> => {
       const secret = credentialFromHeaders(headers);
@@ -154,6 +163,7 @@ export function createContext(db: Database, state: RequestState, headers: Header
     state,
     loaders: new Loaders(db),
     now,
+    status: opts.status ?? defaultStatusSettings(),
     async requireUser(operationId) {
       const c = await caller();
       if (c.role !== 'user') throw forbidden('This operation needs an API key; service tokens may only call the sync mutations.');

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import { runExportSnapshots } from '../services/exports.js';
+import { recordJobRun } from '../services/status.js';
 
 /** A running job; `stop()` waits for a build in progress to end. */
 export interface Job {
@@ -21,14 +22,18 @@ export function startExportJob(db: Database, intervalSeconds: number, logger?: L
       const started = Date.now();
       try {
         const results = await runExportSnapshots(db);
-        if (results === null) logger?.debug('export snapshots: another replica is building');
-        else
-          logger?.info(
-            { ms: Date.now() - started, builds: results.map((r) => ({ app_id: r.snapshot.appId, side: r.snapshot.side, published: r.published, bytes: r.snapshot.byteSize, items: r.snapshot.itemCount })) },
-            'export snapshots built',
-          );
+        if (results === null) {
+          logger?.debug('export snapshots: another replica is building');
+          return;
+        }
+        await recordJobRun(db.prisma, 'export', 'ok');
+        logger?.info(
+          { ms: Date.now() - started, builds: results.map((r) => ({ app_id: r.snapshot.appId, side: r.snapshot.side, published: r.published, bytes: r.snapshot.byteSize, items: r.snapshot.itemCount })) },
+          'export snapshots built',
+        );
       } catch (err) {
         logger?.error({ err }, 'export snapshot build failed; the previous snapshots stay served');
+        await recordJobRun(db.prisma, 'export', err instanceof Error ? err : new Error(String(err))).catch(() => undefined);
       } finally {
         running = null;
       }

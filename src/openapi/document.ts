@@ -136,6 +136,29 @@ const SyncUserView = z
     credit: z.strictObject({ total: z.int(), used: z.int(), remaining: z.int() }),
   })
   .meta({ id: 'SyncUserView' });
+const unixKey = z.string().regex(/^\d+$/).meta({ description: 'Bucket start, Unix seconds.' });
+const score = z.string().regex(/^(100\.00|\d{1,2}\.\d{2})$/);
+/** StatusOut (spec: Status): the five areas; inner shapes are Quotegate's (README, Status). */
+const StatusOut = z
+  .strictObject({
+    summary: z.record(z.string(), z.record(unixKey, score)).meta({ description: 'Area -> completed UTC hour start -> score 0.00-100.00. Hours without data are absent.' }),
+    service: z
+      .record(z.string(), z.record(unixKey, z.strictObject({ ok: z.int().min(0), total: z.int().min(1), availability: score, latency_ms: z.int().min(0) })))
+      .meta({ description: 'Component (web, api, api_cn, monitor) -> 15-minute bucket -> probes that succeeded, probes, availability, mean latency. Empty when no URL is configured.' }),
+    datasource: z
+      .strictObject({
+        realtime: z.record(z.string(), z.record(unixKey, z.int().min(0))).meta({ description: 'Market -> minute -> quotes received (last 10 minutes).' }),
+        result: z.record(z.string(), z.record(unixKey, z.int().min(0))).meta({ description: 'Market -> hour -> quotes received (last 24 hours).' }),
+      }),
+    infrastructure: z
+      .record(z.string(), z.record(unixKey, z.strictObject({ latency_ms: z.int().min(0) })))
+      .meta({ description: 'Component -> 5-minute bucket whose check passed -> check latency. A missing bucket: the check failed or did not run.' }),
+    distribution: z
+      .record(z.string().regex(/^-?\d+(\.\d+)?,-?\d+(\.\d+)?$/), z.strictObject({ node_count: z.int().min(0), datacenter_count: z.int().min(0) }))
+      .meta({ description: '"latitude,longitude" -> proxy nodes and datacenters there. Empty when none is configured.' }),
+  })
+  .meta({ id: 'StatusOut' });
+
 const EndpointInfoOut = z
   .strictObject({
     method: z.string(),
@@ -160,7 +183,7 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean }> = {
   batchPrices: { schema: BatchPricesOut, envelope: true },
   exportPrices: { schema: ExportOut, envelope: false },
   getMe: { schema: SyncUserView, envelope: true },
-  getStatus: { schema: z.record(z.string(), z.unknown()), envelope: true },
+  getStatus: { schema: StatusOut, envelope: true },
   getHealth: { schema: z.strictObject({ status: z.literal('ok') }).meta({ id: 'HealthOut' }), envelope: false },
   getConfig: { schema: z.strictObject({ home_currency: z.string() }).meta({ id: 'ConfigOut' }), envelope: true },
   listEndpoints: { schema: z.array(EndpointInfoOut), envelope: true },

@@ -37,6 +37,8 @@ export interface RateLimiter {
    * (or the limiter is off). Never throws for a store failure (see module doc).
    */
   consume(accountId: string, row: EndpointInfo, points: number): Promise<RateLimitOutcome | null>;
+  /** PINGs the shared Redis (status check `redis`); absent unless the limiter uses Redis. Throws when Redis does not answer. */
+  ping?(): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -98,6 +100,7 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
   }
   return {
     kind: redis ? 'redis' : 'memory',
+    ...(redis ? { ping: () => redis!.ping() } : {}),
     async consume(accountId, row, points) {
       const limiter = limiters.get(row.operationId);
       if (!limiter) return null;

@@ -55,6 +55,7 @@ const SLOT_FIELDS = `
 export const DOCUMENTS = {
   getHealth: `query getHealth { health { status } }`,
   getConfig: `query getConfig { config { home_currency: homeCurrency } }`,
+  getStatus: `query getStatus { status }`,
   listEndpoints: `query listEndpoints { endpoints {
     method path premium credit_cost: creditCost recommended_interval_seconds: recommendedIntervalSeconds
     rate_limit: rateLimit { max_requests: maxRequests window_seconds: windowSeconds }

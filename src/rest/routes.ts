@@ -101,6 +101,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'getConfig', method: 'GET', path: '/config', envelope: true, headers: { 'Cache-Control': 'no-store' },
     variables: () => ({}), payload: pick('config'),
   },
+  { operationId: 'getStatus', method: 'GET', path: '/status', envelope: true, headers: { 'Cache-Control': 'no-store' }, variables: () => ({}), payload: pick('status') },
   { operationId: 'getMe', method: 'GET', path: '/me', envelope: true, variables: () => ({}), payload: pick('me') },
   { operationId: 'listEndpoints', method: 'GET', path: '/endpoints', envelope: true, variables: () => ({}), payload: pick('endpoints') },
   {

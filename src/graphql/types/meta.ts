@@ -2,6 +2,8 @@
 import { builder, listComplexity } from '../builder.js';
 import { sortedEndpoints, type EndpointInfo, type RateLimitSpec, type UnitPricingSpec } from '../../catalogue/endpoints.js';
 import { HOME_CURRENCY } from '../../services/catalogue-import.js';
+import { readStatus } from '../../services/status.js';
+import { dependencyUnavailable } from '../../lib/errors.js';
 
 const HealthRef = builder.objectRef<{ status: string }>('Health').implement({
   description: 'Liveness only: checks no dependency.',
@@ -38,6 +40,20 @@ const EndpointInfoRef = builder.objectRef<EndpointInfo>('EndpointInfo').implemen
 
 builder.queryFields((t) => ({
   health: t.field({ type: HealthRef, description: 'Always ok while the service runs.', resolve: () => ({ status: 'ok' }) }),
+  status: t.field({
+    type: 'JSONObject',
+    description:
+      'Recorded service status history (REST: StatusOut): summary, service, datasource, infrastructure, distribution. ' +
+      'Read from what the recorder jobs stored, never probed live; 503 dependency_unavailable when it cannot be read.',
+    resolve: async (_root, _args, ctx) => {
+      try {
+        return await readStatus(ctx.db, ctx.status, ctx.now);
+      } catch (e) {
+        ctx.state.log?.warn({ err: e }, 'status history unreadable');
+        throw dependencyUnavailable('The status history cannot be read right now; no partial result is returned.', 30);
+      }
+    },
+  }),
   config: t.field({ type: ConfigRef, resolve: () => ({ homeCurrency: HOME_CURRENCY }) }),
   endpoints: t.field({ type: [EndpointInfoRef], extensions: listComplexity(16), description: 'Every documented operation, sorted by path then method.', resolve: () => sortedEndpoints() }),
 }));
