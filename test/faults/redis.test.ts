@@ -1,0 +1,127 @@
+/**
+ * Redis faults with two `quotegate serve` replicas sharing one PostgreSQL database and one Redis
+ * (issue: reliability suite, part 3). Redis is killed and later restarted, and separately paused
+ * (SIGSTOP: connections stay open, nothing answers). Promises checked (docs/reliability.md):
+ * - no request waits on Redis longer than its 250 ms command timeout: under the fault every answer arrives
+ *   within REDIS_FAULT_BOUND_MS (2 s, with CPU contention of the test machine);
+ * - no 5xx: each replica falls back to its own in-memory limiter with the same policy (so an account
+ *   may get one limit per replica while Redis is away);
+ * - once Redis is back, counting is shared again: exactly one limit across both replicas.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/client.js';
+import { importCatalogue } from '../../src/services/catalogue-import.js';
+import { createAccount } from '../../src/services/accounts.js';
+import { ingestQuotes, obs, dataDir } from '../helpers/app.js';
+import { startServerProcess, type ServerProcess } from '../helpers/server.js';
+import { createDatabase, sleep, startPrivatePostgres, startPrivateRedis, steadyLoad, tally, type PrivatePostgres, type PrivateRedis } from './servers.js';
+import { writeFigures } from './figures.js';
+
+/** The documented bound: an answer never takes longer than this while Redis is stopped or paused. */
+const REDIS_FAULT_BOUND_MS = 2000;
+const ITEM = 'AK-47 | Redline (Field-Tested)';
+const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;
+const LIMIT = 120; // GET /prices: 120 per 60 s per account (data/endpoints.json)
+
+let pgServer: PrivatePostgres;
+let redis: PrivateRedis;
+let db: Database;
+let replicas: ServerProcess[] = [];
+
+beforeAll(async () => {
+  pgServer = await startPrivatePostgres();
+  redis = await startPrivateRedis();
+  const url = await createDatabase(pgServer, 'qg_faults');
+  db = await openDatabase({ url });
+  await importCatalogue(db.prisma, dataDir);
+  await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+  const env = { DATABASE_URL: url, REDIS_URL: redis.url, EXPORT_INTERVAL_SECONDS: '0', STATUS_PROBE_INTERVAL_SECONDS: '0', LOG_LEVEL: 'error' };
+  replicas = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+});
+afterAll(async () => {
+  await Promise.all(replicas.map((r) => r.stop()));
+  await db?.close();
+  await redis?.destroy();
+  await pgServer?.destroy();
+});
+
+/** A fresh account with plenty of credits; returns its key. */
+async function newKey(): Promise<string> {
+  return (await createAccount(db, { credits: 1_000_000n })).key;
+}
+
+/** `n` concurrent GET /prices with `key`, alternating between the replicas. */
+async function burst(key: string, n: number) {
+  const t0 = performance.now();
+  const answers = await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const start = performance.now();
+      const res = await fetch(`${replicas[i % 2]!.url}${PRICES}`, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+      await res.arrayBuffer();
+      return { replica: i % 2, status: res.status, ms: performance.now() - start, retryAfter: res.headers.get('retry-after') };
+    }),
+  );
+  return { answers, ms: performance.now() - t0 };
+}
+
+const count = (xs: { status: number }[], status: number) => xs.filter((x) => x.status === status).length;
+
+describe('Redis faults with two replicas', () => {
+  it('shared counting to start with: exactly one limit across both replicas', async () => {
+    const { answers } = await burst(await newKey(), 200);
+    expect(count(answers, 200)).toBe(LIMIT);
+    expect(count(answers, 429)).toBe(200 - LIMIT);
+  });
+
+  it('Redis killed under load: no 5xx, no wait; each replica falls back to its own limit; shared again after restart', async () => {
+    const background = await newKey();
+    const load = steadyLoad(replicas[0]!.url, 3, (i) => ({ label: 'prices', path: PRICES, headers: { Authorization: `Bearer ${background}` } }));
+    const load2 = steadyLoad(replicas[1]!.url, 3, (i) => ({ label: 'prices', path: PRICES, headers: { Authorization: `Bearer ${background}` } }));
+    await sleep(1500);
+    await redis.stop();
+    await sleep(1500);
+    const down = await burst(await newKey(), 200);
+    // Each replica counts alone: 100 requests each, all within its own 120.
+    expect(count(down.answers, 200)).toBe(200);
+    for (const r of [0, 1]) expect(count(down.answers.filter((a) => a.replica === r), 200)).toBeLessThanOrEqual(LIMIT);
+    const downMax = Math.max(...down.answers.map((a) => a.ms));
+    await redis.start();
+    await sleep(4000); // the client reconnects within its 2 s retry step
+    const samples = [...(await load.stop()), ...(await load2.stop())];
+    const statuses = tally(samples);
+    expect(Object.keys(statuses).filter((k) => k !== '200' && k !== '429')).toEqual([]);
+    const loadMax = Math.max(...samples.map((s) => s.ms));
+    expect(downMax).toBeLessThan(REDIS_FAULT_BOUND_MS);
+    expect(loadMax).toBeLessThan(REDIS_FAULT_BOUND_MS);
+    const back = await burst(await newKey(), 200);
+    expect(count(back.answers, 200)).toBe(LIMIT);
+    expect(count(back.answers, 429)).toBe(200 - LIMIT);
+    writeFigures('redis-stop', {
+      background_requests: samples.length,
+      background_statuses: statuses,
+      max_latency_ms_under_fault: Math.round(Math.max(downMax, loadMax)),
+      burst_while_down: { sent: 200, ok: count(down.answers, 200) },
+      burst_after_restart: { sent: 200, ok: count(back.answers, 200), rate_limited: count(back.answers, 429) },
+    });
+  });
+
+  it('Redis paused (connections open, no answers): each request gives up on Redis after 250 ms and falls back; shared again after resume', async () => {
+    redis.pause();
+    let paused;
+    try {
+      paused = await burst(await newKey(), 100);
+    } finally {
+      redis.resume();
+    }
+    expect(Object.keys(tally(paused.answers as never)).filter((k) => k !== '200')).toEqual([]);
+    const pausedMax = Math.max(...paused.answers.map((a) => a.ms));
+    expect(pausedMax).toBeLessThan(REDIS_FAULT_BOUND_MS);
+    await sleep(1000);
+    const back = await burst(await newKey(), 200);
+    expect(count(back.answers, 200)).toBe(LIMIT);
+    writeFigures('redis-pause', {
+      burst_while_paused: { sent: 100, ok: count(paused.answers, 200), max_latency_ms: Math.round(pausedMax) },
+      burst_after_resume: { sent: 200, ok: count(back.answers, 200), rate_limited: count(back.answers, 429) },
+    });
+  });
+});
