@@ -51,6 +51,8 @@ const schema = z.object({
       }
       return r.data;
     }),
+  /** `on`: this process runs the daily CSCP valuation (00:05 UTC, one replica at a time) and its start-up catch-up; `off`: never. */
+  VALUATION_JOB: z.enum(['on', 'off']).default('on'),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

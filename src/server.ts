@@ -10,6 +10,7 @@ import { createApp } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
 import { createRateLimiter } from './plugins/rate-limiter.js';
 import { startExportJob } from './jobs/export-snapshots.js';
+import { startValuationJob } from './jobs/valuation.js';
 import { startStatusRecorder } from './jobs/status-recorder.js';
 import { defaultChecks, infrastructureComponentNames, parseProbeTargets } from './services/status.js';
 import { collectProcessMetrics } from './lib/metrics.js';
@@ -47,7 +48,13 @@ export async function startServer(env: Env): Promise<RunningServer> {
   logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');
   const status = { infrastructureComponents: infrastructureComponentNames(rateLimiter.ping !== undefined), distribution: env.STATUS_DISTRIBUTION };
   const app = createApp({ db, logger, rateLimiter, status });
-  const exportJob = env.EXPORT_INTERVAL_SECONDS > 0 ? startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger) : null;
+  // The valuation catch-up runs first (in the background), so the first export snapshot carries the CSCP quotes.
+  const valuationJob = env.VALUATION_JOB === 'on' ? startValuationJob(db, { logger }) : null;
+  let closing = false;
+  let exportJob: ReturnType<typeof startExportJob> | null = null;
+  const exportStarted = (valuationJob?.startup ?? Promise.resolve()).then(() => {
+    if (!closing && env.EXPORT_INTERVAL_SECONDS > 0) exportJob = startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger);
+  });
   const server = http.createServer(app.adapter as unknown as http.RequestListener);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;
@@ -75,6 +82,9 @@ export async function startServer(env: Env): Promise<RunningServer> {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      closing = true;
+      await valuationJob?.stop();
+      await exportStarted;
       await exportJob?.stop();
       await recorder?.stop();
       await rateLimiter.close();

@@ -6,6 +6,7 @@ import './types/quotes.js';
 import './types/meta.js';
 import './types/account.js';
 import './types/exports.js';
+import './types/ingestion.js';
 
 /** The executable schema of both faces. */
 export const schema = builder.toSchema();

@@ -6,8 +6,12 @@
  * - delisting keeps the last price, sets quantity 0 and `delisted_at` (kept from the first delisting);
  *   a later listed observation clears `delisted_at`;
  * - `fresh_at` is the latest of `changed_at`, `observed_at` and the market's last full-scan completion.
- * An observation not newer than the stored `observed_at` is stale and changes nothing, so replaying a
- * file is idempotent and out-of-order arrivals cannot roll a quote back.
+ * An observation not newer than the stored `observed_at` (or than a delisting by a full scan, which
+ * moves `changed_at`) is stale and changes nothing, so replaying a file is idempotent and out-of-order
+ * arrivals cannot roll a quote back.
+ * Daily closes (valuation input): every applied observation also writes the quote's resulting state as
+ * the close of its UTC day (`daily_close`, same statement); a full-scan completion (completeMarketScan)
+ * confirms the market's quotes for its day.
  * Bulk writes are SQL over `unnest` arrays (one statement per chunk), not row-by-row Prisma calls.
  */
 import type { PrismaClient } from '../generated/prisma/client.js';
@@ -77,13 +81,15 @@ export async function ensureItems(db: Tx, items: { appId: string; marketHashName
   return ids;
 }
 
+// One statement per chunk: apply the observations to source_quote and write each applied one's resulting
+// state as the daily close of its UTC day (daily_close; a later state the same day replaces it).
 const UPSERT_SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::int[],
                        $8::bool[], $9::bool[], $10::timestamptz[], $11::bool[])
     AS t(item_id, market_code, provider_code, side, currency_code, price, quantity,
          is_quantity_minimum, is_all_items_same_price, observed_at, delisted)
-)
+), applied AS (
 INSERT INTO source_quote AS q (item_id, market_code, provider_code, side, currency_code, price, quantity,
   is_quantity_minimum, is_all_items_same_price, changed_at, observed_at, delisted_at, fresh_at)
 SELECT i.item_id, i.market_code, i.provider_code, i.side::quote_side, i.currency_code, i.price,
@@ -106,8 +112,21 @@ ON CONFLICT (item_id, market_code, provider_code, side) DO UPDATE SET
   observed_at = EXCLUDED.observed_at,
   delisted_at = CASE WHEN EXCLUDED.delisted_at IS NULL THEN NULL ELSE COALESCE(q.delisted_at, EXCLUDED.delisted_at) END,
   fresh_at = GREATEST(q.fresh_at, EXCLUDED.fresh_at)
-WHERE EXCLUDED.observed_at > COALESCE(q.observed_at, q.changed_at)
-RETURNING (xmax = 0) AS inserted`;
+WHERE EXCLUDED.observed_at > GREATEST(q.observed_at, q.changed_at)
+RETURNING q.item_id, q.market_code, q.provider_code, q.side, q.currency_code, q.price, q.quantity, q.changed_at,
+          q.observed_at, q.delisted_at, (xmax = 0) AS inserted
+), closes AS (
+INSERT INTO daily_close AS c (item_id, market_code, provider_code, side, day, currency_code, price, quantity, delisted,
+  changed_at, confirmed_at)
+SELECT item_id, market_code, provider_code, side, (observed_at AT TIME ZONE 'UTC')::date, currency_code, price, quantity,
+       delisted_at IS NOT NULL, changed_at, observed_at
+FROM applied
+ON CONFLICT (item_id, market_code, provider_code, side, day) DO UPDATE SET
+  currency_code = EXCLUDED.currency_code, price = EXCLUDED.price, quantity = EXCLUDED.quantity, delisted = EXCLUDED.delisted,
+  changed_at = EXCLUDED.changed_at, confirmed_at = EXCLUDED.confirmed_at
+WHERE EXCLUDED.confirmed_at >= c.confirmed_at
+)
+SELECT inserted FROM applied`;
 
 /** How far back an observation still counts as collection activity (status `datasource`), in ms. */
 export const ACTIVITY_WINDOW_MS = 25 * 3600_000;
@@ -197,4 +216,101 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   ingestedObservations.inc({ outcome: 'updated' }, result.updated);
   ingestedObservations.inc({ outcome: 'skipped' }, result.skipped);
   return result;
+}
+
+/** A full scan of one market by one provider, reported complete (collector API `completeMarketScan`). */
+export interface ScanCompletion {
+  marketCode: string;
+  providerCode: string;
+  /** When the scan began: quotes not observed since then were not seen by it. */
+  startedAt: Date;
+  completedAt: Date;
+  /** Delist the market's listed quotes (of this provider) that the scan did not see. */
+  delistUnseen: boolean;
+}
+
+/** What a scan completion changed. */
+export interface ScanResult {
+  /** Quotes whose `fresh_at` moved to the completion time. */
+  freshened: number;
+  /** Quotes delisted because the scan did not see them (only with `delistUnseen`). */
+  delisted: number;
+}
+
+/**
+ * Records a full-scan completion (spec: MarketQuoteOut.fresh_at "completion of the last full scan of the
+ * market"): stores it in `market_scan` (kept at the latest completion), moves `fresh_at` of every quote of
+ * that market and provider to it, and with `delistUnseen` delists the listed quotes whose last observation
+ * is older than `startedAt` (quantity 0, `delisted_at` = completion, last price kept; `changed_at` moves
+ * since the quantity changed; `observed_at` stays: they were not seen). Then writes the confirmed state
+ * of the market's quotes as the daily close of the completion's UTC day. A completion older than the
+ * stored one still freshens nothing newer and delists only what it did not see. Run it in a transaction
+ * for all-or-nothing.
+ */
+export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanResult> {
+  const { marketCode, providerCode } = scan;
+  const completed = scan.completedAt.toISOString();
+  await db.$executeRawUnsafe(
+    `INSERT INTO market_scan AS s (market_code, provider_code, completed_at) VALUES ($1, $2, $3::timestamptz)
+     ON CONFLICT (market_code, provider_code) DO UPDATE SET completed_at = GREATEST(s.completed_at, EXCLUDED.completed_at)`,
+    marketCode,
+    providerCode,
+    completed,
+  );
+  const freshened = await db.$executeRawUnsafe(
+    `UPDATE source_quote SET fresh_at = $3::timestamptz
+      WHERE market_code = $1 AND provider_code = $2 AND fresh_at < $3::timestamptz`,
+    marketCode,
+    providerCode,
+    completed,
+  );
+  let delisted = 0;
+  if (scan.delistUnseen) {
+    delisted = await db.$executeRawUnsafe(
+      `UPDATE source_quote SET quantity = 0, delisted_at = $3::timestamptz,
+              changed_at = CASE WHEN quantity IS DISTINCT FROM 0 THEN $3::timestamptz ELSE changed_at END,
+              fresh_at = GREATEST(fresh_at, $3::timestamptz)
+        WHERE market_code = $1 AND provider_code = $2 AND delisted_at IS NULL
+          AND GREATEST(observed_at, changed_at) < $4::timestamptz`,
+      marketCode,
+      providerCode,
+      completed,
+      scan.startedAt.toISOString(),
+    );
+  }
+  await db.$executeRawUnsafe(
+    `INSERT INTO daily_close AS c (item_id, market_code, provider_code, side, day, currency_code, price, quantity, delisted,
+       changed_at, confirmed_at)
+     SELECT item_id, market_code, provider_code, side, ($3::timestamptz AT TIME ZONE 'UTC')::date, currency_code, price, quantity,
+            delisted_at IS NOT NULL, changed_at, $3::timestamptz
+       FROM source_quote
+      WHERE market_code = $1 AND provider_code = $2 AND GREATEST(observed_at, changed_at) <= $3::timestamptz
+     ON CONFLICT (item_id, market_code, provider_code, side, day) DO UPDATE SET
+       currency_code = EXCLUDED.currency_code, price = EXCLUDED.price, quantity = EXCLUDED.quantity, delisted = EXCLUDED.delisted,
+       changed_at = EXCLUDED.changed_at, confirmed_at = EXCLUDED.confirmed_at
+     WHERE EXCLUDED.confirmed_at >= c.confirmed_at`,
+    marketCode,
+    providerCode,
+    completed,
+  );
+  return { freshened, delisted };
+}
+
+/**
+ * Applies one batch all-or-nothing: every observation in one database transaction (a failure rolls
+ * back every row, the ingestion counters included). Validation is the caller's job (src/validation/ingest.ts).
+ */
+export async function ingestBatch(prisma: PrismaClient, observations: QuoteObservation[], opts: { now?: Date } = {}): Promise<IngestResult> {
+  return prisma.$transaction((tx) => ingestQuotes(tx, observations, opts), { maxWait: 30_000, timeout: 300_000 });
+}
+
+/** `completeMarketScan` in one transaction. */
+export async function completeMarketScanTx(prisma: PrismaClient, scan: ScanCompletion): Promise<ScanResult> {
+  return prisma.$transaction((tx) => completeMarketScan(tx, scan), { maxWait: 30_000, timeout: 300_000 });
+}
+
+/** The catalogue facts collector rows are checked against: market code -> currency and deprecation. */
+export async function marketCatalogue(prisma: PrismaClient): Promise<Map<string, { currencyCode: string; isDeprecated: boolean }>> {
+  const rows = await prisma.website.findMany({ select: { code: true, currencyCode: true, isDeprecated: true } });
+  return new Map(rows.map((r) => [r.code, { currencyCode: r.currencyCode, isDeprecated: r.isDeprecated }]));
 }

@@ -150,7 +150,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-builder.mutationType({ description: 'Account sync for the dashboard: callable only with a machine service token.' });
+builder.mutationType({ description: 'Machine-only mutations (service token): account sync for the dashboard, quote ingestion for collectors.' });
 
 builder.mutationFields((t) => ({
   syncUpsertProfile: t.field({

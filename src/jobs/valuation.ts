@@ -1,0 +1,111 @@
+/**
+ * The CSCP valuation job runner: once a day at RUN_AFTER_MIDNIGHT_MS past 00:00 UTC it values date
+ * "today" from the closes of the seven days before; at start it catches up (catchUpDate: the latest date
+ * that can have closes, when it has no run yet: with the bundled data, the day after its last close).
+ * Each run holds the `quotegate:valuation` database lock, so one replica runs it and the others skip;
+ * a scheduled or catch-up run also skips a date that already has a run (another replica did it).
+ * Outcomes are written to `job_run` (job `valuation`: last_started_at, last_ok_at, last_error_at,
+ * last_error), which the status recorder reads.
+ */
+import type { Logger } from 'pino';
+import type { Database } from '../db/client.js';
+import { formatDate } from '../lib/time.js';
+import { recordJobRun } from '../services/status.js';
+import { catchUpDate, runValuation, utcDay, type ValuationRunResult } from '../services/valuation.js';
+
+/** How long after 00:00 UTC the daily run starts (closes of the day just ended are complete by then). */
+export const RUN_AFTER_MIDNIGHT_MS = 5 * 60_000;
+/** The job's name in job_run and its lock. */
+export const VALUATION_JOB = 'valuation';
+const LOCK = 'quotegate:valuation';
+
+/** What one attempt did. */
+export type ValuationOutcome =
+  | { status: 'done'; result: ValuationRunResult }
+  | { status: 'locked' }
+  | { status: 'already_done'; date: string };
+
+/**
+ * One run for `date` under the lock. `force` recomputes a date that already has a run (the CLI's
+ * `jobs run valuation`); otherwise such a date is skipped. Records the outcome in job_run; rethrows a failure.
+ */
+export async function runValuationJob(db: Database, date: Date, opts: { force?: boolean; now?: () => Date } = {}): Promise<ValuationOutcome> {
+  const now = opts.now ?? (() => new Date());
+  const r = await db.withLock(LOCK, async (): Promise<ValuationOutcome> => {
+    if (!opts.force && (await db.query(`SELECT 1 FROM valuation_run WHERE valuation_date = $1::date`, [formatDate(date)])).length > 0) {
+      return { status: 'already_done', date: formatDate(date) };
+    }
+    await recordJobRun(db.prisma, VALUATION_JOB, 'started', now());
+    try {
+      const result = await runValuation(db, date, { now });
+      await recordJobRun(db.prisma, VALUATION_JOB, 'ok', now());
+      return { status: 'done', result };
+    } catch (err) {
+      await recordJobRun(db.prisma, VALUATION_JOB, err instanceof Error ? err : new Error(String(err)), now()).catch(() => undefined);
+      throw err;
+    }
+  });
+  return r.acquired ? r.result : { status: 'locked' };
+}
+
+/** A running job; `stop()` cancels the schedule and waits for a run in progress. */
+export interface ValuationJob {
+  stop(): Promise<void>;
+  /** The catch-up run started at start (resolves when it is over; never rejects). */
+  readonly startup: Promise<ValuationOutcome | null>;
+}
+
+/** Milliseconds from `now` to the next daily run (00:00 UTC + RUN_AFTER_MIDNIGHT_MS). */
+export function msUntilNextRun(now: Date): number {
+  const today = utcDay(now).getTime() + RUN_AFTER_MIDNIGHT_MS;
+  const next = now.getTime() < today ? today : today + 86_400_000;
+  return next - now.getTime();
+}
+
+/** Starts the job: a catch-up run now (unless `catchUp` is false), then one run a day. */
+export function startValuationJob(db: Database, opts: { logger?: Logger; clock?: () => Date; catchUp?: boolean } = {}): ValuationJob {
+  const clock = opts.clock ?? (() => new Date());
+  const log = opts.logger;
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> = Promise.resolve();
+  const attempt = (date: Date | null, why: string): Promise<ValuationOutcome | null> => {
+    if (!date || stopped) return Promise.resolve(null);
+    const p = runValuationJob(db, date, { now: clock }).then(
+      (outcome) => {
+        if (outcome.status === 'done') log?.info({ ...outcome.result, why }, 'valuation published');
+        else log?.debug({ outcome, why }, 'valuation skipped');
+        return outcome;
+      },
+      (err) => {
+        log?.error({ err, date: formatDate(date), why }, 'valuation run failed; the previous valuations stay published');
+        return null;
+      },
+    );
+    running = p;
+    return p;
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void attempt(utcDay(clock()), 'daily').finally(schedule);
+    }, msUntilNextRun(clock()));
+    timer.unref();
+  };
+  const startup = (opts.catchUp === false ? Promise.resolve(null) : catchUpDate(db, clock()))
+    .then((date) => attempt(date, 'catch-up'))
+    .catch((err) => {
+      log?.error({ err }, 'valuation catch-up failed');
+      return null;
+    })
+    .finally(schedule);
+  return {
+    startup,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await startup;
+      await running;
+    },
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * Backtest of the CSCP valuation on the stored daily closes (`quotegate backtest`, docs/valuation.md).
+ *
+ * For each day D that has closes and at least one close day in the window D-7 .. D-1, the valuations of
+ * D are computed exactly as the job would (computeValuations: only closes before D) and scored against
+ * what the markets showed on D: every market's close of day D (listed, with a price), put on the same
+ * scale with the same fee path (ask: cash cost CNY, bid: cash received CNY). Per target quote x of side s:
+ * - consensus error |ln(x / consensus_s)| (ask_amount for asks, bid_amount for bids of two-sided items);
+ * - single-market error |ln(x / prev_M)| for every market M with a previous close on side s (its latest
+ *   close in the window: the same close the valuation used), scored on the same targets;
+ * - plain median error |ln(x / median of the previous closes on side s)|, unweighted, every market kept;
+ * - calibration: x inside consensus_s x e^(+-u) (u = the published uncertainty; equivalently the target
+ *   moved onto the mid scale lies inside mid x e^(+-u)).
+ * Each competitor is compared with the consensus on exactly the targets it has (paired medians).
+ * A second target, the per-item median of the day-D quotes of a side, is reported too.
+ */
+import type { Database } from '../db/client.js';
+import { toMoney } from '../lib/money.js';
+import { formatDate } from '../lib/time.js';
+import { median } from '../valuation/robust.js';
+import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS } from './valuation.js';
+
+const DAY_MS = 86_400_000;
+
+/** A paired comparison: the competitor's and the consensus's median absolute log error on the same targets. */
+export interface Paired {
+  n: number;
+  mdae: number;
+  consensus_mdae: number;
+}
+
+/** One day's figures. */
+export interface BacktestDay {
+  date: string;
+  valued_items: number;
+  targets: number;
+  consensus_mdae: number;
+  plain_median_mdae: number;
+  calibration: number;
+}
+
+/** The whole backtest. */
+export interface BacktestResult {
+  days: BacktestDay[];
+  targets: number;
+  /** Consensus median absolute log error over every target. */
+  consensus_mdae: number;
+  plain_median: Paired;
+  /** Per `MARKET/side` previous close as the predictor. */
+  markets: Record<string, Paired>;
+  /** Share of targets inside consensus x e^(+-u), overall and by kind. */
+  calibration: { share: number; n: number; two_sided: number; one_sided: number; ask_targets: number; bid_targets: number };
+  /** Target = the per-item median of day D's quotes on a side. */
+  day_median_target: { n: number; consensus_mdae: number; plain_median: Paired; best_single_market: { market: string } & Paired };
+}
+
+interface Acc {
+  cons: number[];
+  comp: number[];
+}
+const acc = (): Acc => ({ cons: [], comp: [] });
+const paired = (a: Acc): Paired => ({ n: a.cons.length, mdae: r6(median(a.comp)), consensus_mdae: r6(median(a.cons)) });
+const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : NaN);
+
+/** The days that can be backtested: close days with at least one close day in their window. */
+export async function backtestDays(db: Pick<Database, 'query'>): Promise<Date[]> {
+  const days = (await db.query<{ day: string }>(`SELECT DISTINCT day::text AS day FROM daily_close ORDER BY 1`)).map((r) => parseDate(r.day));
+  return days.filter((d) => days.some((e) => e.getTime() < d.getTime() && e.getTime() >= d.getTime() - WINDOW_DAYS * DAY_MS));
+}
+
+/** Runs the backtest over `dates` (default: every backtestable day). Reads only; stores nothing. */
+export async function runBacktest(db: Pick<Database, 'query'>, dates?: Date[], onDay?: (d: BacktestDay) => void): Promise<BacktestResult> {
+  const book = await loadFeeBook(db);
+  const all: number[] = [];
+  const plain = acc();
+  const markets = new Map<string, Acc>();
+  const cal = { inside: 0, n: 0, two: [0, 0], one: [0, 0], ask: [0, 0], bid: [0, 0] };
+  const dm = { cons: [] as number[], plain: acc(), markets: new Map<string, Acc>() };
+  const days: BacktestDay[] = [];
+  for (const date of dates ?? (await backtestDays(db))) {
+    const c = await computeValuations(db, date, { keepCloses: true });
+    const rows = await db.query<{ item_id: number; market_code: string; side: 'ask' | 'bid'; currency_code: string; price: string }>(
+      `SELECT DISTINCT ON (c.item_id, c.market_code, c.side) c.item_id, c.market_code, c.side::text AS side, c.currency_code, c.price::text AS price
+         FROM daily_close c WHERE c.day = $1::date AND NOT c.delisted AND c.price IS NOT NULL
+        ORDER BY c.item_id, c.market_code, c.side, (c.provider_code = c.market_code) DESC, c.confirmed_at DESC`,
+      [formatDate(date)],
+    );
+    const targets = new Map<number, { side: 'ask' | 'bid'; y: number }[]>();
+    for (const r of rows) {
+      const p = book.path(r.market_code, r.side, r.currency_code);
+      if (!p) continue;
+      const x = p.a.times(toMoney(r.price)).plus(p.b);
+      if (!x.gt(0)) continue;
+      let list = targets.get(r.item_id);
+      if (!list) targets.set(r.item_id, (list = []));
+      list.push({ side: r.side, y: Math.log(x.toNumber()) });
+    }
+    const dayCons: number[] = [];
+    const dayPlain: number[] = [];
+    let dayIn = 0;
+    let dayN = 0;
+    for (const v of c.items) {
+      const t = targets.get(v.itemId);
+      if (!t) continue;
+      const prev: Record<'ask' | 'bid', { market: string; y: number }[]> = { ask: [], bid: [] };
+      for (const cl of v.closes ?? []) {
+        const p = book.path(cl.market, cl.side, cl.currency);
+        if (!p) continue;
+        const x = p.a.times(cl.price).plus(p.b);
+        if (x.gt(0)) prev[cl.side].push({ market: cl.market, y: Math.log(x.toNumber()) });
+      }
+      for (const side of ['ask', 'bid'] as const) {
+        const amount = side === 'ask' ? v.askAmount : v.bidAmount;
+        if (amount === null) continue;
+        const cons = Math.log(amount.toNumber());
+        const med = prev[side].length > 0 ? median(prev[side].map((p) => p.y)) : NaN;
+        const ys = t.filter((x) => x.side === side).map((x) => x.y);
+        for (const y of ys) {
+          const e = Math.abs(y - cons);
+          all.push(e);
+          dayCons.push(e);
+          const inside = e <= v.uncertainty ? 1 : 0;
+          cal.inside += inside;
+          cal.n += 1;
+          dayIn += inside;
+          dayN += 1;
+          const kind = v.isTwoSided ? cal.two : cal.one;
+          kind[0]! += inside;
+          kind[1]! += 1;
+          const bySide = side === 'ask' ? cal.ask : cal.bid;
+          bySide[0]! += inside;
+          bySide[1]! += 1;
+          if (Number.isFinite(med)) {
+            plain.cons.push(e);
+            plain.comp.push(Math.abs(y - med));
+            dayPlain.push(Math.abs(y - med));
+          }
+          for (const p of prev[side]) {
+            const key = `${p.market}/${side}`;
+            let a = markets.get(key);
+            if (!a) markets.set(key, (a = acc()));
+            a.cons.push(e);
+            a.comp.push(Math.abs(y - p.y));
+          }
+        }
+        if (ys.length > 0) {
+          const target = median(ys);
+          const e = Math.abs(target - cons);
+          dm.cons.push(e);
+          if (Number.isFinite(med)) {
+            dm.plain.cons.push(e);
+            dm.plain.comp.push(Math.abs(target - med));
+          }
+          for (const p of prev[side]) {
+            const key = `${p.market}/${side}`;
+            let a = dm.markets.get(key);
+            if (!a) dm.markets.set(key, (a = acc()));
+            a.cons.push(e);
+            a.comp.push(Math.abs(target - p.y));
+          }
+        }
+      }
+    }
+    const day: BacktestDay = {
+      date: formatDate(date),
+      valued_items: c.items.length,
+      targets: dayN,
+      consensus_mdae: r6(median(dayCons)),
+      plain_median_mdae: r6(median(dayPlain)),
+      calibration: r6(dayN ? dayIn / dayN : NaN),
+    };
+    days.push(day);
+    onDay?.(day);
+  }
+  const share = (x: number[]) => r6(x[1] ? x[0]! / x[1]! : NaN);
+  const byMarket = Object.fromEntries([...markets.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, a]) => [k, paired(a)]));
+  const dmMarkets = [...dm.markets.entries()].map(([k, a]) => ({ market: k, ...paired(a) })).filter((m) => m.n >= 100);
+  const best = dmMarkets.sort((a, b) => a.mdae - b.mdae)[0] ?? { market: '-', n: 0, mdae: NaN, consensus_mdae: NaN };
+  return {
+    days,
+    targets: all.length,
+    consensus_mdae: r6(median(all)),
+    plain_median: paired(plain),
+    markets: byMarket,
+    calibration: { share: r6(cal.n ? cal.inside / cal.n : NaN), n: cal.n, two_sided: share(cal.two), one_sided: share(cal.one), ask_targets: share(cal.ask), bid_targets: share(cal.bid) },
+    day_median_target: { n: dm.cons.length, consensus_mdae: r6(median(dm.cons)), plain_median: paired(dm.plain), best_single_market: best },
+  };
+}

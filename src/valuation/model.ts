@@ -1,0 +1,94 @@
+/**
+ * The per-run model the consensus weights come from, fitted on the run's own closes (a sample of items):
+ *
+ * - market dispersion sigma(market, side): for items with at least 3 markets on a side, each market's
+ *   latest close (log cash CNY) minus the item's cross-market median on that side; sigma = the 68.27th
+ *   percentile of |residual| over the sample (1 sd for normal errors; robust to the wild third, and
+ *   right for fat tails and for quotes that often do not move at all). It measures how far that
+ *   market's quotes usually sit from the others (noise, staleness and systematic premium together), so
+ *   a market that usually disagrees weighs less. Fewer than MIN_RESIDUALS residuals: the side's pooled
+ *   value, then both sides pooled, then DEFAULT_SIGMA. Clamped to [SIGMA_FLOOR, 1].
+ * - daily drift tau: consecutive closes of the same market and side, (y_later - y_earlier) /
+ *   sqrt(days between); tau = the 68.27th percentile of |.|, at least TAU_FLOOR (DEFAULT_TAU with fewer than
+ *   MIN_RESIDUALS pairs). A close d days old gets tau^2 * d of extra variance.
+ * All numbers here are log-scale statistics (plain floats), never money.
+ */
+import { median, q68 } from './robust.js';
+
+/** Residuals a market (or pool) needs before its own dispersion is used. */
+export const MIN_RESIDUALS = 30;
+/** Dispersion used when nothing can be fitted (5 %). */
+export const DEFAULT_SIGMA = 0.05;
+/** Smallest dispersion (quotes 2-decimal rounded, feeds refreshed at different times). */
+export const SIGMA_FLOOR = 0.01;
+/** Daily drift used when nothing can be fitted, and the smallest allowed. */
+export const DEFAULT_TAU = 0.02;
+export const TAU_FLOOR = 0.005;
+
+/** One market-side history of a sampled item: closes as (day number, ln cash CNY), oldest first. */
+export interface SampleSeries {
+  market: string;
+  side: 'ask' | 'bid';
+  closes: { day: number; y: number }[];
+}
+
+/** The fitted model of one run (JSON-serializable: stored in valuation_run.stats). */
+export interface FittedModel {
+  /** `MARKET/side` -> {sigma, n residuals}; only markets with their own fit. */
+  markets: Record<string, { sigma: number; n: number }>;
+  /** Pooled per side and over both sides. */
+  pooled: { ask: number | null; bid: number | null; all: number | null };
+  tau: number;
+  tauPairs: number;
+  sampleItems: number;
+}
+
+const clamp = (x: number) => Math.min(1, Math.max(SIGMA_FLOOR, x));
+const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/** Fits the model on sampled items (each a list of market-side series). */
+export function fitModel(items: readonly SampleSeries[][]): FittedModel {
+  const residuals = new Map<string, number[]>();
+  const bySide: Record<'ask' | 'bid', number[]> = { ask: [], bid: [] };
+  const drifts: number[] = [];
+  for (const series of items) {
+    for (const side of ['ask', 'bid'] as const) {
+      const latest = series.filter((s) => s.side === side && s.closes.length > 0).map((s) => ({ market: s.market, y: s.closes[s.closes.length - 1]!.y }));
+      if (latest.length < 3) continue;
+      const med = median(latest.map((l) => l.y));
+      for (const l of latest) {
+        const key = `${l.market}/${side}`;
+        let list = residuals.get(key);
+        if (!list) residuals.set(key, (list = []));
+        list.push(l.y - med);
+        bySide[side].push(l.y - med);
+      }
+    }
+    for (const s of series) {
+      for (let k = 1; k < s.closes.length; k++) {
+        const dt = s.closes[k]!.day - s.closes[k - 1]!.day;
+        if (dt > 0) drifts.push((s.closes[k]!.y - s.closes[k - 1]!.y) / Math.sqrt(dt));
+      }
+    }
+  }
+  const fit = (xs: number[]) => (xs.length >= MIN_RESIDUALS ? r6(clamp(q68(xs))) : null);
+  const markets: FittedModel['markets'] = {};
+  for (const [key, list] of [...residuals.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const s = fit(list);
+    if (s !== null) markets[key] = { sigma: s, n: list.length };
+  }
+  const tau = drifts.length >= MIN_RESIDUALS ? r6(Math.max(TAU_FLOOR, q68(drifts))) : DEFAULT_TAU;
+  return {
+    markets,
+    pooled: { ask: fit(bySide.ask), bid: fit(bySide.bid), all: fit([...bySide.ask, ...bySide.bid]) },
+    tau,
+    tauPairs: drifts.length,
+    sampleItems: items.length,
+  };
+}
+
+/** sigma(market, side) of a fitted model, with the fallbacks of the module rule. */
+export function marketSigma(m: FittedModel, market: string, side: 'ask' | 'bid'): number {
+  const other = side === 'ask' ? 'bid' : 'ask';
+  return m.markets[`${market}/${side}`]?.sigma ?? m.pooled[side] ?? m.markets[`${market}/${other}`]?.sigma ?? m.pooled.all ?? DEFAULT_SIGMA;
+}
