@@ -22,7 +22,9 @@ import { openApiDocument } from './openapi/document.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
-import type { StatusSettings } from './services/status.js';
+import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
+import { createPages } from './pages/index.js';
+import { APP_CSP } from './pages/layout.js';
 
 /** What the app needs from the outside. */
 export interface AppDeps {
@@ -144,11 +146,15 @@ export function createApp(deps: AppDeps): App {
   const requestScope = new AsyncLocalStorage<RequestState>();
   const log = () => requestScope.getStore()?.log ?? logger;
   const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
+  // Pages (`/`, `/docs`, `/status/page`, `/assets/*`): HTML for people, not API operations.
+  const statusSettings = deps.status ?? defaultStatusSettings();
+  const pages = createPages({ loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: log });
   const yoga = createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: { defaultQuery: GRAPHIQL_EXAMPLE, title: 'Quotegate GraphQL' },
+    renderGraphiQL: pages.renderGraphiQL,
     logging: false,
     context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: deps.status }),
     maskedErrors: {
@@ -224,7 +230,21 @@ export function createApp(deps: AppDeps): App {
       const url = new URL(request.url);
       if (url.pathname === '/graphql' || url.pathname === '/graphql/') {
         state.operationId = 'graphql';
-        return await yoga.handleRequest(request, { requestId, state });
+        const response = await yoga.handleRequest(request, { requestId, state });
+        if (response.headers.get('content-type')?.startsWith('text/html')) {
+          response.headers.delete('Content-Type');
+          response.headers.set('Content-Type', 'text/html; charset=utf-8');
+          response.headers.set('Content-Security-Policy', APP_CSP);
+        }
+        return response;
+      }
+      const page = pages.match(url.pathname);
+      if (page) {
+        state.operationId = 'page';
+        if (request.method !== 'GET' && request.method !== 'HEAD') {
+          return errorResponse(requestId, new ServiceError('method_not_allowed', 405, `Method ${request.method} is not allowed here; use GET.`, undefined, { Allow: 'GET, HEAD' }));
+        }
+        return await page(request);
       }
       let allowed: string[] = [];
       for (const route of routes) {

@@ -1,0 +1,74 @@
+/**
+ * The human-facing pages of the service: `/` (landing), `/docs` (API reference), `/status/page`
+ * (status history) and the files they load under `/assets/`. They are not API operations: not in
+ * the OpenAPI document, not in the endpoint catalogue, never metered. GraphiQL's page is rendered
+ * for Yoga by `renderGraphiQL` below.
+ */
+import type { GraphiQLOptions } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { StatusData } from '../services/status.js';
+import { createAssets } from './assets.js';
+import { renderDocs } from './docs.js';
+import { renderGraphiQLPage } from './graphiql.js';
+import { renderLanding } from './landing.js';
+import { APP_CSP, htmlResponse } from './layout.js';
+import { renderStatusPage } from './status-page.js';
+
+/** What the pages need from the app. */
+export interface PagesDeps {
+  /** Reads the status history as of `now` (the data of `GET /status`); throws when it cannot. */
+  loadStatus(now: Date): Promise<StatusData>;
+  /** The clock of the status page (default: the system clock). */
+  clock?: () => Date;
+  logger?: () => Logger | undefined;
+}
+
+/** A page handler for one request. */
+export type PageHandler = (request: Request) => Promise<Response>;
+
+/** The pages, looked up by path. */
+export interface Pages {
+  /** The handler of `pathname`, or null when it is not a page or asset path (then the API routes decide). */
+  match(pathname: string): PageHandler | null;
+  /** GraphiQL's page for Yoga's `renderGraphiQL` option (editor served from this origin). */
+  renderGraphiQL(options: GraphiQLOptions): string;
+}
+
+/** Seconds a client should wait before reloading the status page after a 503. */
+export const STATUS_RETRY_AFTER_SECONDS = 30;
+
+/** Builds the page handlers (reads the vendor bundles' versions from node_modules). */
+export function createPages(deps: PagesDeps): Pages {
+  const assets = createAssets();
+  const clock = deps.clock ?? (() => new Date());
+  const head = (request: Request) => request.method === 'HEAD';
+
+  const pages: Record<string, PageHandler> = {
+    '/': async (request) => htmlResponse(renderLanding(new URL(request.url).origin), { head: head(request) }),
+    '/docs': async (request) => htmlResponse(renderDocs({ scalarScript: assets.urls.scalarScript }), { head: head(request), csp: APP_CSP }),
+    '/status/page': async (request) => {
+      const now = clock();
+      let status: StatusData | null = null;
+      try {
+        status = await deps.loadStatus(now);
+      } catch (err) {
+        deps.logger?.()?.warn({ err }, 'status page: the status history could not be read');
+      }
+      return htmlResponse(renderStatusPage(status, now), {
+        head: head(request),
+        status: status ? 200 : 503,
+        headers: status ? {} : { 'Retry-After': String(STATUS_RETRY_AFTER_SECONDS) },
+      });
+    },
+  };
+
+  return {
+    match(pathname) {
+      const page = pages[pathname] ?? (pathname.length > 1 && pathname.endsWith('/') ? pages[pathname.slice(0, -1)] : undefined);
+      if (page) return page;
+      if (!pathname.startsWith('/assets/')) return null;
+      return async (request) => (await assets.respond(request, pathname)) ?? htmlResponse('<!doctype html><title>Not found</title><p>No such file.</p>', { status: 404, head: head(request) });
+    },
+    renderGraphiQL: (options) => renderGraphiQLPage(options, { base: assets.urls.graphiqlBase }),
+  };
+}
