@@ -23,6 +23,10 @@ import type { SideFilter } from '../services/quotes.js';
 import { ENDPOINTS } from '../catalogue/endpoints.js';
 import { ServiceError, notFound } from '../lib/errors.js';
 import { startServer } from '../server.js';
+import { runValuationJob } from '../jobs/valuation.js';
+import { computeValuations, latestValuableDate, parseDate, utcDay, valuationJson } from '../services/valuation.js';
+import { backtestDays, runBacktest } from '../services/backtest.js';
+import { formatDate } from '../lib/time.js';
 
 const env = loadEnv();
 const open = () => openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR });
@@ -53,19 +57,29 @@ program
 
 program
   .command('import')
-  .argument('<path>', 'a data folder, a csgotrader daily folder, or a Buff163 goods page')
+  .argument('<path>', 'a data folder, a csgotrader daily folder, a Buff163 goods page, or a collector file (.csv/.ndjson, optionally .gz)')
   .description('load quote data through the ingestion service (idempotent)')
   .action(async (target: string) => {
     const db = await open();
     const bar = new cliProgress.SingleBar({ format: 'import [{bar}] {percentage}% | {value}/{total} observations | {eta}s left' }, cliProgress.Presets.shades_classic);
     let started = false;
-    const r = await importPath(db.prisma, path.resolve(target), (done, total) => {
-      if (!started) {
-        bar.start(total, 0);
-        started = true;
-      }
-      bar.update(done);
-    });
+    let r: Awaited<ReturnType<typeof importPath>>;
+    try {
+      r = await importPath(db.prisma, path.resolve(target), (done, total) => {
+        if (!started) {
+          bar.start(total, 0);
+          started = true;
+        }
+        bar.update(done);
+      });
+    } catch (e) {
+      if (started) bar.stop();
+      await db.close();
+      if (!(e instanceof ServiceError)) throw e;
+      // A collector file with invalid rows: nothing was applied; every problem names its line.
+      const details = Array.isArray(e.details) ? (e.details as { field: string; message: string }[]) : [];
+      return program.error(`error: ${target} was not imported (no row applied):\n${details.map((d) => `  ${d.field}: ${d.message}`).join('\n')}`);
+    }
     if (started) bar.stop();
     console.log(`observations ${r.observations}: ${r.inserted} new quotes, ${r.updated} updated, ${r.skipped} unchanged or stale`);
     await db.close();
@@ -245,6 +259,97 @@ token
   .action(async (id: string) => {
     await withDb((db) => revokeServiceToken(db, id));
     console.log(`token ${id} revoked`);
+  });
+
+/** A `--date` option: YYYY-MM-DD or a usage error. */
+function dateOption(raw: string): Date {
+  try {
+    return parseDate(raw);
+  } catch {
+    return program.error('--date must be a calendar date YYYY-MM-DD');
+  }
+}
+
+const jobs = program.command('jobs').description('background jobs, run now');
+jobs
+  .command('run')
+  .argument('<job>', 'valuation')
+  .option('--date <YYYY-MM-DD>', 'valuation date (UTC); default: the latest date with closes before it (today on a live feed)')
+  .option('--json', 'print JSON')
+  .description('run a job now: `valuation` computes and publishes the CSCP valuations of a date (replacing that date\'s)')
+  .action(async (job: string, opts: { date?: string; json?: boolean }) => {
+    if (job !== 'valuation') program.error('unknown job; jobs: valuation');
+    const outcome = await withDb(async (db) => {
+      const date = opts.date ? dateOption(opts.date) : ((await latestValuableDate(db, new Date())) ?? utcDay(new Date()));
+      return runValuationJob(db, date, { force: true });
+    });
+    if (outcome.status === 'locked') return program.error('error: another process is running the valuation job right now; try again shortly');
+    if (outcome.status !== 'done') return;
+    const r = outcome.result;
+    print(
+      opts.json,
+      { date: r.date, items: r.items, two_sided: r.twoSided, one_sided: r.oneSided, ms: r.durationMs, computed_at: r.computedAt.toISOString() },
+      `valuation ${r.date}: ${r.items} items (${r.twoSided} two-sided, ${r.oneSided} one-sided) in ${r.durationMs} ms`,
+    );
+  });
+
+program
+  .command('valuation')
+  .description('CSCP valuations')
+  .command('explain')
+  .argument('<market-hash-name>')
+  .requiredOption('--date <YYYY-MM-DD>', 'valuation date (UTC)')
+  .description('recompute one item\'s valuation of a date and print every source: close, fee path, cash amount, sigma, weight')
+  .action(async (name: string, opts: { date: string }) => {
+    const date = dateOption(opts.date);
+    const c = await withDb((db) => computeValuations(db, date, { explain: [name] }));
+    const e = c.explained[0];
+    if (!e) return program.error(`error: no closes for ${JSON.stringify(name)} in the window before ${formatDate(date)}`);
+    console.log(JSON.stringify({ date: formatDate(date), window: c.stats.window, tau: c.stats.model.tau, ...explainJson(e) }, null, 2));
+  });
+
+function explainJson(e: Awaited<ReturnType<typeof computeValuations>>['explained'][number]) {
+  const side = (s: NonNullable<typeof e.sides>['ask'] | null | undefined) =>
+    s && {
+      amount: s.amount.toFixed(),
+      uncertainty: s.uncertainty,
+      count: s.count,
+      sources: s.outcomes.map((o) => ({
+        market: o.source.market,
+        cash_cny: o.source.amount.toFixed(),
+        sigma: o.source.sigma,
+        weight: o.weight.toFixed(),
+        residual: o.residual,
+        excluded: o.reason,
+      })),
+    };
+  return {
+    market_hash_name: e.marketHashName,
+    closes: e.closes.map((c) => ({ market: c.market, provider: c.provider, side: c.side, price: c.price.toFixed(), currency: c.currency, age_days: c.ageDays, fee_path: c.path })),
+    crossed_bids: e.sides?.crossed ?? [],
+    ask: side(e.sides?.ask),
+    bid: side(e.sides?.bid),
+    valuation: e.valuation && { ...valuationJson(e.valuation), half_spread: e.valuation.halfSpread },
+  };
+}
+
+program
+  .command('backtest')
+  .option('--from <YYYY-MM-DD>', 'first day to score')
+  .option('--to <YYYY-MM-DD>', 'last day to score')
+  .option('--json', 'print JSON')
+  .description('value each day with enough history from the days before it and score against what the markets showed that day (stores nothing)')
+  .action(async (opts: { from?: string; to?: string; json?: boolean }) => {
+    const from = opts.from ? dateOption(opts.from) : null;
+    const to = opts.to ? dateOption(opts.to) : null;
+    const r = await withDb(async (db) => {
+      const days = (await backtestDays(db)).filter((d) => (!from || d >= from) && (!to || d <= to));
+      return runBacktest(db, days, opts.json ? undefined : (d) => console.log(`${d.date}: ${d.valued_items} items, ${d.targets} targets, consensus ${d.consensus_mdae}, plain median ${d.plain_median_mdae}, inside e^(+-u) ${d.calibration}`));
+    });
+    if (opts.json) return console.log(JSON.stringify(r));
+    console.log(`\nmedian |ln error| over ${r.targets} next-day quotes: consensus ${r.consensus_mdae}; plain cross-market median ${r.plain_median.mdae} (consensus on the same ${r.plain_median.n}: ${r.plain_median.consensus_mdae})`);
+    console.table(Object.fromEntries(Object.entries(r.markets).map(([k, v]) => [k, { targets: v.n, 'previous close': v.mdae, consensus: v.consensus_mdae }])));
+    console.log(`calibration: ${(r.calibration.share * 100).toFixed(1)} % of next-day quotes inside price x e^(+-u) (two-sided ${(r.calibration.two_sided * 100).toFixed(1)} %, one-sided ${(r.calibration.one_sided * 100).toFixed(1)} %; ask targets ${(r.calibration.ask_targets * 100).toFixed(1)} %, bid targets ${(r.calibration.bid_targets * 100).toFixed(1)} %)`);
   });
 
 await program.parseAsync(process.argv);

@@ -25,6 +25,7 @@ import { Money, toMoney } from '../lib/money.js';
 import { byCodePoint } from '../lib/order.js';
 import { ingestQuotes, type IngestResult, type QuoteObservation } from './ingestion.js';
 import { importCatalogue } from './catalogue-import.js';
+import { importCollectorFile, isCollectorFile } from './collector-files.js';
 
 /** CS2's Steam app id: every bundled item belongs to it. */
 export const CS2_APP_ID = '730';
@@ -151,14 +152,16 @@ async function ingestWithProgress(prisma: PrismaClient, obs: QuoteObservation[],
 }
 
 /**
- * Imports a file or folder: a csgotrader daily folder, a Buff163 goods page, or a data folder holding
- * websites.json/currencies.json/fees.json and prices/ (the bundled layout). Idempotent.
+ * Imports a file or folder: a csgotrader daily folder, a Buff163 goods page, a collector CSV/NDJSON
+ * file (collector-files.ts; refused whole with a 422 ServiceError naming lines when a row is invalid), or a
+ * data folder holding websites.json/currencies.json/fees.json and prices/ (the bundled layout). Idempotent.
  * Throws for a path it does not recognise.
  */
 export async function importPath(prisma: PrismaClient, target: string, progress?: ProgressFn): Promise<ImportResult> {
   const result: ImportResult = { inserted: 0, updated: 0, skipped: 0, observations: 0, files: [] };
   const stat = fs.statSync(target);
   const batches: { file: string; load: () => Promise<QuoteObservation[][]> }[] = [];
+  const collectorFiles: string[] = [];
   const plan = async (p: string): Promise<void> => {
     const st = fs.statSync(p);
     if (st.isDirectory()) {
@@ -182,7 +185,11 @@ export async function importPath(prisma: PrismaClient, target: string, progress?
       batches.push({ file: p, load: async () => [readBuffGoods(p)] });
       return;
     }
-    throw new Error(`${p}: not a recognised data file (csgotrader daily folder, Buff163 goods page, or data folder)`);
+    if (p === target && isCollectorFile(p)) {
+      collectorFiles.push(p);
+      return;
+    }
+    throw new Error(`${p}: not a recognised data file (csgotrader daily folder, Buff163 goods page, collector CSV/NDJSON file, or data folder)`);
   };
   if (!stat.isDirectory() && !stat.isFile()) throw new Error(`${target}: not a file or folder`);
   await plan(target);
@@ -192,6 +199,11 @@ export async function importPath(prisma: PrismaClient, target: string, progress?
   for (const l of loaded) {
     for (const group of l.groups) await ingestWithProgress(prisma, group, result, progress, counter);
     result.files.push(l.file);
+  }
+  for (const file of collectorFiles) {
+    const r = await importCollectorFile(prisma, file, progress);
+    add(result, r, r.observations);
+    result.files.push(file);
   }
   // Fresh planner statistics after a bulk load: without them PostgreSQL scans every quote per
   // /prices request or export page until autovacuum catches up.

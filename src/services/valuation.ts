@@ -10,7 +10,7 @@
  * confirmation); a delisted close or one without a price does not contribute. A close's age is
  * measured from its confirmation to D 00:00 UTC, so recomputing an old date gives the same answer.
  * Published: amounts in CNY (4 decimals), `computed_at` = computation time (the quote's changed_at and
- * fresh_at), valuation_date = D. Retention: valuations of the 8 newest dates, closes of the 10 newest days.
+ * fresh_at), valuation_date = D. Retention: valuations of the 8 newest valued dates, closes of the 10 newest days.
  */
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
@@ -403,13 +403,13 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
   return { date: day, items: c.items.length, twoSided: c.stats.counts.twoSided, oneSided: c.stats.counts.oneSided, durationMs, computedAt };
 }
 
-/** Keeps the VALUATION_RETENTION_DATES newest valuation dates and the CLOSE_RETENTION_DAYS newest close days. */
+/**
+ * Keeps the valuations of the VALUATION_RETENTION_DATES newest valued dates (a run that valued nothing
+ * prunes nothing) and the closes of the CLOSE_RETENTION_DAYS newest close days.
+ */
 export async function pruneValuationData(db: Pick<Database, 'query'>): Promise<void> {
-  await db.query(
-    `DELETE FROM valuation WHERE valuation_date < (SELECT max(valuation_date) FROM valuation_run) - $1::int`,
-    [VALUATION_RETENTION_DATES - 1],
-  );
-  await db.query(`DELETE FROM valuation_run WHERE valuation_date < (SELECT max(valuation_date) FROM valuation_run) - $1::int`, [VALUATION_RETENTION_DATES - 1]);
+  await db.query(`DELETE FROM valuation WHERE valuation_date < (SELECT max(valuation_date) FROM valuation) - $1::int`, [VALUATION_RETENTION_DATES - 1]);
+  await db.query(`DELETE FROM valuation_run WHERE valuation_date < (SELECT max(valuation_date) FROM valuation) - $1::int`, [VALUATION_RETENTION_DATES - 1]);
   await db.query(`DELETE FROM daily_close WHERE day < (SELECT max(day) FROM daily_close) - $1::int`, [CLOSE_RETENTION_DAYS - 1]);
 }
 
@@ -422,15 +422,20 @@ export async function runValuation(db: Database, date: Date, opts: { now?: () =>
 }
 
 /**
- * The date a start-up catch-up should value, or null: the latest date that can have closes before it,
- * min(today, newest close day + 1), when no run exists for it yet. With the bundled data (closes up to
- * 2026-07-16) that is 2026-07-17; on a live feed it is today.
+ * The latest date that can be valued: min(today, newest close day + 1), or null without closes. With
+ * the bundled data (closes up to 2026-07-16) that is 2026-07-17; on a live feed it is today.
  */
-export async function catchUpDate(db: Pick<Database, 'query'>, today: Date): Promise<Date | null> {
+export async function latestValuableDate(db: Pick<Database, 'query'>, today: Date): Promise<Date | null> {
   const [row] = await db.query<{ newest: string | null }>(`SELECT max(day)::text AS newest FROM daily_close`);
   if (!row?.newest) return null;
   const next = new Date(parseDate(row.newest).getTime() + DAY_MS);
-  const target = next.getTime() < utcDay(today).getTime() ? next : utcDay(today);
+  return next.getTime() < utcDay(today).getTime() ? next : utcDay(today);
+}
+
+/** The date a start-up catch-up should value: latestValuableDate when it has no run yet, else null. */
+export async function catchUpDate(db: Pick<Database, 'query'>, today: Date): Promise<Date | null> {
+  const target = await latestValuableDate(db, today);
+  if (!target) return null;
   const done = await db.query(`SELECT 1 FROM valuation_run WHERE valuation_date = $1::date`, [formatDate(target)]);
   return done.length > 0 ? null : target;
 }

@@ -23,7 +23,7 @@ const RESERVED_MARKET = 'CSCP';
 
 const price = z
   .string()
-  .regex(/^\d{1,28}(\.\d{1,10})?$/, { message: 'must be a decimal string with at most 28 integer and 10 fraction digits' })
+  .regex(/^\d{1,28}(\.\d{1,10})?$/, { message: 'must be a decimal string with at most 28 integer and 10 fraction digits', abort: true })
   .refine((s) => toMoney(s).gt(0), { message: 'must be greater than 0' });
 
 /** One collector row (camelCase, as the GraphQL input names the fields). */

@@ -17,6 +17,25 @@ import { validationError, type ValidationDetail } from '../../lib/errors.js';
 import { checkCatalogue, MAX_BATCH_ROWS, mutationLabel, parseQuoteRows, MAX_FUTURE_SECONDS } from '../../validation/ingest.js';
 import { completeMarketScanTx, ingestBatch, marketCatalogue, type IngestResult, type ScanResult } from '../../services/ingestion.js';
 import { marketCode as marketCodeRule } from '../../validation/params.js';
+import type { Database } from '../../db/client.js';
+import { authenticateToken, credentialFromHeaders, isWellFormedToken } from '../../services/accounts.js';
+
+/**
+ * Largest /graphql request body accepted from an authenticated `machine` caller: a full 10,000-row
+ * `ingestQuotes` batch is about 2-3 MiB of JSON (names up to 255 characters make it larger), above the
+ * public 2 MiB limit. Anyone else keeps the public limit.
+ */
+export const MAX_MACHINE_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The body limit of a /graphql request: `publicLimit`, or MAX_MACHINE_BODY_BYTES when the request
+ * carries a valid (not revoked) service token. The token is looked up before any byte of the body is read.
+ */
+export async function graphqlBodyLimit(db: Database, headers: Headers, publicLimit: number): Promise<number> {
+  const secret = credentialFromHeaders(headers);
+  if (secret === null || !isWellFormedToken(secret)) return publicLimit;
+  return (await authenticateToken(db, secret)) ? Math.max(publicLimit, MAX_MACHINE_BODY_BYTES) : publicLimit;
+}
 
 const QuoteInput = builder.inputType('SourceQuoteInput', {
   description:
