@@ -47,11 +47,17 @@ function dateTime(seconds: number): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
 }
 
-/** Bucket starts (Unix seconds) covering the 24 hours up to `nowSeconds`, oldest first; the last one is in progress. */
+/**
+ * Starts (Unix seconds) of the buckets overlapping the 24 hours up to `nowSeconds`, oldest first, as
+ * `GET /status` keys them: the first one began up to a bucket before the window, the last one is in
+ * progress (so one more than fit in 24 hours).
+ */
 export function bucketStarts(nowSeconds: number, bucketSeconds: number): number[] {
+  const first = floorTo(nowSeconds - DAY, bucketSeconds);
   const last = floorTo(nowSeconds, bucketSeconds);
-  const count = DAY / bucketSeconds;
-  return Array.from({ length: count }, (_, i) => last - (count - 1 - i) * bucketSeconds);
+  const starts: number[] = [];
+  for (let s = first; s <= last; s += bucketSeconds) starts.push(s);
+  return starts;
 }
 
 /** A number with thousands separators. */
@@ -235,13 +241,16 @@ function summaryTable(summary: StatusData['summary'], nowSeconds: number): strin
           return `<td class="cell ${scoreLevel(value)}" title="${escapeHtml(hourText)}: ${escapeHtml(raw)}">${escapeHtml(Number.isFinite(value) ? value.toFixed(value >= 99.95 ? 0 : 1) : raw)}</td>`;
         })
         .join('');
-      const mean = values.length > 0 ? `${(values.reduce((a, b) => a + b, 0) / values.length).toFixed(2)} <span class="muted">(${values.length} h)</span>` : '<span class="muted">no data</span>';
-      return `<tr data-area="${escapeHtml(area)}"><th scope="row" class="area">${escapeHtml(AREA_NAMES[area] ?? area)}</th>${cells}<td class="area num">${mean}</td></tr>`;
+      const mean =
+        values.length > 0
+          ? `<td class="mean num" title="mean of the ${values.length} hours with a score">${(values.reduce((a, b) => a + b, 0) / values.length).toFixed(2)}</td>`
+          : '<td class="mean num muted" title="no hour has a score">no data</td>';
+      return `<tr data-area="${escapeHtml(area)}"><th scope="row" class="area">${escapeHtml(AREA_NAMES[area] ?? area)}</th>${cells}${mean}</tr>`;
     })
     .join('\n');
   return `<div class="scores"><table>
 <caption class="small muted">Scores from 0 to 100 per completed UTC hour (hover a cell for the exact value); “–” means no data that hour, not 0.</caption>
-<thead><tr><th scope="col" class="area">Area</th>${head}<th scope="col" class="area num">24 h mean</th></tr></thead>
+<thead><tr><th scope="col" class="area">Area</th>${head}<th scope="col" class="mean num">Mean</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>`;

@@ -48,6 +48,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 
 body.docs { --scalar-custom-header-height: 53px; }
 .docs-header { position: sticky; top: 0; z-index: 1000; height: 53px; background: var(--bg); }
+.docs-header .wrap { max-width: none; }
 .docs-fallback { padding: 2rem 0; }
 
 .banner { border-radius: 8px; padding: 14px 18px; margin: 1rem 0 1.4rem; font-weight: 600; color: #fff; }
@@ -83,9 +84,10 @@ body.docs { --scalar-custom-header-height: 53px; }
 .swatch.activity { background: var(--accent); }
 
 .scores { overflow-x: auto; }
-.scores table { font-size: .78rem; min-width: 820px; }
+.scores table { font-size: .78rem; min-width: 760px; }
 .scores th, .scores td { padding: 4px 2px; text-align: center; border-bottom: none; }
-.scores th.area, .scores td.area { text-align: left; padding-right: 8px; white-space: nowrap; font-size: .88rem; }
+.scores th.area { text-align: left; padding-right: 8px; white-space: nowrap; font-size: .88rem; }
+.scores .mean { padding-left: 8px; white-space: nowrap; font-size: .88rem; text-align: right; }
 .scores td.cell { border: 2px solid var(--bg); border-radius: 4px; font-variant-numeric: tabular-nums; }
 .scores td.up { background: #d9f1e3; color: #155c37; }
 .scores td.degraded { background: #fbecc7; color: #6d4c00; }

@@ -24,7 +24,7 @@ export const SCORE_GAP = [Date.parse('2026-11-21T04:00:00Z') / 1000, Date.parse(
 export function statusFixture(): StatusData {
   const api: StatusData['service'][string] = {};
   const lastService = floor(nowS, 900);
-  for (let i = 0; i < 96; i++) {
+  for (let i = 0; i < 97; i++) {
     const start = lastService - i * 900;
     if (API_GAP.includes(start)) continue;
     if (start === API_DEGRADED) api[String(start)] = { ok: 14, total: 15, availability: '93.33', latency_ms: 41 };
@@ -35,7 +35,7 @@ export function statusFixture(): StatusData {
   const database: Record<string, { latency_ms: number }> = {};
   const exportJob: Record<string, { latency_ms: number }> = {};
   const ingestion: Record<string, { latency_ms: number }> = {};
-  for (let i = 0; i < 288; i++) {
+  for (let i = 0; i < 289; i++) {
     const start = lastInfra - i * 300;
     if (!DB_GAP.includes(start)) database[String(start)] = { latency_ms: 2 };
     exportJob[String(start)] = { latency_ms: 4 };

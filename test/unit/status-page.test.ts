@@ -27,11 +27,12 @@ const hm = (s: number) => new Date(s * 1000).toISOString().slice(11, 16);
 describe('renderStatusPage', () => {
   const html = renderStatusPage(statusFixture(), FIXTURE_NOW);
 
-  it('draws one bar per 15-minute bucket for each service component, the last one in progress', () => {
-    for (const key of ['web', 'api', 'api_cn', 'monitor']) expect(bars(component(html, key))).toHaveLength(96);
+  it('draws one bar per 15-minute bucket overlapping the last 24 hours for each service component, the last one in progress', () => {
+    for (const key of ['web', 'api', 'api_cn', 'monitor']) expect(bars(component(html, key))).toHaveLength(97);
     const starts = bucketStarts(FIXTURE_NOW.getTime() / 1000, 900);
     expect(hm(starts.at(-1)!)).toBe('12:00');
-    expect(starts[0]).toBe(starts.at(-1)! - 95 * 900);
+    expect(starts[0]).toBe(starts.at(-1)! - 96 * 900);
+    expect(hm(starts[0]!)).toBe('12:00'); // began before the window (12:07:30 yesterday), as GET /status keys it
   });
 
   it('draws missing service buckets as no data, and failed probes as degraded or down with their counts', () => {
@@ -44,8 +45,8 @@ describe('renderStatusPage', () => {
     }
     expect(at(API_DEGRADED)).toEqual({ level: 'degraded', title: expect.stringContaining('14 of 15 probes up (93.33 %)') });
     expect(at(API_DOWN)).toEqual({ level: 'down', title: expect.stringContaining('0 of 3 probes up (0.00 %)') });
-    expect(api.filter((b) => b.level === 'up')).toHaveLength(96 - API_GAP.length - 2);
-    expect(component(html, 'api')).toContain('data for 88 of 96 fifteen-minute intervals');
+    expect(api.filter((b) => b.level === 'up')).toHaveLength(97 - API_GAP.length - 2);
+    expect(component(html, 'api')).toContain('data for 89 of 97 fifteen-minute intervals');
     expect(component(html, 'api')).toContain('Operational');
   });
 
@@ -59,17 +60,17 @@ describe('renderStatusPage', () => {
     }
     const valuation = component(html, 'valuation');
     expect(valuation).toContain('No data');
-    expect(bars(valuation)).toHaveLength(288);
+    expect(bars(valuation)).toHaveLength(289);
     expect(bars(valuation).every((b) => b.level === 'nodata')).toBe(true);
   });
 
   it('draws 5-minute infrastructure buckets, a missing one as "failed or did not run"', () => {
     const db = bars(component(html, 'database'));
-    expect(db).toHaveLength(288);
+    expect(db).toHaveLength(289);
     const starts = bucketStarts(FIXTURE_NOW.getTime() / 1000, 300);
     for (const s of DB_GAP) expect(db[starts.indexOf(s)]).toEqual({ level: 'nodata', title: expect.stringContaining('no data (the check failed or did not run)') });
-    expect(db.filter((b) => b.level === 'up')).toHaveLength(288 - DB_GAP.length);
-    expect(component(html, 'database')).toContain('Passed in 282 of 288 five-minute intervals');
+    expect(db.filter((b) => b.level === 'up')).toHaveLength(289 - DB_GAP.length);
+    expect(component(html, 'database')).toContain('Passed in 283 of 289 five-minute intervals');
     // Redis is not configured in the fixture: no row.
     expect(html).not.toContain('data-component="redis"');
   });
@@ -78,7 +79,7 @@ describe('renderStatusPage', () => {
     const banner = /<div class="banner (\w+)"[^>]*>(.*?)<\/div>/s.exec(html)!;
     expect(banner[1]).toBe('up');
     expect(banner[2]).toContain('All monitored components operational');
-    expect(banner[2]).toContain('API, failed probes in 2 of 88 intervals');
+    expect(banner[2]).toContain('API, failed probes in 2 of 89 intervals');
     expect(banner[2]).toContain('Database, no passed check in 6 intervals');
     expect(banner[2]).toContain('No data for: Website, API (China), Monitor, CSCP valuation job');
   });
@@ -109,7 +110,7 @@ describe('renderStatusPage', () => {
     const low = cells.find((c) => c[2]!.includes('09:00–10:00'))!;
     expect(low[1]).toBe('down');
     expect(low[2]).toContain('79.17');
-    expect(row).toContain('(22 h)');
+    expect(row).toMatch(/<td class="mean num" title="mean of the 22 hours with a score">\d+\.\d\d<\/td>/);
   });
 
   it('charts price collection per hour and lists each market', () => {
