@@ -100,3 +100,45 @@ describe('bundled real data', () => {
     expect(await importCatalogue(db.prisma, dataDir)).toEqual({ websites: 0, currencies: 0, chains: 0 });
   });
 });
+
+describe('CSCP valuation on the bundled real data (docs/valuation.md)', () => {
+  let prices: (name: string) => Promise<any>;
+  beforeAll(async () => {
+    const { runValuationJob } = await import('../../src/jobs/valuation.js');
+    const { parseDate } = await import('../../src/services/valuation.js');
+    const outcome = await runValuationJob(db, parseDate('2026-07-17'), { force: true });
+    expect(outcome.status).toBe('done');
+    const valuer = await createAccount(db, { credits: 100n });
+    const app = createApp({ db });
+    prices = async (name) => {
+      const res = await app.fetch(new Request(`http://test/prices?market_hash_name=${encodeURIComponent(name)}&markets=CSCP&side=mid`, { headers: { 'X-API-Key': valuer.key } }));
+      return expectEnvelope({ status: res.status, headers: res.headers, body: await res.json() });
+    };
+  });
+
+  it('AK-47 | Redline (Field-Tested): the hand-reproduced valuation of 2026-07-17', async () => {
+    const [q] = (await prices('AK-47 | Redline (Field-Tested)')).markets;
+    expect(q).toMatchObject({ market_code: 'CSCP', side: 'mid', market_currency_code: 'CNY', market_price_amount: '201.7458', quantity: null });
+    expect(q.valuation).toEqual({
+      valuation_date: '2026-07-17',
+      credibility: Math.exp(-0.096058),
+      uncertainty: 0.096058,
+      is_two_sided: true,
+      ask_amount: '212.1888',
+      bid_amount: '191.3029',
+      ask_quote_count: 5,
+      bid_quote_count: 1,
+    });
+  });
+
+  it('backtest of 2026-07-12: the consensus beats every single market\'s previous close and the plain median; calibration near 68 %', async () => {
+    const { runBacktest } = await import('../../src/services/backtest.js');
+    const { parseDate } = await import('../../src/services/valuation.js');
+    const r = await runBacktest(db, [parseDate('2026-07-12')]);
+    expect(r.targets).toBeGreaterThan(10_000);
+    expect(r.consensus_mdae).toBeLessThan(r.plain_median.mdae);
+    for (const [market, p] of Object.entries(r.markets)) if (market.endsWith('/ask')) expect(p.consensus_mdae, market).toBeLessThan(p.mdae);
+    expect(r.calibration.share).toBeGreaterThan(0.6);
+    expect(r.calibration.share).toBeLessThan(0.8);
+  });
+});
