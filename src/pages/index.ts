@@ -41,11 +41,9 @@ export const STATUS_RETRY_AFTER_SECONDS = 30;
 export function createPages(deps: PagesDeps): Pages {
   const assets = createAssets();
   const clock = deps.clock ?? (() => new Date());
-  const head = (request: Request) => request.method === 'HEAD';
-
   const pages: Record<string, PageHandler> = {
-    '/': async (request) => htmlResponse(renderLanding(new URL(request.url).origin), { head: head(request) }),
-    '/docs': async (request) => htmlResponse(renderDocs({ scalarScript: assets.urls.scalarScript }), { head: head(request), csp: APP_CSP }),
+    '/': async (request) => htmlResponse(renderLanding(new URL(request.url).origin), { request }),
+    '/docs': async (request) => htmlResponse(renderDocs({ scalarScript: assets.urls.scalarScript }), { request, csp: APP_CSP }),
     '/status/page': async (request) => {
       const now = clock();
       let status: StatusData | null = null;
@@ -55,7 +53,7 @@ export function createPages(deps: PagesDeps): Pages {
         deps.logger?.()?.warn({ err }, 'status page: the status history could not be read');
       }
       return htmlResponse(renderStatusPage(status, now), {
-        head: head(request),
+        request,
         status: status ? 200 : 503,
         headers: status ? {} : { 'Retry-After': String(STATUS_RETRY_AFTER_SECONDS) },
       });
@@ -67,7 +65,7 @@ export function createPages(deps: PagesDeps): Pages {
       const page = pages[pathname] ?? (pathname.length > 1 && pathname.endsWith('/') ? pages[pathname.slice(0, -1)] : undefined);
       if (page) return page;
       if (!pathname.startsWith('/assets/')) return null;
-      return async (request) => (await assets.respond(request, pathname)) ?? htmlResponse('<!doctype html><title>Not found</title><p>No such file.</p>', { status: 404, head: head(request) });
+      return async (request) => (await assets.respond(request, pathname)) ?? htmlResponse('<!doctype html><title>Not found</title><p>No such file.</p>', { status: 404, request });
     },
     renderGraphiQL: (options) => renderGraphiQLPage(options, { base: assets.urls.graphiqlBase }),
   };

@@ -3,6 +3,7 @@
  * HTML escaping, the site header and footer, and the response headers every page carries.
  * Pages are plain HTML with one stylesheet (`/assets/site.css`); nothing is loaded from another origin.
  */
+import zlib from 'node:zlib';
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export function escapeHtml(value: string | number): string {
@@ -94,17 +95,28 @@ export const APP_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** An HTML response with the page headers (the app adds X-Request-ID). */
-export function htmlResponse(html: string, init: { status?: number; csp?: string; headers?: Record<string, string>; head?: boolean } = {}): Response {
-  return new Response(init.head ? null : html, {
-    status: init.status ?? 200,
-    headers: {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': init.csp ?? PAGE_CSP,
-      'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'same-origin',
-      'Cache-Control': 'no-cache',
-      ...init.headers,
-    },
-  });
+/** Pages larger than this are sent gzip-compressed to clients that accept it (the status page is ~250 kB of SVG). */
+const GZIP_FROM_BYTES = 8 * 1024;
+
+/**
+ * An HTML response with the page headers (the app adds X-Request-ID). With `request`, a large page is
+ * gzip-compressed when the client accepts it, and a HEAD request gets the headers only.
+ */
+export function htmlResponse(html: string, init: { status?: number; csp?: string; headers?: Record<string, string>; request?: Request } = {}): Response {
+  const headers: Record<string, string> = {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': init.csp ?? PAGE_CSP,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'same-origin',
+    'Cache-Control': 'no-cache',
+    Vary: 'Accept-Encoding',
+    ...init.headers,
+  };
+  let body: Buffer = Buffer.from(html, 'utf8');
+  if (body.length >= GZIP_FROM_BYTES && /\bgzip\b/.test(init.request?.headers.get('accept-encoding') ?? '')) {
+    body = zlib.gzipSync(body, { level: 6 });
+    headers['Content-Encoding'] = 'gzip';
+  }
+  headers['Content-Length'] = String(body.length);
+  return new Response(init.request?.method === 'HEAD' ? null : new Uint8Array(body), { status: init.status ?? 200, headers });
 }

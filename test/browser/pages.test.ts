@@ -121,7 +121,7 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('pages in Chromium'), () => {
     }
   });
 
-  it('pages answer HEAD, refuse other methods with 405, and are not API operations', async () => {
+  it('pages answer HEAD, refuse other methods with 405, are not API operations, and send bundles compressed', async () => {
     for (const p of ['/', '/docs', '/status/page']) {
       const head = await fetch(`${served.url}${p}`, { method: 'HEAD' });
       expect([200, 503]).toContain(head.status);
@@ -135,5 +135,14 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('pages in Chromium'), () => {
     const endpoints = await (await fetch(`${served.url}/endpoints`)).json();
     expect(endpoints.data.map((e: any) => e.path)).not.toContain('/docs');
     expect((await fetch(`${served.url}/assets/no-such-file.js`)).status).toBe(404);
+    // Large pages and bundles are sent compressed to clients that accept it.
+    const landing = await fetch(`${served.url}/`, { headers: { 'Accept-Encoding': 'gzip' } });
+    expect(landing.headers.get('content-encoding')).toBe(null); // small: sent as is
+    expect(await landing.text()).toContain('<h1>Quotegate</h1>');
+    const docs = await (await fetch(`${served.url}/docs`)).text();
+    const bundle = await fetch(`${served.url}${/src="(\/assets\/vendor\/[^"]+)"/.exec(docs)![1]}`, { headers: { 'Accept-Encoding': 'gzip' } });
+    expect(bundle.headers.get('content-encoding')).toBe('gzip');
+    expect(bundle.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await bundle.text()).length).toBeGreaterThan(1_000_000);
   });
 });

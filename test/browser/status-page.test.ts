@@ -71,6 +71,7 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('status page in Chromium'), () =
       expect(res!.status()).toBe(200);
       expect(res!.headers()['content-type']).toBe('text/html; charset=utf-8');
       expect(res!.headers()['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res!.headers()['content-encoding']).toBe('gzip'); // a quarter megabyte of SVG, compressed
       await expect(page.locator('h1').innerText()).resolves.toBe('Service status');
       await expect(page.locator('main').innerText()).resolves.toContain('As of 2026-11-21 12:07 UTC');
 
