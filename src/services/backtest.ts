@@ -51,7 +51,7 @@ export interface BacktestResult {
   /** Share of targets inside consensus x e^(+-u), overall and by kind. */
   calibration: { share: number; n: number; two_sided: number; one_sided: number; ask_targets: number; bid_targets: number };
   /** Target = the per-item median of day D's quotes on a side. */
-  day_median_target: { n: number; consensus_mdae: number; plain_median: Paired; best_single_market: { market: string } & Paired };
+  day_median_target: { n: number; consensus_mdae: number; plain_median: Paired; markets: Record<string, Paired> };
 }
 
 interface Acc {
@@ -174,8 +174,7 @@ export async function runBacktest(db: Pick<Database, 'query'>, dates?: Date[], o
   }
   const share = (x: number[]) => r6(x[1] ? x[0]! / x[1]! : NaN);
   const byMarket = Object.fromEntries([...markets.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, a]) => [k, paired(a)]));
-  const dmMarkets = [...dm.markets.entries()].map(([k, a]) => ({ market: k, ...paired(a) })).filter((m) => m.n >= 100);
-  const best = dmMarkets.sort((a, b) => a.mdae - b.mdae)[0] ?? { market: '-', n: 0, mdae: NaN, consensus_mdae: NaN };
+  const dmMarkets = Object.fromEntries([...dm.markets.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, a]) => [k, paired(a)]));
   return {
     days,
     targets: all.length,
@@ -183,6 +182,6 @@ export async function runBacktest(db: Pick<Database, 'query'>, dates?: Date[], o
     plain_median: paired(plain),
     markets: byMarket,
     calibration: { share: r6(cal.n ? cal.inside / cal.n : NaN), n: cal.n, two_sided: share(cal.two), one_sided: share(cal.one), ask_targets: share(cal.ask), bid_targets: share(cal.bid) },
-    day_median_target: { n: dm.cons.length, consensus_mdae: r6(median(dm.cons)), plain_median: paired(dm.plain), best_single_market: best },
+    day_median_target: { n: dm.cons.length, consensus_mdae: r6(median(dm.cons)), plain_median: paired(dm.plain), markets: dmMarkets },
   };
 }

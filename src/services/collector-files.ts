@@ -55,7 +55,7 @@ function toRow(rec: Record<string, unknown>): { value: Record<string, unknown> |
   for (const [k, v] of Object.entries(rec)) {
     const field = FILE_COLUMNS[k];
     if (!field) return { value: null, problem: `unknown column ${JSON.stringify(k)}` };
-    if (v !== null) out[field] = v;
+    out[field] = v;
   }
   return { value: out };
 }
@@ -99,21 +99,22 @@ async function* rows(file: string): AsyncGenerator<Row> {
   }
 }
 
-/** Checks one chunk of rows; returns the observations or adds details. */
+/** Checks one chunk of rows; returns the observations, or null after adding the chunk's problems to `details`. */
 function checkChunk(chunk: Row[], markets: Awaited<ReturnType<typeof marketCatalogue>>, now: Date, details: ValidationDetail[]) {
-  const label = fileLabel((i) => chunk[i]!.line);
-  for (const r of chunk) if (r.problem && details.length < MAX_DETAILS) details.push({ location: 'body', field: `line ${r.line}`, message: r.problem });
-  if (chunk.some((r) => r.problem)) return null;
+  const room = () => MAX_DETAILS - details.length;
+  const good = chunk.filter((r) => !r.problem);
+  for (const r of chunk) if (r.problem && room() > 0) details.push({ location: 'body', field: `line ${r.line}`, message: r.problem });
+  const label = fileLabel((i) => good[i]!.line);
   const checked = parseQuoteRows(
-    chunk.map((r) => r.value),
+    good.map((r) => r.value),
     label,
     'body',
     now,
-    MAX_DETAILS - details.length,
+    Math.max(0, room()),
   );
-  details.push(...checked.details.slice(0, MAX_DETAILS - details.length));
-  if (checked.details.length > 0) return null;
-  const cat = checkCatalogue(checked.observations, markets, label, 'body', MAX_DETAILS - details.length);
+  details.push(...checked.details.slice(0, Math.max(0, room())));
+  if (checked.details.length > 0 || good.length < chunk.length) return null;
+  const cat = checkCatalogue(checked.observations, markets, label, 'body', Math.max(0, room()));
   details.push(...cat);
   return cat.length > 0 ? null : checked.observations;
 }

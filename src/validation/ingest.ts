@@ -22,7 +22,7 @@ export const MAX_FUTURE_SECONDS = 300;
 const RESERVED_MARKET = 'CSCP';
 
 const price = z
-  .string()
+  .string({ message: 'must be a decimal string such as "12.50" (never a JSON number)' })
   .regex(/^\d{1,28}(\.\d{1,10})?$/, { message: 'must be a decimal string with at most 28 integer and 10 fraction digits', abort: true })
   .refine((s) => toMoney(s).gt(0), { message: 'must be greater than 0' });
 
@@ -34,7 +34,7 @@ export const quoteRow = z.object({
   providerCode: marketCodeRule,
   side: z.enum(['ask', 'bid'], { message: 'must be ask or bid' }),
   currencyCode: z.string().regex(/^[A-Z0-9]{1,16}$/, { message: 'must be a currency code (1-16 uppercase letters or digits)' }),
-  price: price.nullable(),
+  price: price.nullable().optional(),
   quantity: z.number().int({ message: 'must be a whole number' }).min(0, { message: 'must be 0 or more' }).max(2_147_483_647).nullable().optional(),
   isQuantityMinimum: z.boolean().nullable().optional(),
   isAllItemsSamePrice: z.boolean().nullable().optional(),
@@ -82,7 +82,7 @@ export function parseQuoteRows(rows: readonly unknown[], label: RowLabel, locati
       providerCode: q.providerCode,
       side: q.side,
       currencyCode: q.currencyCode,
-      price: q.price === null ? null : toMoney(q.price),
+      price: q.price === null || q.price === undefined ? null : toMoney(q.price),
       quantity: q.quantity ?? null,
       isQuantityMinimum: q.isQuantityMinimum ?? null,
       isAllItemsSamePrice: q.isAllItemsSamePrice ?? null,
