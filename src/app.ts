@@ -22,6 +22,7 @@ import { openApiDocument } from './openapi/document.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
+import { readBodyLimited } from './lib/body.js';
 import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
 import { createPages } from './pages/index.js';
 import { APP_CSP } from './pages/layout.js';
@@ -162,6 +163,8 @@ export function createApp(deps: AppDeps): App {
         const e = error as GraphQLError;
         const original = e instanceof GraphQLError ? (e.originalError ?? e) : e;
         if (e instanceof GraphQLError && !e.originalError) return e; // parse/validation errors
+        // graphql-js's own input errors (a variable that does not coerce) wrap another GraphQLError: the client's fault.
+        if (e instanceof GraphQLError && e.originalError instanceof GraphQLError && !(e.originalError instanceof ServiceError)) return e;
         const mapped = toServiceError(original, log());
         return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
       },
@@ -230,7 +233,12 @@ export function createApp(deps: AppDeps): App {
       const url = new URL(request.url);
       if (url.pathname === '/graphql' || url.pathname === '/graphql/') {
         state.operationId = 'graphql';
-        const response = await yoga.handleRequest(request, { requestId, state });
+        // Yoga reads bodies whole: hand it one already read within MAX_BODY_BYTES (413 above it, before parsing).
+        const bounded =
+          request.body === null || request.method === 'GET' || request.method === 'HEAD'
+            ? request
+            : new Request(request.url, { method: request.method, headers: request.headers, body: await readBodyLimited(request, MAX_BODY_BYTES), signal: request.signal });
+        const response = await yoga.handleRequest(bounded, { requestId, state });
         if (response.headers.get('content-type')?.startsWith('text/html')) {
           response.headers.delete('Content-Type');
           response.headers.set('Content-Type', 'text/html; charset=utf-8');
@@ -274,14 +282,9 @@ export function createApp(deps: AppDeps): App {
   return { adapter: adapter as never, fetch: async (r: Request) => adapter.fetch(r), yoga };
 }
 
-/** Reads a JSON body up to MAX_BODY_BYTES; 413 above it, 422 for malformed JSON. */
+/** Reads a JSON body up to MAX_BODY_BYTES; 413 above it (see lib/body.ts), 422 for malformed JSON. */
 async function readJsonBody(request: Request): Promise<unknown> {
-  const declared = Number(request.headers.get('content-length') ?? 'NaN');
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
-    throw new ServiceError('payload_too_large', 413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
-  }
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > MAX_BODY_BYTES) throw new ServiceError('payload_too_large', 413, `The request body exceeds ${MAX_BODY_BYTES} bytes.`);
+  const bytes = await readBodyLimited(request, MAX_BODY_BYTES);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

@@ -55,6 +55,13 @@ const schema = z.object({
   VALUATION_JOB: z.enum(['on', 'off']).default('on'),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Seconds a client has to send a request's headers; then 408 and the connection is closed (slow clients). */
+  HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(15),
+  /** Seconds a client has to send a whole request, headers and body; then 408 and the connection is closed. */
+  HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+}).refine((e) => e.HTTP_HEADERS_TIMEOUT_SECONDS <= e.HTTP_REQUEST_TIMEOUT_SECONDS, {
+  message: 'must not exceed HTTP_REQUEST_TIMEOUT_SECONDS',
+  path: ['HTTP_HEADERS_TIMEOUT_SECONDS'],
 });
 
 /** Parsed environment (see the field comments for meaning and defaults). */

@@ -55,10 +55,16 @@ export async function startServer(env: Env): Promise<RunningServer> {
   const exportStarted = (valuationJob?.startup ?? Promise.resolve()).then(() => {
     if (!closing && env.EXPORT_INTERVAL_SECONDS > 0) exportJob = startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger);
   });
-  const server = http.createServer(app.adapter as unknown as http.RequestListener);
+  // Slow clients (README, request limits): the headers within HTTP_HEADERS_TIMEOUT_SECONDS and the whole request
+  // within HTTP_REQUEST_TIMEOUT_SECONDS, else 408 and the connection is closed. Node checks those deadlines every
+  // connectionsCheckingInterval (30 s by default, which would stretch them): a quarter of the headers timeout, at most 1 s.
+  const headersTimeout = Math.round(env.HTTP_HEADERS_TIMEOUT_SECONDS * 1000);
+  const requestTimeout = Math.round(env.HTTP_REQUEST_TIMEOUT_SECONDS * 1000);
+  const server = http.createServer(
+    { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))) },
+    app.adapter as unknown as http.RequestListener,
+  );
   server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
   await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;

@@ -10,9 +10,9 @@
  */
 import { GraphQLError } from 'graphql';
 
-/** One invalid parameter or body field. `location` is `query`, `path`, `body` or `argument` (GraphQL). */
+/** One invalid parameter or body field. `location` is `query`, `path`, `header`, `body` or `argument` (GraphQL). */
 export interface ValidationDetail {
-  location: 'query' | 'path' | 'body' | 'argument';
+  location: 'query' | 'path' | 'header' | 'body' | 'argument';
   field: string;
   message: string;
 }

@@ -196,7 +196,11 @@ const QUERIES: Record<string, z.ZodObject> = {
   getPrices: z.object({
     market_hash_name: v.marketHashName,
     app_id: v.appId.optional(),
-    markets: z.string().min(1).optional().meta({ description: 'Comma-separated market codes; CSCP selects the valuation.' }),
+    markets: z
+      .string()
+      .regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/)
+      .optional()
+      .meta({ description: 'Comma-separated market codes (spaces around codes ignored); CSCP selects the valuation.' }),
     side: v.side.optional(),
   }),
   exportPrices: z.object({ app_id: v.appId.optional(), side: v.side.optional() }),
@@ -205,7 +209,7 @@ const QUERIES: Record<string, z.ZodObject> = {
 const PATH_PARAMS: Record<string, z.ZodObject> = {
   getWebsite: z.object({ code: v.websiteCode }),
   getFeeSchedule: z.object({ code: v.websiteCode }),
-  getCurrency: z.object({ currency_id: z.string().regex(/^\d{1,10}$/) }),
+  getCurrency: z.object({ currency_id: v.currencyId }),
 };
 
 const STATUS_TEXT: Record<number, string> = {
@@ -270,7 +274,7 @@ export function openApiDocument(): Record<string, unknown> {
       requestParams: {
         ...(QUERIES[row.operationId] ? { query: QUERIES[row.operationId] } : {}),
         ...(PATH_PARAMS[row.operationId] ? { path: PATH_PARAMS[row.operationId] } : {}),
-        ...(row.operationId === 'exportPrices' ? { header: z.object({ 'if-none-match': z.string().optional() }) } : {}),
+        ...(row.operationId === 'exportPrices' ? { header: z.object({ 'if-none-match': v.ifNoneMatch.optional() }) } : {}),
       },
       responses,
       ...(row.roles.includes('user') ? { security: [{ bearerKey: [] }, { apiKeyHeader: [] }] } : { security: [] }),

@@ -147,8 +147,9 @@ export const ROUTES: readonly Route[] = [
     variables: ({ path }) => {
       const c = new Collector();
       const raw = path.currency_id ?? '';
-      const id = /^\d{1,10}$/.test(raw) ? c.check('path', 'currency_id', v.currencyId, Number(raw)) : undefined;
-      if (!/^\d{1,10}$/.test(raw)) c.add('path', 'currency_id', 'must be a whole number from 0 to 2147483647');
+      // An integer in decimal digits (leading zeros allowed); its range is the shared rule.
+      const id = /^\d+$/.test(raw) ? c.check('path', 'currency_id', v.currencyId, Number(raw)) : undefined;
+      if (!/^\d+$/.test(raw)) c.add('path', 'currency_id', 'must be a whole number from 0 to 2147483647');
       c.done();
       return { id };
     },
@@ -177,8 +178,10 @@ export const ROUTES: readonly Route[] = [
       const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
       const sideRaw = c.one(query, 'side');
       const side = sideRaw === undefined ? 'ask' : c.check('query', 'side', v.side, sideRaw);
+      const tagsRaw = headers.get('if-none-match');
+      const ifNoneMatch = tagsRaw === null ? null : c.check('header', 'If-None-Match', v.ifNoneMatch, tagsRaw);
       c.done();
-      return { appId, side, ifNoneMatch: headers.get('if-none-match') };
+      return { appId, side, ifNoneMatch };
     },
     respond: (payload, { db, state }) => {
       const s = payload as { snapshotId: string; etag: string; generatedAt: string; byteSize: number; notModified: boolean };

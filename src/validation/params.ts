@@ -8,12 +8,16 @@ import { z } from 'zod';
 
 const codePoints = (s: string) => [...s].length;
 
-/** A string of `min`-`max` characters without NUL. */
+/**
+ * A string of `min`-`max` characters without NUL. The metadata states the same rule in JSON Schema
+ * for /openapi.json (whose minLength and maxLength count characters too).
+ */
 export function chars(min: number, max: number) {
   return z
     .string()
     .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL characters' })
-    .refine((s) => codePoints(s) >= min && codePoints(s) <= max, { message: `must be ${min}-${max} characters long` });
+    .refine((s) => codePoints(s) >= min && codePoints(s) <= max, { message: `must be ${min}-${max} characters long` })
+    .meta({ minLength: min, maxLength: max, pattern: '^[^\\u0000]*$' });
 }
 
 /** Exact, case-sensitive market hash name, 1-255 characters. */
@@ -34,7 +38,11 @@ export const marketHashNames = z
 /** A marketplace code in a path (any string of 1-64 characters; unknown codes answer 404). */
 export const websiteCode = chars(1, 64);
 /** A positive 32-bit currency id. */
-export const currencyId = z.number().int().min(0).max(2147483647);
+export const currencyId = z
+  .number()
+  .int({ message: 'must be a whole number from 0 to 2147483647' })
+  .min(0, { message: 'must be a whole number from 0 to 2147483647' })
+  .max(2147483647, { message: 'must be a whole number from 0 to 2147483647' });
 /** The `search` filter of GET /currencies. */
 export const currencySearch = chars(0, 64);
 
@@ -52,7 +60,9 @@ export const batchBody = z
 export const pricesArgs = z.looseObject({ marketHashName, appId, markets: marketList.nullish() });
 /** Arguments of the GraphQL `batchPrices` field (REST: POST /prices/batch). */
 export const batchPricesArgs = z.looseObject({ marketHashNames, appId, markets: marketList.nullish() });
+/** An If-None-Match value (REST: the header; GraphQL: `ifNoneMatch`), at most 4096 characters. */
+export const ifNoneMatch = chars(0, 4096);
 /** Arguments of the GraphQL `priceExport` field (REST: GET /prices/export). */
-export const exportArgs = z.looseObject({ appId, ifNoneMatch: chars(0, 4096).nullish() });
+export const exportArgs = z.looseObject({ appId, ifNoneMatch: ifNoneMatch.nullish() });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
 export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs };

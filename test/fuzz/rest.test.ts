@@ -1,0 +1,416 @@
+/**
+ * Contract fuzzing of every operation in /openapi.json (`npm run test:fuzz`): FUZZ_RUNS generated
+ * requests per path and method (default 1000), mixing valid, boundary and invalid parameters and
+ * bodies, callers of every kind, and a rate-limited replica for some of them. Each answer must be
+ * what the document promises for it (see harness.ts `sendDocumented`), and the status must be the one
+ * the document's rules give for that request (generators.ts: the oracle).
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../src/app.js';
+import {
+  FUZZ_RUNS,
+  FUZZ_SEED,
+  QUOTED_NAMES,
+  call,
+  credentialHeaders,
+  describeRequest,
+  fuzzTarget,
+  record,
+  report,
+  sendDocumented,
+  sentFor,
+  type CallerKind,
+  type Expectation,
+  type FuzzRequest,
+  type FuzzTarget,
+} from './harness.js';
+import {
+  DOC,
+  anyText,
+  aroundBounds,
+  bodyProblem,
+  documentedOperations,
+  encodeValue,
+  encodingArb,
+  ofLength,
+  parameterProblems,
+  queryArb,
+  queryString,
+  templateOf,
+  withInserted,
+} from './generators.js';
+
+let t: FuzzTarget;
+const started = performance.now();
+
+beforeAll(async () => {
+  console.log(`fuzz (REST): FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}`);
+  t = await fuzzTarget();
+});
+afterAll(async () => {
+  console.log(report('fuzz (REST)', (performance.now() - started) / 1000));
+  await t?.close();
+});
+
+const CALLERS: CallerKind[] = ['poor', 'unsynced', 'disabled', 'scoped', 'revoked', 'machine', 'unknown', 'malformed', 'none'];
+const callerArb: fc.Arbitrary<CallerKind> = fc.oneof({ arbitrary: fc.constant<CallerKind>('rich'), weight: 12 }, { arbitrary: fc.constantFrom(...CALLERS), weight: 5 });
+
+/** Items with quotes per app id; apps with an export snapshot. */
+const quoted = new Map<string, string[]>([
+  ['730', QUOTED_NAMES],
+  ['570', ['Arcana']],
+]);
+
+const MARKET_CODES = ['BUFF163', 'STEAM', 'SKINPORT', 'CSCP', 'CSFLOAT', 'buff163', 'Buff163', 'A'.repeat(32), 'A'.repeat(33), '_', '0', '', ' ', 'BUFF 163', 'ÄÖ', 'B\u0000', '😀', 'CS-CP'];
+const marketsText = fc.oneof(
+  {
+    arbitrary: fc
+      .tuple(
+        fc.array(fc.constantFrom(...MARKET_CODES), { maxLength: 6 }),
+        fc.constantFrom(',', ', ', ' ,', ' , ', ',\t', ',\u00a0', ',,', '\u3000,'),
+        fc.constantFrom('', ' ', ',', '\u00a0', '\n'),
+      )
+      .map(([codes, sep, pad]) => pad + codes.join(sep) + pad),
+    weight: 6,
+  },
+  { arbitrary: anyText, weight: 2 },
+  { arbitrary: fc.constantFrom(1000, 20_000).map((n) => Array.from({ length: n }, (_, i) => MARKET_CODES[i % 4]).join(',')), weight: 1 },
+);
+
+/** Values per parameter name (the document's names): `valid` ones and `any` (valid, boundary or invalid). */
+function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<string, fc.Arbitrary<string>> } {
+  const names = [...QUOTED_NAMES, 'Arcana', 'Unknown item', 'AK-47 | Redline (Field-Tested) ', 'ak-47 | redline (field-tested)'];
+  const validCodes = fc.array(fc.constantFrom('BUFF163', 'STEAM', 'SKINPORT', 'CSCP', 'CSFLOAT', 'A'.repeat(32), '_', '0'), { minLength: 1, maxLength: 5 });
+  const valid: Record<string, fc.Arbitrary<string>> = {
+    market_hash_name: fc.oneof({ arbitrary: fc.constantFrom(...names), weight: 5 }, { arbitrary: fc.integer({ min: 1, max: 255 }).chain(ofLength), weight: 1 }),
+    app_id: fc.oneof({ arbitrary: fc.constantFrom('730', '730', '730', '570', '440'), weight: 5 }, { arbitrary: fc.integer({ min: 1, max: 16 }).chain(ofLength), weight: 1 }),
+    markets: fc.tuple(validCodes, fc.constantFrom(',', ', ', ' , ', ',\t', ',\u00a0', '\u3000,')).map(([codes, sep]) => codes.join(sep)),
+    side: fc.constantFrom('ask', 'bid', 'mid', 'all'),
+    include_deprecated: fc.constantFrom('true', 'false'),
+    search: fc.oneof({ arbitrary: fc.constantFrom('US', 'usd', 'u', 'CNY', '', '%', '_', 'Ü'), weight: 5 }, { arbitrary: fc.integer({ min: 0, max: 64 }).chain(ofLength), weight: 1 }),
+    code: fc.oneof({ arbitrary: fc.constantFrom(...t.websiteCodes), weight: 5 }, { arbitrary: fc.constantFrom('NOPE', 'buff163', 'x'.repeat(64), '😀'.repeat(64)), weight: 1 }),
+    currency_id: fc.oneof({ arbitrary: fc.constantFrom(...t.currencyIds.map(String)), weight: 5 }, { arbitrary: fc.constantFrom('0', '2147483647', '007', '99999'), weight: 1 }),
+    'if-none-match': fc.constantFrom(...t.etags, ...t.etags.map((e) => `W/${e}`), '*', `"x", ${t.etags[0]}`, '"x"', 'W/"x"', ''),
+  };
+  const invalid: Record<string, fc.Arbitrary<string>> = {
+    market_hash_name: fc.oneof(aroundBounds(1, 255), withInserted(fc.constantFrom(...names), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u200b'))),
+    app_id: fc.oneof(fc.constantFrom('0730', '730 ', ' 730', ''), aroundBounds(1, 16)),
+    markets: marketsText,
+    side: fc.constantFrom('ASK', 'Ask', ' ask', 'ask ', 'both', '', 'all,ask', 'mid\u0000'),
+    include_deprecated: fc.constantFrom('TRUE', 'True', '1', '0', 'yes', '', ' true', 'false\u0000'),
+    search: aroundBounds(0, 64),
+    code: fc.oneof(aroundBounds(1, 64), fc.constantFrom(...t.websiteCodes.map((c) => c.toLowerCase()))),
+    currency_id: fc.oneof(
+      fc.constantFrom('2147483648', '-1', '-0', '+1', '1.0', '1e3', '0x1A', ' 1', '1 ', '00000000001', '9999999999', '99999999999', '9'.repeat(400), 'abc', '١٢٣', '1,2'),
+      fc.integer().map(String),
+    ),
+    'if-none-match': fc.oneof(fc.string({ unit: 'binary-ascii', maxLength: 60 }), fc.constantFrom(4096, 4097, 20_000).map((n) => `"${'e'.repeat(n - 2)}"`)),
+  };
+  const any = Object.fromEntries(
+    Object.keys(valid).map((name) => [
+      name,
+      fc.oneof({ arbitrary: valid[name]!, weight: 6 }, { arbitrary: invalid[name]!, weight: 3 }, { arbitrary: name === 'code' || name === 'currency_id' ? anyText.filter((s) => s !== '') : anyText, weight: 2 }),
+    ]),
+  );
+  return { valid, any };
+}
+
+/** A header value a client can send (no NUL, CR or LF; Latin-1 only). */
+const headerSafe = (s: string) => s.replace(/[\u0000\r\n]/g, '').replace(/[^\u0000-\u00ff]/g, '?');
+
+// ---------------------------------------------------------------------------------------------
+// POST bodies
+
+const jsonish = (leaf: fc.Arbitrary<unknown>) =>
+  fc.oneof(
+    { arbitrary: leaf, weight: 8 },
+    { arbitrary: fc.constantFrom(null, true, false, 0, -1, 1.5, 1e308, '', [], {}), weight: 2 },
+    { arbitrary: fc.jsonValue({ maxDepth: 2 }), weight: 1 },
+  );
+
+const nameValue = fc.oneof(
+  { arbitrary: fc.constantFrom(...QUOTED_NAMES, 'Arcana', 'Unknown'), weight: 6 },
+  { arbitrary: aroundBounds(1, 255), weight: 1 },
+  { arbitrary: anyText, weight: 2 },
+  { arbitrary: fc.constantFrom(null, 1, true, ['x'], { a: 1 }), weight: 1 },
+);
+/** 0, 1, 2..5, around 100 and 1000, far over: names repeat to reach the count (duplicates are allowed). */
+const namesValue = fc.oneof(
+  {
+    arbitrary: fc
+      .tuple(fc.array(nameValue, { minLength: 1, maxLength: 5 }), fc.oneof({ arbitrary: fc.integer({ min: 1, max: 5 }), weight: 6 }, { arbitrary: fc.constantFrom(0, 99, 100, 101, 999, 1000, 1001, 5000), weight: 2 }))
+      .map(([names, n]) => Array.from({ length: n }, (_, i) => names[i % names.length])),
+    weight: 10,
+  },
+  { arbitrary: fc.constantFrom('Recoil Case', 1, null, {}, true), weight: 1 },
+);
+const marketsValue = fc.oneof(
+  { arbitrary: fc.array(fc.constantFrom(...MARKET_CODES), { maxLength: 5 }), weight: 6 },
+  { arbitrary: fc.constant(null), weight: 1 },
+  { arbitrary: fc.constantFrom('BUFF163', 'BUFF163,STEAM', 1, {}, [1], [null], [['BUFF163']]), weight: 1 },
+  { arbitrary: fc.constantFrom(1000, 50_000).map((n) => Array.from({ length: n }, (_, i) => MARKET_CODES[i % 4])), weight: 1 },
+);
+const batchObject = fc.record(
+  {
+    market_hash_names: namesValue,
+    app_id: jsonish(fc.constantFrom('730', '570', '', '7'.repeat(16), '7'.repeat(17), 'a\u0000')),
+    markets: marketsValue,
+    side: jsonish(fc.constantFrom('ask', 'bid', 'mid', 'all', 'ASK', '', 'both')),
+    unknown: fc.dictionary(fc.constantFrom('extra', '__proto__', 'constructor', 'Market_hash_names', 'market_hash_names ', 'toString', ''), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }),
+  },
+  { requiredKeys: [] },
+).map(({ unknown, ...known }) => {
+  const o: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(unknown ?? {})) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return Object.assign(o, known);
+});
+
+type BodyForm = 'json' | 'pretty' | 'truncated' | 'garbage' | 'trailing' | 'bom' | 'dupkey' | 'latin1' | 'utf16' | 'badutf8' | 'deep' | 'empty' | 'blank' | 'toplevel' | 'huge';
+const bodyFormArb = fc.oneof(
+  { arbitrary: fc.constant<BodyForm>('json'), weight: 20 },
+  { arbitrary: fc.constantFrom<BodyForm>('pretty', 'truncated', 'garbage', 'trailing', 'bom', 'dupkey', 'latin1', 'utf16', 'badutf8', 'deep', 'empty', 'blank', 'toplevel'), weight: 8 },
+  { arbitrary: fc.constant<BodyForm>('huge'), weight: 1 },
+);
+
+/** Serialises a body object in one of the forms above (most of them not valid JSON). */
+function serialise(value: unknown, form: BodyForm, n: number): string | Uint8Array {
+  const json = JSON.stringify(value);
+  switch (form) {
+    case 'json':
+      return json;
+    case 'pretty':
+      return JSON.stringify(value, null, 2);
+    case 'truncated':
+      return json.slice(0, n % Math.max(1, json.length));
+    case 'garbage':
+      return ['{', '}', '{"market_hash_names": [', "{'market_hash_names': ['x']}", '{"market_hash_names": ["x"],}', 'NaN', '// c\n{}', '{"a":1}{"b":2}'][n % 8]!;
+    case 'trailing':
+      return `${json} x`;
+    case 'bom':
+      return `\ufeff${json}`;
+    case 'dupkey':
+      return json.replace(/^\{/, '{"side":"sideways",');
+    case 'latin1':
+      return new Uint8Array(Buffer.from(json, 'latin1'));
+    case 'utf16':
+      return new Uint8Array(Buffer.from(json, 'utf16le'));
+    case 'badutf8':
+      return new Uint8Array(Buffer.concat([Buffer.from(json.slice(0, json.length >> 1)), Buffer.from([0xed, 0xa0, 0x80, 0xff]), Buffer.from(json.slice(json.length >> 1))]));
+    case 'deep':
+      return n % 2 === 0 ? '['.repeat(100_000) + ']'.repeat(100_000) : `{"market_hash_names": ${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
+    case 'empty':
+      return '';
+    case 'blank':
+      return ' \n\t ';
+    case 'toplevel':
+      return JSON.stringify([null, 1, 'x', [value], true][n % 5]);
+    case 'huge':
+      return JSON.stringify({ market_hash_names: ['x'.repeat(MAX_BODY_BYTES - 22 + (n % 3))] });
+  }
+}
+
+const CONTENT_TYPES = [
+  'application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', null, 'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'APPLICATION/JSON', 'application/graphql',
+];
+
+/** The document's verdict on a body as bytes: 413 over the limit, else 422 problems or null. */
+function bodyVerdict(template: string, body: string | Uint8Array): { tooLarge: boolean; problem: string | null } {
+  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+  if (bytes.byteLength > MAX_BODY_BYTES) return { tooLarge: true, problem: null };
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return { tooLarge: false, problem: 'not UTF-8' };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { tooLarge: false, problem: 'not JSON' };
+  }
+  return { tooLarge: false, problem: bodyProblem(template, 'POST', value) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expectations
+
+/**
+ * The statuses the document's rules allow for a request that is valid as far as parameters go:
+ * public operations answer 200 (404 for an unknown code or id); API-key operations 401 for a missing,
+ * malformed, unknown or revoked key, 403 for a disabled account, a key limited to other operations or
+ * a service token, else the answer (404 for an item without quotes or an unsynced account), plus 402
+ * for the poor account and 429 on the rate-limited replica.
+ */
+function expectValid(template: string, method: string, url: URL, headers: Headers, caller: CallerKind, limited: boolean): Expectation {
+  const op = DOC.paths[template]![method.toLowerCase()]!;
+  const q = url.searchParams;
+  const seg = (i: number) => decodeURIComponent(url.pathname.split('/')[i]!);
+  if (!op.security || op.security.length === 0) {
+    if (op.operationId === 'getWebsite' || op.operationId === 'getFeeSchedule') {
+      return t.websiteCodes.includes(seg(2)) ? { statuses: [200], reason: 'known code' } : { statuses: [404], reason: 'unknown code' };
+    }
+    if (op.operationId === 'getCurrency') {
+      return t.currencyIds.includes(Number(seg(2))) ? { statuses: [200], reason: 'official currency' } : { statuses: [404], reason: 'no such official currency' };
+    }
+    return { statuses: [200], reason: 'public, valid' };
+  }
+  if (['none', 'malformed', 'unknown', 'revoked'].includes(caller)) return { statuses: [401], reason: `caller ${caller}` };
+  if (caller === 'disabled' || caller === 'machine' || (caller === 'scoped' && op.operationId !== 'getMe')) return { statuses: [403], reason: `caller ${caller}` };
+  const x = op['x-quotegate'];
+  const extra = [...(caller === 'poor' && x.credit_cost > 0 ? [402] : []), ...(limited && x.rate_limit ? [429] : [])];
+  const appId = q.get('app_id') ?? '730';
+  let statuses: number[];
+  switch (op.operationId) {
+    case 'getMe':
+      statuses = caller === 'unsynced' ? [404] : [200];
+      break;
+    case 'getPrices':
+      statuses = (quoted.get(appId) ?? []).includes(q.get('market_hash_name')!) ? [200] : [404];
+      break;
+    case 'exportPrices':
+      statuses = quoted.has(appId) ? (headers.has('if-none-match') ? [200, 304] : [200]) : [404];
+      break;
+    default:
+      statuses = [200];
+  }
+  return { statuses: [...statuses, ...extra], reason: `caller ${caller}, valid request${limited ? ', rate-limited replica' : ''}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One property per documented operation
+
+interface Generated {
+  request: FuzzRequest;
+  caller: CallerKind;
+}
+
+const validBatch = fc.record(
+  {
+    market_hash_names: fc
+      .tuple(fc.array(fc.constantFrom(...QUOTED_NAMES, 'Arcana', 'Unknown'), { minLength: 1, maxLength: 5 }), fc.oneof({ arbitrary: fc.integer({ min: 1, max: 10 }), weight: 5 }, { arbitrary: fc.constantFrom(100, 101, 1000), weight: 1 }))
+      .map(([names, n]) => Array.from({ length: n }, (_, i) => names[i % names.length])),
+    app_id: fc.constantFrom('730', '570', '440'),
+    markets: fc.option(fc.array(fc.constantFrom('BUFF163', 'STEAM', 'SKINPORT', 'CSCP', 'A'.repeat(32)), { minLength: 1, maxLength: 4 })),
+    side: fc.constantFrom('ask', 'bid', 'mid', 'all'),
+  },
+  { requiredKeys: ['market_hash_names'] },
+);
+
+/**
+ * Requests of one operation: about two in five built from valid values only (so the answers behind
+ * validation are fuzzed too), the rest from any values, duplicated, bare or unknown parameters, and
+ * bodies in any form; callers of every kind; one in ten sent to the rate-limited replica.
+ */
+function requestArb(template: string, method: string): fc.Arbitrary<Generated> {
+  const op = DOC.paths[template]![method.toLowerCase()]!;
+  const { valid, any } = pools();
+  const params = op.parameters ?? [];
+  const pathNames = params.filter((p) => p.in === 'path').map((p) => p.name);
+  const queryParams = params.filter((p) => p.in === 'query');
+  const headerNames = params.filter((p) => p.in === 'header').map((p) => p.name);
+  const pathArb = (values: Record<string, fc.Arbitrary<string>>) =>
+    fc.tuple(...pathNames.map((n) => fc.tuple(values[n] ?? anyText, encodingArb))).map((vals) => {
+      let p = template;
+      vals.forEach(([v, enc], i) => (p = p.replace(`{${pathNames[i]}}`, encodeValue(v, enc === 'plus' ? 'component' : enc))));
+      return p;
+    });
+  const validQuery = fc
+    .tuple(fc.tuple(...queryParams.map((p) => (p.required ? valid[p.name]! : fc.option(valid[p.name]!, { freq: 2 })))), encodingArb)
+    .map(([vals, enc]) => queryString(vals.flatMap((v, i) => (v === null ? [] : [{ name: queryParams[i]!.name, value: v, encoding: enc }])), 0));
+  const wildQuery = queryArb(queryParams.map((p) => p.name), Object.fromEntries(queryParams.map((p) => [p.name, any[p.name] ?? anyText])));
+  const headerParams = (values: Record<string, fc.Arbitrary<string>>) => fc.tuple(...headerNames.map((n) => fc.option(values[n] ?? anyText, { freq: 2 })));
+  const wildBody = fc.tuple(batchObject, bodyFormArb, fc.nat(), fc.constantFrom(...CONTENT_TYPES)).map(([v, form, n, type]) => ({ body: serialise(v, form, n), type }));
+  const validBody = validBatch.map((v) => ({ body: JSON.stringify(v), type: 'application/json' as string | null }));
+  const parts = (validMode: boolean) =>
+    fc.record({
+      path: pathArb(validMode ? valid : any),
+      query: validMode ? validQuery : wildQuery,
+      headerParams: headerParams(validMode ? valid : any),
+      body: op.requestBody ? (validMode ? validBody : wildBody) : fc.constant(undefined),
+    });
+  return fc
+    .record({
+      parts: fc.oneof({ arbitrary: parts(true), weight: 2 }, { arbitrary: parts(false), weight: 3 }),
+      caller: callerArb,
+      spelling: fc.nat(),
+      limited: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+      slash: fc.integer({ min: 0, max: 19 }),
+    })
+    .map(({ parts: { path, query, headerParams, body }, caller, spelling, limited, slash }) => {
+      const headers: [string, string][] = [...credentialHeaders(t, caller, spelling)];
+      headerParams.forEach((v, i) => v !== null && headers.push([headerNames[i]!, headerSafe(v)]));
+      if (body?.type) headers.push(['Content-Type', body.type]);
+      const request: FuzzRequest = { method, target: `${path}${slash === 0 ? '/' : ''}${query}`, headers, limited };
+      if (body) request.body = body.body;
+      return { request, caller };
+    })
+    .filter(({ request }) => templateOf(new URL(`http://fuzz.test${request.target}`).pathname, method) === template);
+}
+
+async function runOne(template: string, method: string, g: Generated): Promise<void> {
+  const url = new URL(`http://fuzz.test${g.request.target}`);
+  const headers = new Headers(g.request.headers);
+  const problems = parameterProblems(template, method, url, headers);
+  let expected: Expectation;
+  const verdict = g.request.body !== undefined ? bodyVerdict(template, g.request.body) : null;
+  if (verdict?.tooLarge) expected = { statuses: [413], reason: `body over ${MAX_BODY_BYTES} bytes` };
+  else if (verdict?.problem) problems.push(`body: ${verdict.problem}`);
+  expected ??= problems.length > 0 ? { statuses: [422], reason: problems.join('; ') } : expectValid(template, method, url, headers, g.caller, Boolean(g.request.limited));
+  const got = await sendDocumented(t, template, g.request, expected);
+  // The answer is about what was asked: the same names, in request order, duplicates kept.
+  if (got.status === 200 && template === '/prices/batch') {
+    const asked = JSON.parse(new TextDecoder().decode(typeof g.request.body === 'string' ? new TextEncoder().encode(g.request.body) : g.request.body)).market_hash_names;
+    expect(got.body.data.items.map((i: { market_hash_name: string }) => i.market_hash_name), describeRequest(g.request)).toEqual(asked);
+  }
+  if (got.status === 200 && template === '/prices') expect(got.body.data.market_hash_name, describeRequest(g.request)).toBe(url.searchParams.get('market_hash_name'));
+}
+
+describe('contract fuzzing: every operation of /openapi.json', () => {
+  for (const { template, method } of documentedOperations()) {
+    it(`${method} ${template}: ${FUZZ_RUNS} generated requests, each answered as documented`, async () => {
+      await fc.assert(
+        fc.asyncProperty(requestArb(template, method), (g) => runOne(template, method, g)),
+        { seed: FUZZ_SEED, numRuns: FUZZ_RUNS, endOnFailure: false },
+      );
+      expect(sentFor(`${method} ${template}`)).toBeGreaterThanOrEqual(FUZZ_RUNS);
+    });
+  }
+
+  it('paths and methods outside the document: never 5xx, always X-Request-ID, errors in the envelope', async () => {
+    const segment = fc.oneof(
+      fc.constantFrom('prices', 'batch', 'export', 'websites', 'currencies', 'me', 'status', 'health', 'config', 'endpoints', 'fee-schedule', 'BUFF163', '1', '..', '.', '', '%2e%2e', '%2F', 'openapi.json', 'metrics'),
+      anyText.map((s) => encodeValue(s, 'component')),
+    );
+    const arb = fc.record({
+      method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND'),
+      segments: fc.array(segment, { minLength: 1, maxLength: 4 }),
+      body: fc.option(fc.constantFrom('{}', '{"market_hash_names":["Recoil Case"]}', 'x'), { freq: 3 }),
+      caller: callerArb,
+      spelling: fc.nat(),
+    });
+    await fc.assert(
+      fc.asyncProperty(arb, async ({ method, segments, body, caller, spelling }) => {
+        const request: FuzzRequest = { method, target: `/${segments.join('/')}`, headers: credentialHeaders(t, caller, spelling) };
+        if (body !== null && method !== 'GET' && method !== 'HEAD') request.body = body;
+        const got = await call(t, request);
+        const pathname = new URL(`http://fuzz.test${request.target}`).pathname;
+        const template = templateOf(pathname, method);
+        record(template ? `${method} ${template} (via odd paths)` : 'other paths and methods', got.status);
+        const where = `${describeRequest(request)}\n  answer: ${got.status} ${got.text.slice(0, 500)}`;
+        expect(got.status, where).toBeLessThan(500);
+        const id = got.headers.get('x-request-id');
+        expect(id, where).toMatch(/^[0-9a-f-]{36}$/);
+        if (got.status >= 400 && method !== 'HEAD' && /json/.test(got.headers.get('content-type') ?? '')) {
+          expect(Object.keys(got.body).sort(), where).toEqual(['error', 'meta']);
+          expect(got.body.meta.request_id, where).toBe(id);
+          if (got.status === 405) expect(got.headers.get('allow'), where).toBeTruthy();
+        }
+      }),
+      { seed: FUZZ_SEED, numRuns: FUZZ_RUNS },
+    );
+  });
+});
+
