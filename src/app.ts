@@ -23,6 +23,7 @@ import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
 import { readBodyLimited } from './lib/body.js';
+import { graphqlBodyLimit } from './graphql/types/ingestion.js';
 import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
 import { createPages } from './pages/index.js';
 import { APP_CSP } from './pages/layout.js';
@@ -237,7 +238,13 @@ export function createApp(deps: AppDeps): App {
         const bounded =
           request.body === null || request.method === 'GET' || request.method === 'HEAD'
             ? request
-            : new Request(request.url, { method: request.method, headers: request.headers, body: await readBodyLimited(request, MAX_BODY_BYTES), signal: request.signal });
+            : new Request(request.url, {
+                method: request.method,
+                headers: request.headers,
+                // Collectors' ingestQuotes batches need more than the public limit (machine tokens only).
+                body: await readBodyLimited(request, await graphqlBodyLimit(db, request.headers, MAX_BODY_BYTES)),
+                signal: request.signal,
+              });
         const response = await yoga.handleRequest(bounded, { requestId, state });
         if (response.headers.get('content-type')?.startsWith('text/html')) {
           response.headers.delete('Content-Type');

@@ -122,6 +122,11 @@ describe('ingestQuotes', () => {
     const refused = await t.gql(INGEST, { q: bad }, machine);
     expect(refused.body.errors[0].extensions.details.map((d: { field: string }) => d.field)).toEqual(['quotes[9999].price']);
     expect(await count(`SELECT count(*)::int AS n FROM item WHERE market_hash_name LIKE 'Bulk %'`)).toBe(0);
+    // The 10,000-row body is over the public 2 MiB limit: only a valid machine token lifts it.
+    const body = JSON.stringify({ query: INGEST, variables: { q: many } });
+    expect(Buffer.byteLength(body)).toBeGreaterThan(2 * 1024 * 1024);
+    expect((await t.gql(INGEST, { q: many }, t.auth())).status).toBe(413);
+    expect((await t.gql(INGEST, { q: many }, { Authorization: 'Bearer qgs_' + 'A'.repeat(32) })).status).toBe(413);
     const ok = await t.gql(INGEST, { q: many }, machine);
     expect(ok.body.data.ingestQuotes).toEqual({ received: 10_000, inserted: 10_000, updated: 0, skipped: 0 });
     const tooMany = await t.gql(INGEST, { q: [...many, row('Bulk 10000')] }, machine);
