@@ -30,7 +30,7 @@ import {
 } from '../valuation/fee-path.js';
 import { HalfSpreadTable, itemType, priceBand, type HalfSpread } from '../valuation/half-spread.js';
 import { logHalfSpread, oneSided, twoSided, valueSides, type CloseQuote, type ItemValuation, type SidesResult, type ValuationModel } from '../valuation/item.js';
-import { fitModel, marketSigma, type FittedModel, type SampleSeries } from '../valuation/model.js';
+import { marketSigma, ModelFitter, type FittedModel, type SampleSeries } from '../valuation/model.js';
 
 /** Days of closes before the valuation date that feed it (spec: "the seven days before this date"). */
 export const WINDOW_DAYS = 7;
@@ -40,8 +40,10 @@ export const CLOSE_RETENTION_DAYS = 10;
 export const VALUATION_RETENTION_DATES = 8;
 /** Items sampled to fit the run's model. */
 export const SAMPLE_ITEMS = 8000;
+/** Sampled items per query (about 150k closes at 40 markets x 2 sides x 7 days). */
+const SAMPLE_CHUNK = 250;
 /** Item ids per page while valuing. */
-const PAGE_IDS = 2000;
+const PAGE_IDS = 500;
 const DAY_MS = 86_400_000;
 
 /** A UTC date (midnight) from `YYYY-MM-DD`; throws on anything else. */
@@ -203,36 +205,58 @@ async function windowCloses(db: Pick<Database, 'query'>, lo: number, hi: number,
   return out;
 }
 
-/** Closes of sampled items for the model fit: one per market, side and day (direct first), listed only. */
-async function sampleSeries(db: Pick<Database, 'query'>, date: Date, book: FeeBook): Promise<SampleSeries[][]> {
+/**
+ * Fits the run's model on a sample of items (every k-th item id, up to SAMPLE_ITEMS), read SAMPLE_CHUNK items
+ * at a time and handed to the fitter item by item, so memory stays small at any scale. One close per market,
+ * side and day (direct first), listed only. Statistics only: log cash amounts in floating point
+ * (ln(a x price + b) with the path's coefficients as floats).
+ */
+async function fitSample(db: Pick<Database, 'query'>, date: Date, book: FeeBook): Promise<FittedModel> {
   const ids = (await db.query<{ id: number }>(`SELECT id FROM item ORDER BY id`)).map((r) => r.id);
   const step = Math.max(1, Math.ceil(ids.length / SAMPLE_ITEMS));
   const sample = ids.filter((_, i) => i % step === 0);
   const from = new Date(date.getTime() - WINDOW_DAYS * DAY_MS);
-  const byItem = new Map<number, Map<string, SampleSeries>>();
-  for (let i = 0; i < sample.length; i += 2000) {
-    const rows = await db.query<{ item_id: number; market_code: string; side: 'ask' | 'bid'; currency_code: string; price: string; day: string }>(
+  const fitter = new ModelFitter();
+  const floats = new Map<string, { a: number; b: number } | null>();
+  const coefficients = (market: string, side: 'ask' | 'bid', currency: string) => {
+    const key = `${market}/${side}/${currency}`;
+    if (!floats.has(key)) {
+      const p = book.path(market, side, currency);
+      floats.set(key, p && { a: p.a.toNumber(), b: p.b.toNumber() });
+    }
+    return floats.get(key)!;
+  };
+  for (let i = 0; i < sample.length; i += SAMPLE_CHUNK) {
+    const rows = await db.query<{ item_id: number; market_code: string; side: 'ask' | 'bid'; currency_code: string; p: number; day: string }>(
       `SELECT DISTINCT ON (c.item_id, c.market_code, c.side, c.day)
-              c.item_id, c.market_code, c.side::text AS side, c.currency_code, c.price::text AS price, c.day::text AS day
+              c.item_id, c.market_code, c.side::text AS side, c.currency_code, c.price::float8 AS p, c.day::text AS day
          FROM daily_close c
         WHERE c.item_id = ANY($1::int[]) AND c.day >= $2::date AND c.day < $3::date AND NOT c.delisted AND c.price IS NOT NULL
         ORDER BY c.item_id, c.market_code, c.side, c.day, (c.provider_code = c.market_code) DESC, c.confirmed_at DESC`,
-      [sample.slice(i, i + 2000), formatDate(from), formatDate(date)],
+      [sample.slice(i, i + SAMPLE_CHUNK), formatDate(from), formatDate(date)],
     );
+    let current = -1;
+    let series = new Map<string, SampleSeries>();
+    const flush = () => {
+      if (series.size > 0) fitter.addItem([...series.values()]);
+      series = new Map();
+    };
     for (const r of rows) {
-      const path = book.path(r.market_code, r.side, r.currency_code);
-      if (!path) continue;
-      const amount = path.a.times(toMoney(r.price)).plus(path.b);
-      if (!amount.gt(0)) continue;
-      let series = byItem.get(r.item_id);
-      if (!series) byItem.set(r.item_id, (series = new Map()));
+      if (r.item_id !== current) {
+        flush();
+        current = r.item_id;
+      }
+      const k = coefficients(r.market_code, r.side, r.currency_code);
+      const cash = k ? k.a * Number(r.p) + k.b : NaN;
+      if (!(cash > 0)) continue;
       const key = `${r.market_code}/${r.side}`;
       let s = series.get(key);
       if (!s) series.set(key, (s = { market: r.market_code, side: r.side, closes: [] }));
-      s.closes.push({ day: parseDate(r.day).getTime() / DAY_MS, y: Math.log(amount.toNumber()) });
+      s.closes.push({ day: parseDate(r.day).getTime() / DAY_MS, y: Math.log(cash) });
     }
+    flush();
   }
-  return [...byItem.values()].map((m) => [...m.values()]);
+  return fitter.result();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -276,7 +300,7 @@ export interface ValuationComputation {
  */
 export async function computeValuations(db: Pick<Database, 'query'>, date: Date, opts: { explain?: string[]; keepCloses?: boolean } = {}): Promise<ValuationComputation> {
   const book = await loadFeeBook(db);
-  const fitted = fitModel(await sampleSeries(db, date, book));
+  const fitted = await fitSample(db, date, book);
   const model: ValuationModel = {
     marketSigma: (market, side) => marketSigma(fitted, market, side),
     tau: fitted.tau,

@@ -11,7 +11,8 @@
  * - daily drift tau: consecutive closes of the same market and side, (y_later - y_earlier) /
  *   sqrt(days between); tau = the 68.27th percentile of |.|, at least TAU_FLOOR (DEFAULT_TAU with fewer than
  *   MIN_RESIDUALS pairs). A close d days old gets tau^2 * d of extra variance.
- * All numbers here are log-scale statistics (plain floats), never money.
+ * All numbers here are log-scale statistics (plain floats), never money: the sample's log cash amounts are
+ * computed in floating point (services/valuation.ts), since they only size weights and dispersions.
  */
 import { median, q68 } from './robust.js';
 
@@ -46,45 +47,63 @@ export interface FittedModel {
 const clamp = (x: number) => Math.min(1, Math.max(SIGMA_FLOOR, x));
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
-/** Fits the model on sampled items (each a list of market-side series). */
-export function fitModel(items: readonly SampleSeries[][]): FittedModel {
-  const residuals = new Map<string, number[]>();
-  const bySide: Record<'ask' | 'bid', number[]> = { ask: [], bid: [] };
-  const drifts: number[] = [];
-  for (const series of items) {
+/**
+ * Accumulates sampled items one at a time (only their residuals and drifts are kept, so a sample of
+ * thousands of items x 40 markets x 7 days stays small), then fits.
+ */
+export class ModelFitter {
+  private readonly residuals = new Map<string, number[]>();
+  private readonly bySide: Record<'ask' | 'bid', number[]> = { ask: [], bid: [] };
+  private readonly drifts: number[] = [];
+  private items = 0;
+
+  /** Adds one sampled item's market-side series. */
+  addItem(series: readonly SampleSeries[]): void {
+    this.items += 1;
     for (const side of ['ask', 'bid'] as const) {
       const latest = series.filter((s) => s.side === side && s.closes.length > 0).map((s) => ({ market: s.market, y: s.closes[s.closes.length - 1]!.y }));
       if (latest.length < 3) continue;
       const med = median(latest.map((l) => l.y));
       for (const l of latest) {
         const key = `${l.market}/${side}`;
-        let list = residuals.get(key);
-        if (!list) residuals.set(key, (list = []));
+        let list = this.residuals.get(key);
+        if (!list) this.residuals.set(key, (list = []));
         list.push(l.y - med);
-        bySide[side].push(l.y - med);
+        this.bySide[side].push(l.y - med);
       }
     }
     for (const s of series) {
       for (let k = 1; k < s.closes.length; k++) {
         const dt = s.closes[k]!.day - s.closes[k - 1]!.day;
-        if (dt > 0) drifts.push((s.closes[k]!.y - s.closes[k - 1]!.y) / Math.sqrt(dt));
+        if (dt > 0) this.drifts.push((s.closes[k]!.y - s.closes[k - 1]!.y) / Math.sqrt(dt));
       }
     }
   }
-  const fit = (xs: number[]) => (xs.length >= MIN_RESIDUALS ? r6(clamp(q68(xs))) : null);
-  const markets: FittedModel['markets'] = {};
-  for (const [key, list] of [...residuals.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const s = fit(list);
-    if (s !== null) markets[key] = { sigma: s, n: list.length };
+
+  /** The fitted model of everything added. */
+  result(): FittedModel {
+    const fit = (xs: number[]) => (xs.length >= MIN_RESIDUALS ? r6(clamp(q68(xs))) : null);
+    const markets: FittedModel['markets'] = {};
+    for (const [key, list] of [...this.residuals.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const s = fit(list);
+      if (s !== null) markets[key] = { sigma: s, n: list.length };
+    }
+    const tau = this.drifts.length >= MIN_RESIDUALS ? r6(Math.max(TAU_FLOOR, q68(this.drifts))) : DEFAULT_TAU;
+    return {
+      markets,
+      pooled: { ask: fit(this.bySide.ask), bid: fit(this.bySide.bid), all: fit([...this.bySide.ask, ...this.bySide.bid]) },
+      tau,
+      tauPairs: this.drifts.length,
+      sampleItems: this.items,
+    };
   }
-  const tau = drifts.length >= MIN_RESIDUALS ? r6(Math.max(TAU_FLOOR, q68(drifts))) : DEFAULT_TAU;
-  return {
-    markets,
-    pooled: { ask: fit(bySide.ask), bid: fit(bySide.bid), all: fit([...bySide.ask, ...bySide.bid]) },
-    tau,
-    tauPairs: drifts.length,
-    sampleItems: items.length,
-  };
+}
+
+/** Fits the model on sampled items (each a list of market-side series). */
+export function fitModel(items: readonly SampleSeries[][]): FittedModel {
+  const f = new ModelFitter();
+  for (const series of items) f.addItem(series);
+  return f.result();
 }
 
 /** sigma(market, side) of a fitted model, with the fallbacks of the module rule. */

@@ -160,3 +160,23 @@ describe('valuation job', () => {
     expect(item.markets).toEqual(await pricesOf(TWO));
   });
 });
+
+describe('retention', () => {
+  it('keeps the closes of the 10 newest days (the job needs 8) and prunes older ones', async () => {
+    const { pruneValuationData } = await import('../../src/services/valuation.js');
+    const rows = [];
+    for (let d = 14; d <= 31; d++) rows.push(cny('Retention Item', 'BUFF163', 'ask', `${d}`, d));
+    await ingestQuotes(t.db.prisma, rows);
+    const days = async () =>
+      (
+        await t.db.query<{ day: string }>(
+          `SELECT c.day::text AS day FROM daily_close c JOIN item i ON i.id = c.item_id WHERE i.market_hash_name = 'Retention Item' ORDER BY 1`,
+        )
+      ).map((r) => r.day);
+    expect(await days()).toHaveLength(18);
+    await pruneValuationData(t.db);
+    expect(await days()).toEqual(Array.from({ length: 10 }, (_, i) => `2026-07-${22 + i}`));
+    // The valuations of 2026-07-17 stay: the newest valued date.
+    expect((await cscp(TWO)).valuation.valuation_date).toBe('2026-07-17');
+  });
+});
