@@ -6,7 +6,7 @@
  *
  * Prices are decimal strings only (a JSON number would already have passed through a float): up to 28
  * integer and 10 fraction digits (the stored precision), greater than 0, or null when the source reports
- * no price. `observed_at` is RFC 3339 with an offset and at most MAX_FUTURE_SECONDS ahead of the clock.
+ * no price. `observed_at` is RFC 3339 with an offset, not before 2000, at most MAX_FUTURE_SECONDS ahead of the clock.
  */
 import { z } from 'zod';
 import type { ValidationDetail } from '../lib/errors.js';
@@ -25,6 +25,17 @@ const price = z
   .string({ message: 'must be a decimal string such as "12.50" (never a JSON number)' })
   .regex(/^\d{1,28}(\.\d{1,10})?$/, { message: 'must be a decimal string with at most 28 integer and 10 fraction digits', abort: true })
   .refine((s) => toMoney(s).gt(0), { message: 'must be greater than 0' });
+
+/** Observations before this are refused (CS:GO's market opened in 2013; also keeps dates PostgreSQL can store). */
+export const EARLIEST_OBSERVATION = new Date('2000-01-01T00:00:00Z');
+
+/** Why a collector timestamp is refused (too old, or more than MAX_FUTURE_SECONDS past `latest`), or null. */
+export function timeProblem(t: Date, latestMs: number): string | null {
+  if (Number.isNaN(t.getTime())) return 'must be an RFC 3339 timestamp';
+  if (t.getTime() < EARLIEST_OBSERVATION.getTime()) return 'must not be before 2000-01-01';
+  if (t.getTime() > latestMs) return `must not be more than ${MAX_FUTURE_SECONDS} s in the future`;
+  return null;
+}
 
 /** One collector row (camelCase, as the GraphQL input names the fields). */
 export const quoteRow = z.object({
@@ -71,8 +82,9 @@ export function parseQuoteRows(rows: readonly unknown[], label: RowLabel, locati
     }
     const q = r.data;
     const observedAt = new Date(q.observedAt);
-    if (observedAt.getTime() > latest) {
-      if (details.length < maxDetails) details.push({ location, field: label(i, 'observedAt'), message: `must not be more than ${MAX_FUTURE_SECONDS} s in the future` });
+    const when = timeProblem(observedAt, latest);
+    if (when) {
+      if (details.length < maxDetails) details.push({ location, field: label(i, 'observedAt'), message: when });
       continue;
     }
     observations.push({

@@ -83,6 +83,7 @@ describe('ingestQuotes', () => {
       row('Bad Side', { side: 'mid' }),
       row('Bad Time', { observedAt: 'yesterday' }),
       row('Future', { observedAt: new Date(Date.now() + 3_600_000).toISOString() }),
+      row('Year Zero', { observedAt: '0000-01-01T00:00:00Z' }),
     ];
     const r = await t.gql(INGEST, { q }, machine);
     expect(r.status).toBe(422);
@@ -95,6 +96,7 @@ describe('ingestQuotes', () => {
       'quotes[4].side',
       'quotes[5].observedAt',
       'quotes[6].observedAt',
+      'quotes[7].observedAt',
     ]);
     expect(await quote('Valid One')).toBeUndefined();
   });

@@ -14,7 +14,7 @@
  */
 import { builder } from '../builder.js';
 import { validationError, type ValidationDetail } from '../../lib/errors.js';
-import { checkCatalogue, MAX_BATCH_ROWS, mutationLabel, parseQuoteRows, MAX_FUTURE_SECONDS } from '../../validation/ingest.js';
+import { checkCatalogue, MAX_BATCH_ROWS, mutationLabel, parseQuoteRows, MAX_FUTURE_SECONDS, timeProblem } from '../../validation/ingest.js';
 import { completeMarketScanTx, ingestBatch, marketCatalogue, type IngestResult, type ScanResult } from '../../services/ingestion.js';
 import { marketCode as marketCodeRule } from '../../validation/params.js';
 import type { Database } from '../../db/client.js';
@@ -119,8 +119,12 @@ builder.mutationFields((t) => ({
       const startedAt = when('startedAt');
       const completedAt = when('completedAt');
       if (details.length === 0) {
+        const latest = ctx.now.getTime() + MAX_FUTURE_SECONDS * 1000;
+        for (const [field, t] of [['startedAt', startedAt], ['completedAt', completedAt]] as const) {
+          const problem = timeProblem(t, latest);
+          if (problem) bad(field, problem);
+        }
         if (startedAt.getTime() > completedAt.getTime()) bad('startedAt', 'must not be after completedAt');
-        if (completedAt.getTime() > ctx.now.getTime() + MAX_FUTURE_SECONDS * 1000) bad('completedAt', `must not be more than ${MAX_FUTURE_SECONDS} s in the future`);
         const market = (await marketCatalogue(ctx.db.prisma)).get(args.marketCode);
         if (!market) bad('marketCode', `unknown market ${args.marketCode} (see GET /websites)`);
       }
