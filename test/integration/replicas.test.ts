@@ -48,8 +48,12 @@ describe.skipIf(!serverUrl)('two server processes on one PostgreSQL database', (
   beforeAll(async () => {
     db = await testDatabase();
     await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' })]);
-    // Rate limits off: this part measures billing alone (200 requests exceed every limit).
-    servers = await Promise.all([0, 1].map(() => startServerProcess({ DATABASE_URL: db.url!, QUOTEGATE_RATE_LIMITS: 'off', LOG_LEVEL: 'trace' })));
+    // Rate limits off: this part measures billing alone (200 requests exceed every limit). The valuation job
+    // is off so the data stays still: a valuation landing between two export builds would rightly publish a
+    // second snapshot (the valuation job's own replica lock is tested in valuation.test.ts).
+    servers = await Promise.all(
+      [0, 1].map(() => startServerProcess({ DATABASE_URL: db.url!, QUOTEGATE_RATE_LIMITS: 'off', VALUATION_JOB: 'off', LOG_LEVEL: 'trace' })),
+    );
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()));
