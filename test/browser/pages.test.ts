@@ -35,7 +35,7 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('pages in Chromium'), () => {
   it('/ says what the service is, links to the docs, status, GraphiQL and OpenAPI, and shows both ways to call it', async () => {
     const { context, page, problems } = await openProbedPage(browser, served.url);
     try {
-      const res = await page.goto(`${served.url}/`, { waitUntil: 'networkidle' });
+      const res = await page.goto(`${served.url}/`, { waitUntil: 'load', timeout: 90_000 });
       expect(res!.status()).toBe(200);
       expect(res!.headers()['content-type']).toBe('text/html; charset=utf-8');
       expect(res!.headers()['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -68,7 +68,7 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('pages in Chromium'), () => {
     const { context, page, problems } = await openProbedPage(browser, served.url);
     try {
       const openapi = page.waitForResponse((r) => r.url() === `${served.url}/openapi.json` && r.status() === 200);
-      const res = await page.goto(`${served.url}/docs`, { waitUntil: 'networkidle' });
+      const res = await page.goto(`${served.url}/docs`, { waitUntil: 'load', timeout: 90_000 });
       expect(res!.status()).toBe(200);
       expect(res!.headers()['content-type']).toBe('text/html; charset=utf-8');
       expect(res!.headers()['x-request-id']).toBeTruthy();
@@ -94,7 +94,7 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('pages in Chromium'), () => {
   it('GraphiQL at /graphql shows the fee-schedule example, runs it with the run button, and shows fee data', async () => {
     const { context, page, problems } = await openProbedPage(browser, served.url);
     try {
-      const res = await page.goto(`${served.url}/graphql`, { waitUntil: 'networkidle' });
+      const res = await page.goto(`${served.url}/graphql`, { waitUntil: 'load', timeout: 90_000 });
       expect(res!.status()).toBe(200);
       expect(res!.headers()['content-type']).toBe('text/html; charset=utf-8');
       expect(res!.headers()['x-request-id']).toBeTruthy();
