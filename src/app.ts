@@ -158,7 +158,7 @@ export function createApp(deps: AppDeps): App {
     graphiql: { defaultQuery: GRAPHIQL_EXAMPLE, title: 'Quotegate GraphQL' },
     renderGraphiQL: pages.renderGraphiQL,
     logging: false,
-    context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: deps.status }),
+    context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: statusSettings }),
     maskedErrors: {
       maskError: (error) => {
         const e = error as GraphQLError;

@@ -16,7 +16,7 @@ import {
   type InfrastructureCheck,
   type ProbeTarget,
 } from '../services/status.js';
-import type { Job } from './export-snapshots.js';
+import { startRepeatingJob, type Job } from './repeat.js';
 
 /** What the recorder runs. */
 export interface StatusRecorderOptions {
@@ -48,29 +48,12 @@ export async function statusTick(db: Database, opts: StatusRecorderOptions, last
 
 /** Starts the recorder (first tick at once). `stop()` waits for a tick in progress. */
 export function startStatusRecorder(db: Database, opts: StatusRecorderOptions): Job {
-  let running: Promise<void> | null = null;
-  let stopped = false;
   let lastBucket: number | null = null;
-  const run = () => {
-    if (running || stopped) return;
-    running = (async () => {
-      try {
-        lastBucket = await statusTick(db, opts, lastBucket);
-      } catch (err) {
-        opts.logger?.warn({ err }, 'status recorder: this tick was not recorded');
-      } finally {
-        running = null;
-      }
-    })();
-  };
-  run();
-  const timer = setInterval(run, opts.intervalSeconds * 1000);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startRepeatingJob(opts.intervalSeconds, async () => {
+    try {
+      lastBucket = await statusTick(db, opts, lastBucket);
+    } catch (err) {
+      opts.logger?.warn({ err }, 'status recorder: this tick was not recorded');
+    }
+  });
 }
