@@ -10,7 +10,7 @@
  * 3. raw: a plain multi-row `INSERT INTO source_quote (...) VALUES (...), (...)` of the same rows, 1,000
  *    per statement, items created beforehand (not timed): the floor for writing these rows at all.
  *
- * Rows: BENCH_ROWS (default 150,000) = real market hash names (../shared/data/items) x the 15 current
+ * Rows: BENCH_ROWS (default 150,000) = real market hash names (data/items/market_hash_names.txt) x the 15 current
  * catalogue markets, ask side, in each market's currency. Pass 1 inserts them (new quotes); pass 2 (paths
  * 1 and 2) observes them all again an hour later, a third with a new price (updates, the steady state).
  * BENCH_DATABASE_URL: the server (default postgresql://postgres@127.0.0.1:5432/postgres); the databases

@@ -1,6 +1,6 @@
 /**
  * Full-scale synthetic catalogue for the export benchmark: the real market hash names of
- * `../shared/data/items/market_hash_names.txt` (about 36k) on 40 marketplaces (the 16 of
+ * `data/items/market_hash_names.txt` (36,307, see data/items/PROVENANCE.md) on 40 marketplaces (the 16 of
  * data/websites.json in their own currencies plus 24 synthetic ones), ask and bid, loaded through the
  * ingestion service's bulk path (`ingestQuotes`), exactly as real feeds are.
  *
@@ -19,8 +19,8 @@ import { ingestQuotes, type QuoteObservation } from '../src/services/ingestion.j
 import { toMoney } from '../src/lib/money.js';
 import { projectRoot } from '../src/lib/paths.js';
 
-/** The names file of the shared data. */
-export const NAMES_FILE = path.resolve(projectRoot, '..', 'shared', 'data', 'items', 'market_hash_names.txt');
+/** The real CS2 market hash names in the repository, one per line (data/items/PROVENANCE.md). */
+export const NAMES_FILE = path.join(projectRoot, 'data', 'items', 'market_hash_names.txt');
 
 /** Fixed rates from USD used to express synthetic prices in each market's currency. */
 const RATES: Record<string, string> = { USD: '1', CNY: '7.1', EUR: '0.92', RUB: '92' };

@@ -76,12 +76,15 @@ for (let i = 0; i < 2; i += 1) {
   accounts.push({ id: a.accountId, key: a.key, kind: 'subscription', billedResponses: 0, billedCost: 0 });
 }
 
+/** The operator token that unlocks /metrics on the API port (README, Operations). */
+const SOAK_METRICS_TOKEN = 'soak-metrics-token-0123456789';
 const server = await startServerProcess({
   DATABASE_URL: DB_URL,
   REDIS_URL,
   EXPORT_INTERVAL_SECONDS: '60',
   STATUS_PROBE_INTERVAL_SECONDS: '10',
   LOG_LEVEL: 'warn',
+  METRICS_TOKEN: SOAK_METRICS_TOKEN,
 });
 const base = server.url;
 
@@ -201,7 +204,7 @@ async function worker() {
 
 /** quotegate_process_resident_memory_bytes and quotegate_nodejs_heap_size_used_bytes of the server, from /metrics. */
 async function memory(): Promise<{ rss: number; heap: number; external: number }> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const text = await (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${SOAK_METRICS_TOKEN}` } })).text();
   const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2] ?? NaN);
   return {
     rss: value('quotegate_process_resident_memory_bytes'),

@@ -5,6 +5,7 @@
  * validation and error mapping exist once. Every response carries X-Request-ID.
  */
 import crypto from 'node:crypto';
+import type http from 'node:http';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
@@ -14,14 +15,17 @@ import type { Database } from './db/client.js';
 import { schema } from './graphql/schema.js';
 import { createContext, newRequestState, type Context, type RequestState } from './graphql/context.js';
 import { useMetering } from './plugins/metering.js';
+import { useErrorCodes } from './plugins/error-codes.js';
 import { safetyPlugins } from './plugins/safety.js';
+import { corsPlugins } from './plugins/cors.js';
 import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
 import { endpoint } from './catalogue/endpoints.js';
 import { httpDuration, httpRequests, registry } from './lib/metrics.js';
 import { openApiDocument } from './openapi/document.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
-import { ServiceError, dependencyUnavailable, isDatabaseUnavailable } from './lib/errors.js';
+import { ServiceError, dependencyUnavailable, isDatabaseUnavailable, unauthorized, validationError, validationProblems } from './lib/errors.js';
+import { credentialFromHeaders } from './services/accounts.js';
 import { readBodyLimited } from './lib/body.js';
 import { graphqlBodyLimit } from './graphql/types/ingestion.js';
 import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
@@ -38,6 +42,13 @@ export interface AppDeps {
   clock?: () => Date;
   /** Status settings for `/status` (default: no Redis, no proxy nodes). */
   status?: StatusSettings;
+  /**
+   * Bearer token for GET /metrics on this (the API) face; unset or null = /metrics is not served here
+   * (404 route_not_found): operators read it on METRICS_PORT or with the token (README, Operations).
+   */
+  metricsToken?: string | null;
+  /** Origins whose pages may call the service (CORS): exact origins or `*` (default: any origin, no cookies). */
+  corsOrigins?: string[];
 }
 
 /** Largest accepted request body in bytes (413 `payload_too_large` above it). */
@@ -107,7 +118,7 @@ function resultError(errors: readonly GraphQLError[], logger?: Logger): ServiceE
   });
   const validation = mapped.filter((e) => e.code === 'validation_failed');
   if (validation.length > 1) {
-    return new ServiceError('validation_failed', 422, validation[0]!.message, validation.flatMap((e) => (Array.isArray(e.details) ? e.details : [])));
+    return validationError(validation.flatMap((e) => validationProblems(e)), validation[0]!.message);
   }
   return mapped.sort((a, b) => b.status - a.status).find((e) => e.status >= 500) ?? mapped[0]!;
 }
@@ -115,6 +126,8 @@ function resultError(errors: readonly GraphQLError[], logger?: Logger): ServiceE
 interface CompiledRoute extends Route {
   /** The catalogue row has a credit cost or a rate limit: meta carries `billable`. */
   metered: boolean;
+  /** The catalogue row needs an API key (role `user`): the credential is checked before the parameters. */
+  userOnly: boolean;
   pattern: RegExp;
   names: string[];
   document: DocumentNode;
@@ -129,13 +142,32 @@ function compile(route: Route): CompiledRoute {
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`document ${route.operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
   const row = endpoint(route.operationId);
-  return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, pattern, names, document };
+  return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, userOnly: row.roles.includes('user'), pattern, names, document };
+}
+
+/** GET /metrics: this replica's Prometheus text (prom-client). */
+export async function metricsResponse(requestId: string = crypto.randomUUID()): Promise<Response> {
+  const text = await registry.metrics();
+  return new Response(text, { status: 200, headers: { 'Content-Type': registry.contentType, 'X-Request-ID': requestId } });
+}
+
+/** Compares two secrets in constant time (lengths may differ). */
+function constantTimeEqual(a: string, b: string): boolean {
+  const x = crypto.createHash('sha256').update(a).digest();
+  const y = crypto.createHash('sha256').update(b).digest();
+  return crypto.timingSafeEqual(x, y);
 }
 
 /** The app: a fetch handler plus the Yoga instance (for tests and tooling). */
 export interface App {
   /** Usable as a node:http request listener (`http.createServer(app.adapter)`). */
   adapter: ServerAdapter<Record<string, never>, { handle(request: Request): Promise<Response> }>;
+  /**
+   * The node:http request listener to serve with (`http.createServer(app.listener)`): the adapter,
+   * behind a guard that answers requests no URL can be formed from (a malformed Host header) with
+   * 400 `bad_request` in the error envelope, a request id, a log line and a metric.
+   */
+  listener: http.RequestListener;
   /** Handles one request in-process. */
   fetch(request: Request): Promise<Response>;
   yoga: YogaServerInstance<ServerContext, Context>;
@@ -144,6 +176,7 @@ export interface App {
 /** Builds the request handler. Throws when a route document does not validate against the schema. */
 export function createApp(deps: AppDeps): App {
   const { db, logger } = deps;
+  const metricsToken = deps.metricsToken ?? null;
   // The request's logger wherever code runs for it (Yoga's error masking has no context of its own).
   const requestScope = new AsyncLocalStorage<RequestState>();
   const log = () => requestScope.getStore()?.log ?? logger;
@@ -158,6 +191,7 @@ export function createApp(deps: AppDeps): App {
     graphiql: { defaultQuery: GRAPHIQL_EXAMPLE, title: 'Quotegate GraphQL' },
     renderGraphiQL: pages.renderGraphiQL,
     logging: false,
+    cors: false, // the server adapter's CORS plugin answers for every path (src/plugins/cors.ts)
     context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: statusSettings }),
     maskedErrors: {
       maskError: (error) => {
@@ -170,32 +204,42 @@ export function createApp(deps: AppDeps): App {
         return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
       },
     },
-    plugins: [...safetyPlugins(), useMetering(limiter)],
+    plugins: [useErrorCodes(), ...safetyPlugins(), useMetering(limiter)],
   });
 
   const routes = ROUTES.map(compile);
 
   async function runRoute(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, state: RequestState): Promise<Response> {
     const { requestId } = state;
-    const path: Record<string, string> = {};
-    for (const [i, name] of route.names.entries()) {
-      try {
-        path[name] = decodeURIComponent(match[i + 1]!);
-      } catch {
-        throw new ServiceError('validation_failed', 422, 'The request has invalid parameters.', [
-          { location: 'path', field: name, message: 'is not valid percent-encoding' },
-        ]);
+    // Parameters are judged after the credential (README, order of checks): a 422 found here waits for it.
+    let invalid: ServiceError | null = null;
+    let variableValues: Record<string, unknown> = {};
+    try {
+      const path: Record<string, string> = {};
+      for (const [i, name] of route.names.entries()) {
+        try {
+          path[name] = decodeURIComponent(match[i + 1]!);
+        } catch {
+          throw validationError([{ location: 'path', field: name, message: 'is not valid percent-encoding' }]);
+        }
       }
+      let body: unknown = undefined;
+      if (route.body) body = await readJsonBody(request);
+      variableValues = route.variables({ path, query: url.searchParams, body, headers: request.headers });
+    } catch (e) {
+      if (!(e instanceof ServiceError) || e.status !== 422) throw e;
+      invalid = e;
     }
-    let body: unknown = undefined;
-    if (route.body) body = await readJsonBody(request);
-    const variableValues = route.variables({ path, query: url.searchParams, body, headers: request.headers });
     const { execute, contextFactory } = yoga.getEnveloped({ request, requestId, state, params: { query: DOCUMENTS[route.operationId], variables: variableValues } } as never);
-    const contextValue = await contextFactory();
+    const contextValue = (await contextFactory()) as Context;
+    if (invalid) {
+      if (route.userOnly) await contextValue.requireUser(route.operationId);
+      throw invalid;
+    }
     const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
     if (result.errors && result.errors.length > 0) return errorResponse(requestId, resultError(result.errors, log()), route.metered);
     const payload = route.payload(result.data as Record<string, unknown>);
-    if (route.respond) return route.respond(payload, { db, state });
+    if (route.respond) return route.respond(payload, { db, state, request, logger: log() });
     const headers = { 'X-Request-ID': requestId, ...route.headers };
     return route.envelope ? json(200, { data: payload, meta: successMeta(state, route.metered) }, headers) : json(200, payload, headers);
   }
@@ -203,18 +247,28 @@ export function createApp(deps: AppDeps): App {
   async function handle(request: Request): Promise<Response> {
     const state = newRequestState(crypto.randomUUID());
     state.log = logger?.child({ request_id: state.requestId });
+    state.head = request.method === 'HEAD';
     const started = performance.now();
     const url = new URL(request.url);
-    if (url.pathname === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) {
-      const text = await registry.metrics();
+    if (url.pathname === '/metrics' && (request.method === 'GET' || request.method === 'HEAD') && metricsToken) {
+      const credential = credentialFromHeaders(request.headers);
+      if (credential === null || !constantTimeEqual(credential, metricsToken)) {
+        httpRequests.inc({ operation: 'metrics', method: request.method, status: '401' });
+        return errorResponse(state.requestId, unauthorized('GET /metrics needs the operator token: Authorization: Bearer <METRICS_TOKEN>.'));
+      }
       httpRequests.inc({ operation: 'metrics', method: request.method, status: '200' });
-      return new Response(text, { status: 200, headers: { 'Content-Type': registry.contentType, 'X-Request-ID': state.requestId } });
+      return metricsResponse(state.requestId);
     }
     if (url.pathname === '/openapi.json' && (request.method === 'GET' || request.method === 'HEAD')) {
       httpRequests.inc({ operation: 'openapi', method: request.method, status: '200' });
       return json(200, openApiDocument(), { 'X-Request-ID': state.requestId, 'Cache-Control': 'public, max-age=300' });
     }
-    const response = await requestScope.run(state, () => dispatch(request, state));
+    let response = await requestScope.run(state, () => dispatch(request, state));
+    if (state.head && response.body !== null) {
+      // HEAD (README): the GET's status and headers, no body; never billed (metering), counted like a GET.
+      void response.body.cancel().catch(() => undefined);
+      response = new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
     response.headers.set('X-Request-ID', state.requestId);
     for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.headers.set(name, value);
     const seconds = (performance.now() - started) / 1000;
@@ -246,6 +300,15 @@ export function createApp(deps: AppDeps): App {
                 signal: request.signal,
               });
         const response = await yoga.handleRequest(bounded, { requestId, state });
+        if ((response.status === 406 || response.status === 415) && response.headers.get('content-type') === null) {
+          // Yoga refuses these with an empty body: the error envelope with a code instead, like every other refusal.
+          return errorResponse(
+            requestId,
+            response.status === 406
+              ? new ServiceError('not_acceptable', 406, 'None of the media types in Accept can be served; accept application/graphql-response+json or application/json.')
+              : new ServiceError('unsupported_media_type', 415, 'The request body must be application/json (a GraphQL request: query, variables, operationName).'),
+          );
+        }
         if (response.headers.get('content-type')?.startsWith('text/html')) {
           response.headers.delete('Content-Type');
           response.headers.set('Content-Type', 'text/html; charset=utf-8');
@@ -285,8 +348,28 @@ export function createApp(deps: AppDeps): App {
     }
   }
 
-  const adapter = createServerAdapter(handle);
-  return { adapter: adapter as never, fetch: async (r: Request) => adapter.fetch(r), yoga };
+  const adapter = createServerAdapter(handle, { plugins: corsPlugins(deps.corsOrigins) });
+
+  const listener: http.RequestListener = (req, res) => {
+    // The adapter forms the request URL from the Host header and target; when that fails it would
+    // answer 500 with a stack trace, so such requests are answered here (README, request limits).
+    try {
+      new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+    } catch {
+      const requestId = crypto.randomUUID();
+      const body = JSON.stringify({
+        error: { code: 'bad_request', message: 'The request target or Host header is malformed.' },
+        meta: { request_id: requestId },
+      });
+      res.writeHead(400, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), 'X-Request-ID': requestId, Connection: 'close' });
+      res.end(body);
+      httpRequests.inc({ operation: 'unmatched', method: req.method ?? 'UNKNOWN', status: '400' });
+      logger?.info({ request_id: requestId, operation: 'unmatched', method: req.method, status: 400, ms: 0 }, 'request');
+      return;
+    }
+    (adapter as unknown as http.RequestListener)(req, res);
+  };
+  return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga };
 }
 
 /** Reads a JSON body up to MAX_BODY_BYTES; 413 above it (see lib/body.ts), 422 for malformed JSON. */
@@ -296,14 +379,14 @@ async function readJsonBody(request: Request): Promise<unknown> {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new ServiceError('validation_failed', 422, 'The request has invalid parameters.', [{ location: 'body', field: '', message: 'is not valid UTF-8' }]);
+    throw validationError([{ location: 'body', field: '', message: 'is not valid UTF-8' }]);
   }
   if (text.trim() === '') {
-    throw new ServiceError('validation_failed', 422, 'The request has invalid parameters.', [{ location: 'body', field: '', message: 'is required (a JSON object)' }]);
+    throw validationError([{ location: 'body', field: '', message: 'is required (a JSON object)' }]);
   }
   try {
     return JSON.parse(text);
   } catch {
-    throw new ServiceError('validation_failed', 422, 'The request has invalid parameters.', [{ location: 'body', field: '', message: 'is not valid JSON' }]);
+    throw validationError([{ location: 'body', field: '', message: 'is not valid JSON' }]);
   }
 }

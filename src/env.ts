@@ -53,12 +53,42 @@ const schema = z.object({
     }),
   /** `on`: this process runs the daily CSCP valuation (00:05 UTC, one replica at a time) and its start-up catch-up; `off`: never. */
   VALUATION_JOB: z.enum(['on', 'off']).default('on'),
+  /**
+   * Bearer token that unlocks GET /metrics on the API port (at least 16 characters). Unset: /metrics
+   * is not served on the API port (404), only on METRICS_PORT when that is set.
+   */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** A separate listener for GET /metrics only (no token), on METRICS_HOST; unset = none. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Bind address of METRICS_PORT; loopback by default, so metrics stay off the internet. */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Seconds a client has to send a request's headers; then 408 and the connection is closed (slow clients). */
   HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().positive().default(15),
   /** Seconds a client has to send a whole request, headers and body; then 408 and the connection is closed. */
   HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().default(30),
+  /**
+   * Origins whose web pages may call the service (CORS), comma-separated: exact origins
+   * (`https://dash.example.com`, scheme, host and port only) or `*` for any origin (default). Never with cookies.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .default('*')
+    .transform((raw, ctx) => {
+      const origins = raw.split(',').map((o) => o.trim()).filter((o) => o !== '');
+      for (const o of origins) {
+        if (o === '*') continue;
+        let origin: string | null = null;
+        try {
+          origin = new URL(o).origin;
+        } catch {
+          origin = null;
+        }
+        if (origin !== o) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(o)} is not an origin (scheme://host[:port], no path) or *` });
+      }
+      return origins.length === 0 ? ['*'] : origins;
+    }),
 }).refine((e) => e.HTTP_HEADERS_TIMEOUT_SECONDS <= e.HTTP_REQUEST_TIMEOUT_SECONDS, {
   message: 'must not exceed HTTP_REQUEST_TIMEOUT_SECONDS',
   path: ['HTTP_HEADERS_TIMEOUT_SECONDS'],

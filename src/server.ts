@@ -6,7 +6,7 @@ import path from 'node:path';
 import pino from 'pino';
 import type { Env } from './env.js';
 import { openDatabase, type Database } from './db/client.js';
-import { createApp } from './app.js';
+import { createApp, metricsResponse } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
 import { createRateLimiter } from './plugins/rate-limiter.js';
 import { startExportJob } from './jobs/export-snapshots.js';
@@ -14,6 +14,20 @@ import { startValuationJob } from './jobs/valuation.js';
 import { startStatusRecorder } from './jobs/status-recorder.js';
 import { defaultChecks, infrastructureComponentNames, parseProbeTargets } from './services/status.js';
 import { collectProcessMetrics } from './lib/metrics.js';
+import { startAdminChannel } from './admin/channel.js';
+
+/** The operators' metrics listener: GET (or HEAD) /metrics answers the Prometheus text, anything else 404. */
+const metricsListener: http.RequestListener = (req, res) => {
+  if ((req.method === 'GET' || req.method === 'HEAD') && (req.url ?? '').split('?')[0] === '/metrics') {
+    void metricsResponse().then(async (r) => {
+      res.writeHead(200, { 'Content-Type': r.headers.get('content-type') ?? 'text/plain' });
+      res.end(req.method === 'HEAD' ? undefined : await r.text());
+    });
+    return;
+  }
+  res.writeHead(404, { 'Content-Type': 'text/plain' });
+  res.end('Only GET /metrics is served here.\n');
+};
 
 /** The host this process reaches itself on: loopback when bound to every interface. */
 function selfHost(host: string): string {
@@ -25,6 +39,10 @@ function selfHost(host: string): string {
 export interface RunningServer {
   url: string;
   db: Database;
+  /** The admin channel's socket (embedded PGlite in a directory: CLI admin commands while running); null otherwise. */
+  adminSocket: string | null;
+  /** GET /metrics on the operators' listener (METRICS_PORT); null when there is none. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -37,6 +55,8 @@ export async function startServer(env: Env): Promise<RunningServer> {
   collectProcessMetrics();
   const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR });
   logger.info({ database: db.kind }, 'database ready');
+  // Embedded PGlite belongs to this process: the CLI hands admin commands to it (src/admin/channel.ts).
+  const admin = db.kind === 'pglite' && !env.PGLITE_DIR.startsWith('memory://') ? await startAdminChannel(db, env.PGLITE_DIR, logger) : null;
   if (env.QUOTEGATE_AUTOLOAD === 'true' && (await isEmpty(db.prisma))) {
     const dataDir = path.resolve(env.QUOTEGATE_DATA_DIR);
     logger.info({ dataDir }, 'empty database: loading the bundled real data (about half a minute)');
@@ -47,7 +67,7 @@ export async function startServer(env: Env): Promise<RunningServer> {
   const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger });
   logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');
   const status = { infrastructureComponents: infrastructureComponentNames(rateLimiter.ping !== undefined), distribution: env.STATUS_DISTRIBUTION };
-  const app = createApp({ db, logger, rateLimiter, status });
+  const app = createApp({ db, logger, rateLimiter, status, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null });
   // The valuation catch-up runs first (in the background), so the first export snapshot carries the CSCP quotes.
   const valuationJob = env.VALUATION_JOB === 'on' ? startValuationJob(db, { logger }) : null;
   let closing = false;
@@ -62,13 +82,19 @@ export async function startServer(env: Env): Promise<RunningServer> {
   const requestTimeout = Math.round(env.HTTP_REQUEST_TIMEOUT_SECONDS * 1000);
   const server = http.createServer(
     { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))) },
-    app.adapter as unknown as http.RequestListener,
+    app.listener,
   );
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const url = `http://localhost:${port}`;
+  // Operators' metrics listener (README, Operations): GET /metrics only, loopback by default.
+  const metricsServer = env.METRICS_PORT === undefined ? null : http.createServer(metricsListener);
+  if (metricsServer) await new Promise<void>((resolve) => metricsServer.listen(env.METRICS_PORT, env.METRICS_HOST, resolve));
+  const metricsAddress = metricsServer?.address();
+  const metricsUrl = metricsAddress && typeof metricsAddress === 'object' ? `http://${selfHost(env.METRICS_HOST)}:${metricsAddress.port}/metrics` : null;
+  if (metricsUrl) logger.info({ metricsUrl }, 'metrics listener ready');
   const recorder =
     env.STATUS_PROBE_INTERVAL_SECONDS > 0
       ? startStatusRecorder(db, {
@@ -85,7 +111,11 @@ export async function startServer(env: Env): Promise<RunningServer> {
   return {
     url,
     db,
+    adminSocket: admin?.path ?? null,
+    metricsUrl,
     async close() {
+      if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+      await admin?.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       closing = true;

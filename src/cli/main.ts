@@ -1,6 +1,7 @@
 /**
- * The `quotegate` command: serve, import, account admin. Run as `npm run quotegate -- <command>`
- * (or `node dist/src/cli/main.js <command>` after `npm run build`).
+ * The `quotegate` command: serve, import, account admin. Run as `npx quotegate <command>` (bin/quotegate.js:
+ * the compiled dist when up to date, else this file through tsx) or `npm run quotegate -- <command>`.
+ * Admin commands (src/admin/commands.ts) reach a running PGlite service over its admin channel.
  */
 import path from 'node:path';
 import { Command } from 'commander';
@@ -8,20 +9,11 @@ import cliProgress from 'cli-progress';
 import { loadEnv } from '../env.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { importPath } from '../services/importers.js';
-import {
-  createAccount,
-  createApiKey,
-  createServiceToken,
-  revokeApiKey,
-  revokeServiceToken,
-  setAccountDisabled,
-  setSubscriptions,
-} from '../services/accounts.js';
-import { grantCredits } from '../services/billing.js';
+import { parseAdminArgs, runAdminCommand, type AdminArgs, type AdminCommandName, type AdminResult } from '../admin/commands.js';
+import { sendAdminCommand } from '../admin/channel.js';
 import { EXPORT_SIDES, runExportSnapshots } from '../services/exports.js';
 import type { SideFilter } from '../services/quotes.js';
-import { ENDPOINTS } from '../catalogue/endpoints.js';
-import { ServiceError, notFound } from '../lib/errors.js';
+import { ServiceError, validationProblems } from '../lib/errors.js';
 import { startServer } from '../server.js';
 import { runValuationJob } from '../jobs/valuation.js';
 import { computeValuations, latestValuableDate, parseDate, utcDay, valuationJson } from '../services/valuation.js';
@@ -41,11 +33,12 @@ program
     console.log(`Quotegate is up on ${env.DATABASE_URL ? 'PostgreSQL' : `embedded PGlite (${env.PGLITE_DIR})`}`);
     console.log(`  REST:     ${server.url}/websites   ${server.url}/prices?market_hash_name=...`);
     console.log(`  GraphiQL: ${server.url}/graphql`);
+    // On embedded PGlite the CLI hands admin commands to this process over its admin channel (src/admin/channel.ts).
     console.log(
-      env.DATABASE_URL
-        ? '  API key:  npm run -s quotegate -- account create --credits 1000'
-        : '  API key:  stop the service (Ctrl-C), run `npm run -s quotegate -- account create --credits 1000`, start it again\n' +
-            '            (the embedded database belongs to one process; on PostgreSQL keys can be made while it runs)',
+      env.DATABASE_URL || server.adminSocket
+        ? '  API key:  npx quotegate account create --credits 1000   (in another terminal, while the service runs)'
+        : '  API key:  stop the service (Ctrl-C), run `npx quotegate account create --credits 1000`, start it again\n' +
+            '            (the admin channel is off, see the log; on PostgreSQL keys can be made while it runs)',
     );
     const stop = async () => {
       await server.close();
@@ -77,7 +70,7 @@ program
       await db.close();
       if (!(e instanceof ServiceError)) throw e;
       // A collector file with invalid rows: nothing was applied; every problem names its line.
-      const details = Array.isArray(e.details) ? (e.details as { field: string; message: string }[]) : [];
+      const details = validationProblems(e);
       return program.error(`error: ${target} was not imported (no row applied):\n${details.map((d) => `  ${d.field}: ${d.message}`).join('\n')}`);
     }
     if (started) bar.stop();
@@ -85,15 +78,14 @@ program
     await db.close();
   });
 
-/** Parses a whole number option (>= min); exits with a usage error otherwise. */
-function whole(name: string, raw: string, min = 0n): bigint {
-  if (!/^-?\d{1,16}$/.test(raw) || BigInt(raw) < min) program.error(`${name} must be a whole number >= ${min}`);
-  return BigInt(raw);
-}
-
-/** Runs `work` on an open database; a ServiceError (unknown id, bad value) becomes a one-line error and exit code 1. */
+/** Runs `work` on an open database; a ServiceError (unknown id, bad value) or a database that cannot be opened becomes a one-line error and exit code 1. */
 async function withDb<T>(work: (db: Database) => Promise<T>): Promise<T> {
-  const db = await open();
+  let db: Database;
+  try {
+    db = await open();
+  } catch (e) {
+    return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
+  }
   let failure: ServiceError | null = null;
   try {
     return await work(db);
@@ -107,7 +99,33 @@ async function withDb<T>(work: (db: Database) => Promise<T>): Promise<T> {
 }
 
 const print = (json: boolean | undefined, data: Record<string, unknown>, text: string) => console.log(json ? JSON.stringify(data) : text);
-const daysFromNow = (days: bigint) => new Date(Date.now() + Number(days) * 86_400_000);
+
+/**
+ * Runs admin command `name` (src/admin/commands.ts) and returns its result. Arguments are checked first
+ * (no database needed). On embedded PGlite held by a running service the command is handed to that service
+ * over its admin channel (src/admin/channel.ts), which runs the same function on its database; otherwise it
+ * runs here. Any refusal exits with `error: <message>` and code 1.
+ */
+async function admin<N extends AdminCommandName>(name: N, args: AdminArgs<N>): Promise<AdminResult<N>> {
+  try {
+    parseAdminArgs(name, args);
+    if (!env.DATABASE_URL && !env.PGLITE_DIR.startsWith('memory://')) {
+      const sent = await sendAdminCommand(env.PGLITE_DIR, name, args);
+      if (sent.reached) return sent.result;
+    }
+  } catch (e) {
+    return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  return withDb((db) => runAdminCommand(db, name, args));
+}
+
+/** Commander's options without `--json` (which only chooses the output), as admin command arguments. */
+function argsOf<T extends { json?: boolean }>(opts: T): Omit<T, 'json'> {
+  const { json: _json, ...rest } = opts;
+  return rest;
+}
+
+const keyText = (r: { key_id: string; api_key: string }) => `key id ${r.key_id}\nAPI key (shown once, store it now): ${r.api_key}`;
 
 const account = program.command('account').description('account administration');
 account
@@ -123,26 +141,18 @@ account
   .option('--unsynced', 'leave the profile unsynced (GET /me answers 404 until the dashboard syncs it)')
   .option('--json', 'print JSON')
   .action(async (opts: { id?: string; credits: string; subscription?: string; days?: string; category: string; name?: string; email?: string; unsynced?: boolean; json?: boolean }) => {
-    const credits = whole('--credits', opts.credits);
-    if ((opts.subscription === undefined) !== (opts.days === undefined)) program.error('--subscription and --days go together');
-    const subscription = opts.subscription ? { category: opts.category, planId: opts.subscription, expiresAt: daysFromNow(whole('--days', opts.days!, 1n)) } : undefined;
-    const r = await withDb((db) =>
-      createAccount(db, { id: opts.id, credits, subscription, profile: { name: opts.name ?? null, email: opts.email ?? null }, unsynced: opts.unsynced }),
-    );
-    print(
-      opts.json,
-      { account_id: r.accountId, key_id: r.keyId, api_key: r.key, credits: Number(credits), subscription: subscription ? { plan_id: subscription.planId, expires_at: subscription.expiresAt.toISOString() } : null },
-      `account ${r.accountId}\nkey id ${r.keyId}\nAPI key (shown once, store it now): ${r.key}`,
-    );
+    const r = await admin('account.create', argsOf(opts));
+    print(opts.json, r, `account ${r.account_id}\n${keyText(r)}`);
   });
 for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
   account
     .command(name)
     .argument('<account-id>')
+    .option('--json', 'print JSON')
     .description(disabled ? 'disable an account: its keys get 403' : 'enable a disabled account again')
-    .action(async (id: string) => {
-      await withDb((db) => setAccountDisabled(db, id, disabled));
-      console.log(`account ${id} ${disabled ? 'disabled' : 'enabled'}`);
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const r = await admin(disabled ? 'account.disable' : 'account.enable', { account_id: id });
+      print(opts.json, r, `account ${id} ${disabled ? 'disabled' : 'enabled'}`);
     });
 }
 
@@ -155,20 +165,17 @@ key
   .option('--operations <ids>', 'comma-separated operation ids the key may call (default: all), e.g. getPrices,getMe')
   .option('--json', 'print JSON')
   .action(async (opts: { account: string; name?: string; operations?: string; json?: boolean }) => {
-    const operations = opts.operations ? opts.operations.split(',').map((s) => s.trim()).filter(Boolean) : [];
-    const userOps = ENDPOINTS.filter((e) => e.roles.includes('user')).map((e) => e.operationId);
-    const unknown = operations.filter((o) => !userOps.includes(o));
-    if (unknown.length > 0) program.error(`unknown operation id(s): ${unknown.join(', ')}; choose from ${userOps.join(', ')}`);
-    const r = await withDb((db) => createApiKey(db, opts.account, { name: opts.name, operations }));
-    print(opts.json, { account_id: opts.account, key_id: r.keyId, api_key: r.key, operations }, `key id ${r.keyId}\nAPI key (shown once, store it now): ${r.key}`);
+    const r = await admin('key.create', argsOf(opts));
+    print(opts.json, r, keyText(r));
   });
 key
   .command('revoke')
   .argument('<key-id>')
+  .option('--json', 'print JSON')
   .description('revoke an API key: it gets 401 from then on')
-  .action(async (id: string) => {
-    await withDb((db) => revokeApiKey(db, id));
-    console.log(`key ${id} revoked`);
+  .action(async (id: string, opts: { json?: boolean }) => {
+    const r = await admin('key.revoke', { key_id: id });
+    print(opts.json, r, `key ${id} revoked`);
   });
 
 program
@@ -179,8 +186,8 @@ program
   .argument('<amount>', 'whole credits > 0, added to the granted total')
   .option('--json', 'print JSON')
   .action(async (id: string, amount: string, opts: { json?: boolean }) => {
-    const total = await withDb((db) => grantCredits(db, id, whole('<amount>', amount, 1n)));
-    print(opts.json, { account_id: id, granted: Number(amount), total: Number(total) }, `granted ${amount} credits to ${id}; total ${total}`);
+    const r = await admin('credits.grant', { account_id: id, amount });
+    print(opts.json, r, `granted ${r.granted} credits to ${id}; total ${r.total}`);
   });
 
 program
@@ -195,17 +202,9 @@ program
   .option('--json', 'print JSON')
   .description("replace the account's subscriptions with one (or none)")
   .action(async (id: string, opts: { plan?: string; days?: string; category: string; none?: boolean; json?: boolean }) => {
-    if (!opts.none && (!opts.plan || !opts.days)) program.error('give --plan and --days, or --none');
-    const subs = opts.none ? [] : [{ category: opts.category, planId: opts.plan!, expiresAt: daysFromNow(whole('--days', opts.days!, 1n)) }];
-    await withDb(async (db) => {
-      if ((await db.query(`SELECT 1 FROM account WHERE id = $1`, [id])).length === 0) throw notFound(`No account ${id}.`);
-      await setSubscriptions(db, id, subs);
-    });
-    print(
-      opts.json,
-      { account_id: id, subscriptions: subs.map((s) => ({ category: s.category, plan_id: s.planId, expires_at: s.expiresAt.toISOString() })) },
-      subs.length ? `${id}: ${subs[0]!.planId} until ${subs[0]!.expiresAt.toISOString()}` : `${id}: no subscription`,
-    );
+    const r = await admin('subscription.set', { account_id: id, ...argsOf(opts) });
+    const s = r.subscriptions[0];
+    print(opts.json, r, s ? `${id}: ${s.plan_id} until ${s.expires_at}` : `${id}: no subscription`);
   });
 
 program
@@ -249,16 +248,17 @@ token
   .option('--json', 'print JSON')
   .description('create a machine service token; printed once')
   .action(async (opts: { name: string; json?: boolean }) => {
-    const r = await withDb((db) => createServiceToken(db, opts.name));
-    print(opts.json, { token_id: r.tokenId, token: r.token, role: 'machine' }, `token id ${r.tokenId}\nservice token (shown once, store it now): ${r.token}`);
+    const r = await admin('token.create', argsOf(opts));
+    print(opts.json, r, `token id ${r.token_id}\nservice token (shown once, store it now): ${r.token}`);
   });
 token
   .command('revoke')
   .argument('<token-id>')
+  .option('--json', 'print JSON')
   .description('revoke a service token')
-  .action(async (id: string) => {
-    await withDb((db) => revokeServiceToken(db, id));
-    console.log(`token ${id} revoked`);
+  .action(async (id: string, opts: { json?: boolean }) => {
+    const r = await admin('token.revoke', { token_id: id });
+    print(opts.json, r, `token ${id} revoked`);
   });
 
 /** A `--date` option: YYYY-MM-DD or a usage error. */

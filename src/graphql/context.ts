@@ -19,6 +19,7 @@ import { forbidden, unauthorized } from '../lib/errors.js';
 import * as catalogue from '../services/catalogue.js';
 import { loadQuotes, type MarketQuote } from '../services/quotes.js';
 import { defaultStatusSettings, type StatusSettings } from '../services/status.js';
+import type { Charge } from '../services/billing.js';
 
 /** Loaders of one request. Keys of `quotes`: `appId + '\u0000' + marketHashName`. */
 export class Loaders {
@@ -92,10 +93,18 @@ export interface RequestState {
   requestId: string;
   /** One entry per rate-limited operation the request touched (empty when none). */
   rateLimits: RateLimitState[];
-  /** Set for requests that ran a metered operation: billed or free, and the figures when billed. */
-  billing: { billable: boolean; cost: bigint; remaining: bigint } | null;
-  /** Set by a resolver whose answer is never billed although it succeeded (an export 304). */
-  waived: boolean;
+  /**
+   * Set for requests that ran a metered operation: billed or free, and the figures when billed
+   * (whole credits); `charge` is the ledger row written, so a delivery that fails can refund it.
+   */
+  billing: { billable: boolean; cost: bigint; remaining: bigint; charge?: Charge } | null;
+  /**
+   * Response keys of root fields whose answer is never billed although it succeeded (an export
+   * 304). Each metered field is waived on its own: one waived field never waives another.
+   */
+  waived: Set<string>;
+  /** True for a HEAD request: metered fields are rate limited like a GET but never billed (README, HEAD). */
+  head: boolean;
   /** The catalogue operation the request runs (`graphql` for /graphql), for logs and metrics. */
   operationId?: string;
   /** The request's logger: every line carries `request_id`. */
@@ -104,7 +113,7 @@ export interface RequestState {
 
 /** A fresh RequestState. */
 export function newRequestState(requestId: string): RequestState {
-  return { requestId, rateLimits: [], billing: null, waived: false };
+  return { requestId, rateLimits: [], billing: null, waived: new Set(), head: false };
 }
 
 /** What every resolver receives. */

@@ -1,19 +1,43 @@
 /**
  * Request bodies with a size limit (README, Choices: request limits). A body is refused with 413
  * `payload_too_large` as soon as its declared Content-Length, or the bytes received so far, exceed the
- * limit: never buffered past it, and never read to its end.
+ * limit: never buffered past it.
  *
- * On refusal the stream is left as it is (locked, not cancelled). Cancelling would destroy the
- * connection under the client's feet, so a client still sending would see a reset instead of the
- * 413; left alone, node:http stops reading that connection (TCP back-pressure) while the answer goes
- * out, and the client can read it and stop. A client that keeps the connection open anyway is closed
- * at the server's request timeout.
+ * After a refusal the connection must stay usable for a pooled keep-alive client (its next request
+ * must not wait behind the unread rest of the refused body). So the rest is drained in the
+ * background, read and dropped, up to DRAIN_MAX_BYTES beyond the limit; the connection then carries
+ * on. A body declared larger than that is not read at all: the 413 says `Connection: close` and
+ * Node closes the connection once the answer is out. A chunked body that passes the drain budget is
+ * cut off (the connection is closed) after the 413 went out.
  */
 import { ServiceError } from './errors.js';
 
-/** 413 `payload_too_large` for a limit of `max` bytes. */
-export function payloadTooLarge(max: number): ServiceError {
-  return new ServiceError('payload_too_large', 413, `The request body exceeds ${max} bytes.`);
+/** Bytes past the limit that are read and dropped after a 413 to keep the connection usable (8 MiB). */
+export const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
+
+/** 413 `payload_too_large` for a limit of `max` bytes; `close` adds `Connection: close` (the body is left unread). */
+export function payloadTooLarge(max: number, close = false): ServiceError {
+  return new ServiceError('payload_too_large', 413, `The request body exceeds ${max} bytes.`, undefined, close ? { Connection: 'close' } : {});
+}
+
+/** Reads and drops the rest of a refused body in the background, at most `budget` bytes; past that the stream is cancelled. */
+function drain(reader: ReadableStreamDefaultReader<Uint8Array>, budget: number): void {
+  void (async () => {
+    let left = budget;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        left -= value.byteLength;
+        if (left < 0) {
+          await reader.cancel();
+          return;
+        }
+      }
+    } catch {
+      // the client went away: nothing left to drain
+    }
+  })();
 }
 
 /** The whole body of `request` (empty when it has none); throws 413 `payload_too_large` past `max` bytes (see module doc). */
@@ -22,9 +46,14 @@ export async function readBodyLimited(request: Request, max: number): Promise<Ui
   const reader = request.body.getReader();
   const declared = request.headers.get('content-length')?.trim();
   if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > max) {
-    // One pending read marks the body as being consumed, so node:http does not read the rest to discard it.
+    if (Number(declared) <= max + DRAIN_MAX_BYTES) {
+      drain(reader, Number(declared));
+      throw payloadTooLarge(max);
+    }
+    // Too large to drain: one pending read marks the body as being consumed, so node:http does not read
+    // the rest to discard it; the connection closes after the answer.
     reader.read().catch(() => undefined);
-    throw payloadTooLarge(max);
+    throw payloadTooLarge(max, true);
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -32,7 +61,10 @@ export async function readBodyLimited(request: Request, max: number): Promise<Ui
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > max) throw payloadTooLarge(max);
+    if (size > max) {
+      drain(reader, DRAIN_MAX_BYTES);
+      throw payloadTooLarge(max);
+    }
     chunks.push(value);
   }
   const bytes = new Uint8Array(size);

@@ -5,7 +5,8 @@
  *
  * Codes: `validation_failed` 422, `not_found` 404, `route_not_found` 404, `method_not_allowed` 405,
  * `unauthorized` 401, `forbidden` 403, `credit_insufficient` 402, `rate_limited` 429, `conflict` 409,
- * `query_too_complex` 422 (GraphQL cost limit),
+ * `query_too_complex` 422 (GraphQL cost limit), `response_too_large` 422 (GraphQL answer size limit),
+ * `bad_request` 400, `not_acceptable` 406, `unsupported_media_type` 415,
  * `dependency_unavailable` 503, `payload_too_large` 413, `internal_error` 500.
  */
 import { GraphQLError } from 'graphql';
@@ -38,9 +39,24 @@ export class ServiceError extends GraphQLError {
   }
 }
 
-/** 422 `validation_failed` with one entry per invalid parameter. */
-export function validationError(details: ValidationDetail[]): ServiceError {
-  return new ServiceError('validation_failed', 422, 'The request has invalid parameters.', details);
+/**
+ * `details` of every 422 (spec, ErrorBody: "details (object or null, optional)"): one entry per
+ * problem under `errors`, the same shape on REST and in GraphQL `extensions.details`. A
+ * `query_too_complex` refusal adds its figures beside `errors`.
+ */
+export interface ValidationDetails {
+  errors: ValidationDetail[];
+}
+
+/** 422 `validation_failed` with `details: { errors }`, one entry per invalid parameter. */
+export function validationError(problems: ValidationDetail[], message = 'The request has invalid parameters.'): ServiceError {
+  return new ServiceError('validation_failed', 422, message, { errors: problems } satisfies ValidationDetails);
+}
+
+/** The problems a 422's `details.errors` lists (empty for any other error or shape). */
+export function validationProblems(error: ServiceError): ValidationDetail[] {
+  const d = error.details as Partial<ValidationDetails> | null | undefined;
+  return d && Array.isArray(d.errors) ? d.errors : [];
 }
 
 /** 404 `not_found`. */

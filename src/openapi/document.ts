@@ -18,12 +18,31 @@ const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ 
 const Meta = z
   .strictObject({ request_id: z.string(), billable: z.boolean().nullable().optional(), credit: CreditMeta.nullable().optional() })
   .meta({ id: 'Meta' });
+const ValidationDetail = z
+  .strictObject({ location: z.enum(['query', 'path', 'header', 'body', 'argument']), field: z.string(), message: z.string() })
+  .meta({ id: 'ValidationDetail' });
+/** ErrorBody.details (spec): an object or null; a 422 lists its problems under `errors`. */
+const ErrorDetails = z
+  .looseObject({ errors: z.array(ValidationDetail).optional() })
+  .nullable()
+  .meta({ id: 'ErrorDetails', description: 'Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`.' });
 const ErrorEnvelope = z
   .strictObject({
-    error: z.strictObject({ code: z.string(), message: z.string(), details: z.unknown().optional() }),
+    error: z.strictObject({ code: z.string(), message: z.string(), details: ErrorDetails.optional() }),
     meta: Meta,
   })
   .meta({ id: 'ErrorEnvelope' });
+/** The 422 envelope: `details.errors` always present, one entry per problem. */
+const ValidationErrorEnvelope = z
+  .strictObject({
+    error: z.strictObject({
+      code: z.enum(['validation_failed', 'query_too_complex']),
+      message: z.string(),
+      details: z.looseObject({ errors: z.array(ValidationDetail).min(1) }).meta({ id: 'ValidationDetails' }),
+    }),
+    meta: Meta,
+  })
+  .meta({ id: 'ValidationErrorEnvelope' });
 
 const envelope = (data: z.ZodType) => z.strictObject({ data, meta: Meta });
 
@@ -266,7 +285,10 @@ export function openApiDocument(): Record<string, unknown> {
       },
     };
     for (const status of errorStatuses(row)) {
-      responses[status] = status === 304 ? { description: STATUS_TEXT[304] } : { description: STATUS_TEXT[status], content: { 'application/json': { schema: ErrorEnvelope } } };
+      responses[status] =
+        status === 304
+          ? { description: STATUS_TEXT[304] }
+          : { description: STATUS_TEXT[status], content: { 'application/json': { schema: status === 422 ? ValidationErrorEnvelope : ErrorEnvelope } } };
     }
     const operation: Record<string, unknown> = {
       operationId: row.operationId,

@@ -7,10 +7,14 @@
  *
  * Rules (spec: Limits, Billing lines, CreditMeta): a request is charged only when it succeeds:
  * 401/402/403/404/422/429/5xx cost nothing; a GraphQL operation pays the sum of its metered fields
- * that resolved without error (a field that failed is free, so adding a failing field never makes
- * the rest free or dearer); an active subscription makes non-premium operations free. When the
- * balance no longer covers the charge at the end (concurrent requests spent it), the answer is 402
- * and nothing is charged. Order of checks: arguments (422), credential (401/403), rate limit (429),
+ * that resolved without error, each billed or waived on its own rule (a field that failed or was
+ * answered "not modified" is free, and never makes another field free or dearer); an active
+ * subscription makes non-premium operations free; a HEAD request is rate limited but never billed.
+ * A conditional export field (`ifNoneMatch` given) needs no balance up front: when it is answered
+ * "not modified" it costs nothing, whatever the balance (spec: a 304 is never billed); otherwise it
+ * is charged like any field at the end. When the balance no longer covers the charge at the end
+ * (concurrent requests spent it), the answer is 402 and nothing is charged. Order of checks:
+ * credential (401/403, also for machine-only mutations), arguments (422), rate limit (429),
  * balance (402). A 402 still counts towards the rate limit; a 422 or 401 does not.
  */
 import type { Plugin } from 'graphql-yoga';
@@ -20,7 +24,7 @@ import { getArgumentValues, getVariableValues } from 'graphql/execution/values.j
 import { ENDPOINTS, type EndpointInfo } from '../catalogue/endpoints.js';
 import { meteredFieldArgs } from '../validation/params.js';
 import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
-import { chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits } from '../services/billing.js';
+import { chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
 import type { Context } from '../graphql/context.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { creditsCharged, rateLimitRejections } from '../lib/metrics.js';
@@ -34,6 +38,20 @@ export interface MeteredField {
   units: number;
   /** Whole credits. */
   cost: bigint;
+  /** A conditional request (`ifNoneMatch` given): free when answered "not modified", so no balance is required up front. */
+  conditional: boolean;
+}
+
+/** What the operation about to run needs from metering. */
+export interface MeteringPlan {
+  /** Catalogue rows of the metered root fields, each once (for the credential and the rate limits). */
+  rows: EndpointInfo[];
+  /** Metered root fields whose arguments pass the shared rules. */
+  fields: MeteredField[];
+  /** Argument problems of metered fields (422 after the credential check). */
+  problems: ValidationDetail[];
+  /** True for a mutation: every mutation root field needs a machine service token. */
+  mutation: boolean;
 }
 
 /** Catalogue rows by the GraphQL root field tied to them; only rows with a cost or a rate limit meter. */
@@ -44,33 +62,38 @@ const METERED_BY_FIELD = new Map<string, EndpointInfo>(
 const camel = (snake: string) => snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 /**
- * The metered root fields of the operation about to run, with their units and costs. Returns null
- * when the variables do not coerce (execution will report that itself, before any resolver).
- * Throws 422 `validation_failed` when a metered field's arguments break the shared rules.
+ * The metered root fields of the operation about to run, with their units and costs, and the
+ * argument problems of those whose arguments break the shared rules (never thrown here: the
+ * credential is checked first). Returns null when the variables do not coerce (execution reports
+ * that itself, before any resolver).
  */
 export function planMeteredFields(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
   rawVariables: Record<string, unknown> | null | undefined,
-): MeteredField[] | null {
+): MeteringPlan | null {
   let operation: OperationDefinitionNode | undefined;
   const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
   for (const def of document.definitions) {
     if (def.kind === Kind.FRAGMENT_DEFINITION) fragments[def.name.value] = def;
     else if (def.kind === Kind.OPERATION_DEFINITION && (operationName ? def.name?.value === operationName : operation === undefined)) operation = def;
   }
-  if (!operation || operation.operation !== 'query') return [];
+  const empty: MeteringPlan = { rows: [], fields: [], problems: [], mutation: false };
+  if (!operation) return empty;
+  if (operation.operation === 'mutation') return { ...empty, mutation: true };
+  if (operation.operation !== 'query') return empty;
   const queryType = schema.getQueryType()!;
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
   if (coerced.errors) return null;
   const fields = collectFields(schema, fragments, coerced.coerced, queryType, operation.selectionSet);
-  const plan: MeteredField[] = [];
-  const details: ValidationDetail[] = [];
+  const plan: MeteringPlan = { ...empty, fields: [], problems: [] };
+  const rows = new Set<EndpointInfo>();
   for (const [responseKey, nodes] of fields) {
     const name = nodes[0]!.name.value;
     const row = METERED_BY_FIELD.get(name);
     if (!row) continue;
+    rows.add(row);
     const def = queryType.getFields()[name]!;
     let args: Record<string, unknown>;
     try {
@@ -82,15 +105,16 @@ export function planMeteredFields(
     const checked = rule?.safeParse(args);
     if (checked && !checked.success) {
       for (const issue of checked.error.issues) {
-        details.push({ location: 'argument', field: issue.path.map(String).join('.'), message: issue.message });
+        plan.problems.push({ location: 'argument', field: issue.path.map(String).join('.'), message: issue.message });
       }
       continue;
     }
     const list = row.unitPricing ? args[camel(row.unitPricing.unitsBodyField)] : undefined;
     const units = Array.isArray(list) ? list.length : 1;
-    plan.push({ responseKey, row, units, cost: operationCost(row, units) });
+    const conditional = 'ifNoneMatch' in args && args.ifNoneMatch !== null && args.ifNoneMatch !== undefined;
+    plan.fields.push({ responseKey, row, units, cost: operationCost(row, units), conditional });
   }
-  if (details.length > 0) throw validationError(details);
+  plan.rows = [...rows];
   return plan;
 }
 
@@ -106,22 +130,22 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
     async onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
       const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [error] });
-      let plan: MeteredField[] | null;
+      const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
+      if (!plan) return;
       try {
-        plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
-      } catch (e) {
-        if (e instanceof ServiceError) return stop(e);
-        throw e;
-      }
-      if (!plan || plan.length === 0) return;
-      try {
-        // Credential: every metered row needs role `user` and must be allowed to the key.
-        const rows = [...new Map(plan.map((f) => [f.row.operationId, f.row])).values()];
+        // Credential first, on every operation: mutations need a service token before their arguments are judged.
+        if (plan.mutation) {
+          await ctx.requireMachine();
+          return;
+        }
+        if (plan.rows.length === 0) return;
+        // Every metered row needs role `user` and must be allowed to the key.
         let caller!: Awaited<ReturnType<Context['requireUser']>>;
-        for (const row of rows) caller = await ctx.requireUser(row.operationId);
+        for (const row of plan.rows) caller = await ctx.requireUser(row.operationId);
+        if (plan.problems.length > 0) return stop(validationError(plan.problems));
         // Rate limits: one point per metered field of the row (aliases count as separate requests).
-        for (const row of rows) {
-          const points = plan.filter((f) => f.row === row).length;
+        for (const row of plan.rows) {
+          const points = plan.fields.filter((f) => f.row === row).length;
           const outcome = await limiter.consume(caller.accountId, row, points);
           if (!outcome) continue;
           const { allowed, ...state } = outcome;
@@ -139,26 +163,23 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
             );
           }
         }
-        // Balance: the sum of the billable fields' costs.
-        const billable = plan.filter((f) => isBillable(caller, f.row, f.cost));
-        const required = billable.reduce((sum, f) => sum + f.cost, 0n);
+        // Balance: the sum of the billable fields' costs; a conditional field is judged after it answered.
+        const billable = ctx.state.head ? [] : plan.fields.filter((f) => isBillable(caller, f.row, f.cost));
+        const required = billable.filter((f) => !f.conditional).reduce((sum, f) => sum + f.cost, 0n);
         const remaining = remainingCredits(caller.creditsTotal, caller.creditsUsed);
         if (required > remaining) return stop(creditInsufficient(required, remaining));
         return {
           async onExecuteDone({ result, setResult }) {
             if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
             const r = result as ExecutionResult;
-            const charged = ctx.state.waived ? [] : billable.filter((f) => !fieldFailed(r, f.responseKey));
+            const charged = billable.filter((f) => !fieldFailed(r, f.responseKey) && !ctx.state.waived.has(f.responseKey));
             const cost = charged.reduce((sum, f) => sum + f.cost, 0n);
+            const operationId = [...new Set(charged.map((f) => f.row.operationId))].join(',');
             let after = remaining;
+            let charge: Charge | undefined;
             if (cost > 0n) {
-              const left = await chargeCredits(ctx.db, {
-                accountId: caller.accountId,
-                keyId: caller.keyId,
-                operationId: [...new Set(charged.map((f) => f.row.operationId))].join(','),
-                requestId: ctx.requestId,
-                cost,
-              });
+              charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
+              const left = await chargeCredits(ctx.db, charge);
               if (left === null) {
                 ctx.state.billing = null;
                 const now = (await ctx.db.query<{ remaining: string }>(
@@ -169,9 +190,9 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
                 return;
               }
               after = left;
-              creditsCharged.inc({ operation: [...new Set(charged.map((f) => f.row.operationId))].join(',') }, Number(cost));
+              creditsCharged.inc({ operation: operationId }, Number(cost));
             }
-            ctx.state.billing = { billable: cost > 0n, cost, remaining: after };
+            ctx.state.billing = { billable: cost > 0n, cost, remaining: after, ...(charge ? { charge } : {}) };
             setResult({
               ...r,
               extensions: {

@@ -1,17 +1,39 @@
 /**
- * Rate limits per account and catalogue operation (spec: Limits; EndpointInfoOut.rate_limit), on
- * rate-limiter-flexible: in process memory by default, in Redis when `REDIS_URL` is set so every
- * replica draws from one count. Windows are fixed: `maxRequests` per `windowSeconds`, starting at
- * an account's first request of the operation.
+ * Rate limits per account and catalogue operation (spec: Limits; EndpointInfoOut.rate_limit): a
+ * sliding log, so `maxRequests` per `windowSeconds` holds over EVERY interval of `windowSeconds`, not
+ * per fixed window (a fixed window let 2 x 120 `/prices` requests through in two seconds around its
+ * edge). Each consumed point is logged with its time; a point counts while `now < time + window`.
+ * In process memory by default, in Redis when `REDIS_URL` is set so every replica draws from one log.
+ *
+ * Rules:
+ * - `consume(points)` is all or nothing: one GraphQL operation with several aliased fields of one row
+ *   takes all its points or none.
+ * - A refused request consumes nothing, so a client retrying on 429 gets through once the window frees.
+ * - `remaining` and `resetSeconds` (the `RateLimit` header and `Retry-After`) come from the same log
+ *   in the same step as the decision.
+ * - Memory stays bounded: a log holds at most `maxRequests` entries, expired ones are pruned on every
+ *   use, idle keys are dropped (memory: a sweep at most once per window; Redis: the key expires one
+ *   window after its newest entry).
+ *
+ * Redis: one Lua script (ioredis `defineCommand`, EVALSHA) prunes, decides and appends atomically,
+ * on Redis server time (`TIME`), so replicas with skewed clocks still share one consistent log.
+ * Tests may pass a clock (`now`); it then replaces `TIME` in the script for that limiter.
  *
  * Redis unreachable: a request never waits on it. The Redis client does not queue commands while
  * disconnected and times out a command after `commandTimeoutMs`; the limiter then falls back to an
- * in-memory limiter of the same policy (rate-limiter-flexible's insurance limiter), so each replica
- * enforces the limit on its own until Redis is back (a client may then get up to one limit per
- * replica). The fall-back is logged.
+ * in-memory limiter of the same policy, so each replica enforces the limit on its own until Redis is
+ * back (a client may then get up to one limit per replica). The fall-back is logged (at most every 10 s).
+ *
+ * Why no library: none of the maintained ones fits all of the above. rate-limiter-flexible (used
+ * before) counts fixed windows only (BurstyRateLimiter adds a burst allowance on top; no sliding
+ * window); GCRA (redis-gcra) with a burst of N lets about 2 x N through in one window.
+ * rolling-rate-limiter is a sliding log but logs refused actions too (a retrying client never gets
+ * through), has no weighted consumption, and its Redis path is a MULTI stamped with the client's
+ * `process.hrtime`, which is not comparable across processes. sliding-window-rate-limiter reserves
+ * one token per call (no all-or-nothing weights). @upstash/ratelimit's sliding window approximates
+ * with two fixed windows and needs Upstash's REST client. So this is a small sliding log of our own.
  */
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { ENDPOINTS, type EndpointInfo } from '../catalogue/endpoints.js';
 
@@ -20,11 +42,15 @@ export interface RateLimitOutcome {
   allowed: boolean;
   /** Policy name: the catalogue operation id. */
   policy: string;
+  /** Points (requests) allowed in any interval of `windowSeconds`. */
   limit: number;
   windowSeconds: number;
-  /** Requests left in the current window (0 when refused). */
+  /** Points still available now (after this consumption when allowed; nothing was consumed when refused). */
   remaining: number;
-  /** Whole seconds until the window resets (>= 1 while a window is open). */
+  /**
+   * Whole seconds (>= 1, rounded up) until the next point frees up; when refused, until all the
+   * requested points fit (the `Retry-After`). Points beyond `limit` never fit: then `windowSeconds`.
+   */
   resetSeconds: number;
 }
 
@@ -33,8 +59,9 @@ export interface RateLimiter {
   /** `memory`, `redis`, or `off` (no limits; load tests only). */
   readonly kind: 'memory' | 'redis' | 'off';
   /**
-   * Consumes `points` requests of `row`'s limit for `accountId`. Null when the row declares no limit
-   * (or the limiter is off). Never throws for a store failure (see module doc).
+   * Consumes `points` (a positive integer) requests of `row`'s limit for `accountId`, all or nothing.
+   * Null when the row declares no limit (or the limiter is off). Never throws for a store failure
+   * (see module doc); throws RangeError for `points` that is not a positive integer.
    */
   consume(accountId: string, row: EndpointInfo, points: number): Promise<RateLimitOutcome | null>;
   /** PINGs the shared Redis (status check `redis`); absent unless the limiter uses Redis. Throws when Redis does not answer. */
@@ -51,17 +78,113 @@ export interface RateLimiterOptions {
   commandTimeoutMs?: number;
   /** Key prefix in Redis (default `qg:rl`); tests use their own to stay apart. */
   keyPrefix?: string;
+  /**
+   * Tests only: the clock in Unix milliseconds (default `Date.now` in memory, Redis `TIME` in Redis).
+   * With Redis it is passed to the script instead of `TIME`, so limiters sharing one Redis must then
+   * share this clock too.
+   */
+  now?: () => number;
 }
 
-function outcome(row: EndpointInfo, res: RateLimiterRes, allowed: boolean): RateLimitOutcome {
+/** A decision on one log: `waitMs` is the time until the next point frees (refused: until `points` fit). */
+interface Decision {
+  allowed: boolean;
+  remaining: number;
+  waitMs: number;
+}
+
+/**
+ * The sliding-log decision, shared by the memory store and mirrored line by line in `SCRIPT`.
+ * `log` holds the times (ms, oldest first) of the points consumed and not yet expired at `now`;
+ * appends `points` entries at `now` when they fit.
+ */
+function decide(log: number[], now: number, limit: number, windowMs: number, points: number): Decision {
+  const used = log.length;
+  if (used + points <= limit) {
+    for (let i = 0; i < points; i++) log.push(now);
+    return { allowed: true, remaining: limit - used - points, waitMs: log[0]! + windowMs - now };
+  }
+  const need = used + points - limit; // entries that must expire first
+  return { allowed: false, remaining: limit - used, waitMs: points > limit ? windowMs : log[need - 1]! + windowMs - now };
+}
+
+/**
+ * Prune, decide and append in one script. KEYS[1]: the log, a list of entry times in Unix ms, oldest
+ * first, one element per point. ARGV: limit, window ms, points, now in ms ('' = Redis TIME).
+ * Returns {allowed 0|1, remaining, waitMs}.
+ */
+const SCRIPT = `
+if redis.replicate_commands then redis.replicate_commands() end
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local points = tonumber(ARGV[3])
+local now
+if ARGV[4] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = tonumber(ARGV[4])
+end
+local log = redis.call('LRANGE', key, 0, -1)
+local expired = 0
+while expired < #log and tonumber(log[expired + 1]) <= now - window do expired = expired + 1 end
+if expired > 0 then
+  if expired == #log then redis.call('DEL', key) else redis.call('LTRIM', key, expired, -1) end
+end
+local used = #log - expired
+if used + points <= limit then
+  local entries = {}
+  for i = 1, points do entries[i] = string.format('%d', now) end
+  redis.call('RPUSH', key, unpack(entries))
+  redis.call('PEXPIRE', key, window)
+  local oldest = now
+  if used > 0 then oldest = tonumber(log[expired + 1]) end
+  return {1, limit - used - points, oldest + window - now}
+end
+if points > limit then return {0, limit - used, window} end
+return {0, limit - used, tonumber(log[expired + used + points - limit]) + window - now}
+`;
+
+/** One policy's sliding logs in process memory, per key. */
+class MemoryLog {
+  private readonly logs = new Map<string, number[]>();
+  private nextSweep = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  consume(key: string, now: number, points: number): Decision {
+    if (now >= this.nextSweep) this.sweep(now);
+    const stored = this.logs.get(key) ?? [];
+    const firstLive = stored.findIndex((t) => t > now - this.windowMs);
+    const log = firstLive < 0 ? [] : firstLive === 0 ? stored : stored.slice(firstLive);
+    const d = decide(log, now, this.limit, this.windowMs, points);
+    if (log.length > 0) this.logs.set(key, log);
+    else this.logs.delete(key);
+    return d;
+  }
+
+  /** Drops the logs whose newest entry has expired (idle keys); runs at most once per window. */
+  private sweep(now: number) {
+    for (const [key, log] of this.logs) if (log.length === 0 || log[log.length - 1]! <= now - this.windowMs) this.logs.delete(key);
+    this.nextSweep = now + this.windowMs;
+  }
+}
+
+type SlidingLogCommand = (key: string, limit: number, windowMs: number, points: number, now: string) => Promise<[number, number, number]>;
+
+function outcome(row: EndpointInfo, d: Decision): RateLimitOutcome {
   const spec = row.rateLimit!;
   return {
-    allowed,
+    allowed: d.allowed,
     policy: row.operationId,
     limit: spec.maxRequests,
     windowSeconds: spec.windowSeconds,
-    remaining: allowed ? Math.max(0, res.remainingPoints) : 0,
-    resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+    remaining: Math.max(0, d.remaining),
+    resetSeconds: Math.max(1, Math.ceil(d.waitMs / 1000)),
   };
 }
 
@@ -71,7 +194,16 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
     return { kind: 'off', consume: async () => null, close: async () => {} };
   }
   const prefix = opts.keyPrefix ?? 'qg:rl';
+  const clock = opts.now ?? Date.now;
+  let lastLogged = 0;
+  const warn = (err: string) => {
+    if (Date.now() - lastLogged > 10_000) {
+      lastLogged = Date.now();
+      opts.logger?.warn({ err }, 'Redis unreachable: rate limits fall back to this replica\'s memory');
+    }
+  };
   let redis: Redis | null = null;
+  let script: SlidingLogCommand | null = null;
   if (opts.redisUrl) {
     redis = new Redis(opts.redisUrl, {
       enableOfflineQueue: false,
@@ -80,36 +212,35 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       connectTimeout: 1000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
     });
-    let lastLogged = 0;
-    redis.on('error', (err: Error) => {
-      if (Date.now() - lastLogged > 10_000) {
-        lastLogged = Date.now();
-        opts.logger?.warn({ err: err.message }, 'Redis unreachable: rate limits fall back to this replica\'s memory');
-      }
-    });
+    redis.on('error', (err: Error) => warn(err.message));
+    redis.defineCommand('qgSlidingLog', { numberOfKeys: 1, lua: SCRIPT });
+    const r = redis as unknown as { qgSlidingLog: SlidingLogCommand };
+    script = (...args) => r.qgSlidingLog(...args);
   }
-  const limiters = new Map<string, RateLimiterAbstract>();
+  const memory = new Map<string, MemoryLog>();
   for (const row of ENDPOINTS) {
-    if (!row.rateLimit) continue;
-    const base = { points: row.rateLimit.maxRequests, duration: row.rateLimit.windowSeconds, keyPrefix: `${prefix}:${row.operationId}` };
-    const memory = new RateLimiterMemory(base);
-    limiters.set(
-      row.operationId,
-      redis ? new RateLimiterRedis({ ...base, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: memory }) : memory,
-    );
+    if (row.rateLimit) memory.set(row.operationId, new MemoryLog(row.rateLimit.maxRequests, row.rateLimit.windowSeconds * 1000));
   }
   return {
     kind: redis ? 'redis' : 'memory',
     ...(redis ? { ping: () => redis!.ping() } : {}),
     async consume(accountId, row, points) {
-      const limiter = limiters.get(row.operationId);
-      if (!limiter) return null;
-      try {
-        return outcome(row, await limiter.consume(accountId, points), true);
-      } catch (e) {
-        if (e instanceof RateLimiterRes) return outcome(row, e, false);
-        throw e;
+      const local = memory.get(row.operationId);
+      if (!local || !row.rateLimit) return null;
+      if (!Number.isInteger(points) || points < 1) throw new RangeError(`points must be a positive integer, got ${points}`);
+      const { maxRequests, windowSeconds } = row.rateLimit;
+      if (redis && script && redis.status === 'ready') {
+        try {
+          const now = opts.now ? String(Math.floor(opts.now())) : '';
+          const [allowed, remaining, waitMs] = await script(`${prefix}:sl:${row.operationId}:${accountId}`, maxRequests, windowSeconds * 1000, points, now);
+          return outcome(row, { allowed: allowed === 1, remaining, waitMs });
+        } catch (e) {
+          warn(e instanceof Error ? e.message : String(e));
+        }
+      } else if (redis) {
+        warn(`Redis connection ${redis.status}`);
       }
+      return outcome(row, local.consume(accountId, clock(), points));
     },
     async close() {
       if (redis) redis.disconnect();

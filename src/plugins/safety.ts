@@ -1,27 +1,73 @@
 /**
  * GraphQL safety limits, all applied before any resolver runs: bracket nesting (before parsing), query depth and alias count
  * (graphql-armor validation rules) and a cost limit that counts list sizes (graphql-query-complexity
- * with the `complexity` extension each list field declares, see `listComplexity`). The REST
- * documents stay far below every limit; the limits only bound what an ad-hoc GraphQL query can ask for.
+ * with the `complexity` extension each list field declares, see `listComplexity`; introspection lists
+ * by the schema's own sizes). The cost check fails closed: an operation whose cost cannot be estimated
+ * is refused. After execution, the answer of an ad-hoc `/graphql` operation is bounded by its cost.
+ * The REST documents stay far below every limit; the limits only bound what an ad-hoc GraphQL query can ask for.
  */
 import type { Plugin } from 'graphql-yoga';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
-import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
-import { GraphQLError, Lexer, Source, TokenKind } from 'graphql';
-import { ServiceError } from '../lib/errors.js';
+import { fieldExtensionsEstimator, getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
+import {
+  GraphQLError,
+  Lexer,
+  SchemaMetaFieldDef,
+  Source,
+  TokenKind,
+  getOperationAST,
+  getVariableValues,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isUnionType,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
+import { ServiceError, type ValidationDetail } from '../lib/errors.js';
 
-/** Deepest selection accepted (the full fee-schedule query of GraphiQL needs 9). */
+/** Deepest selection accepted (the full fee-schedule query of GraphiQL needs 9); inside `__schema` the cost limit applies instead. */
 export const MAX_DEPTH = 12;
 /** Most aliases in one operation (the REST documents use up to 22 for their snake_case names). */
 export const MAX_ALIASES = 50;
 /**
  * Largest estimated cost of one operation: each field costs 1, a list field multiplies its
- * children by its declared bound (batch names by the request's own count). The REST batch document
- * (1000 names, every quote and valuation field) scores 1,013,001 and the full fee-schedule listing
- * 13,321; two full batches in one query are refused.
+ * children by its declared bound (batch names by the request's own count; introspection lists by the
+ * schema's largest list of that kind), and a few fields declare what they produce (`status`). The REST
+ * batch document (1000 names, every quote and valuation field) scores 1,013,001 and the full
+ * fee-schedule listing 13,321; two full batches in one query are refused.
  */
 export const MAX_COMPLEXITY = 1_200_000;
+/**
+ * Most fields the cost estimator visits in one operation, counting a fragment's fields each time it is
+ * spread; past it the operation is refused (`query_too_complex`), never let through unestimated.
+ */
+export const MAX_QUERY_NODES = 10_000;
+/** Most `__schema` fields in one operation (GraphiQL's introspection query has one). */
+export const MAX_SCHEMA_FIELDS = 1;
+/**
+ * Answer bound of an ad-hoc `/graphql` operation: at most RESULT_BASE_BYTES plus RESULT_BYTES_PER_COST
+ * per unit of estimated cost (a full 1000-name batch at 21 units per quote averages about 25 bytes per
+ * unit), else 422 `response_too_large` instead of the data, and nothing is charged. Only operations
+ * whose estimated cost reaches RESULT_CHECK_COST are measured: below it the cost alone bounds the answer
+ * (so small queries are not serialized twice).
+ */
+export const RESULT_BASE_BYTES = 1024 * 1024;
+/** See RESULT_BASE_BYTES. */
+export const RESULT_BYTES_PER_COST = 48;
+/** See RESULT_BASE_BYTES. */
+export const RESULT_CHECK_COST = 20_000;
+
+/** The answer bound in bytes of an operation with estimated cost `cost` (see RESULT_BASE_BYTES). */
+export function maxResultBytes(cost: number): number {
+  return RESULT_BASE_BYTES + cost * RESULT_BYTES_PER_COST;
+}
+
 /**
  * Deepest nesting of brackets (`{`, `[`, `(`) in a document, checked before parsing: graphql-js parses
  * recursively, so a few thousand nested list values would overflow the stack. Real documents need
@@ -73,36 +119,153 @@ function useNestingLimit(max: number): Plugin {
   };
 }
 
+/** The largest list of each introspection list field in `schema` (what one `__schema` can answer). */
+function introspectionBounds(schema: GraphQLSchema): Map<string, number> {
+  const types = Object.values(schema.getTypeMap());
+  const directives = schema.getDirectives();
+  const max = (values: number[]) => Math.max(1, ...values);
+  const fieldsOf = types.flatMap((t) => (isObjectType(t) || isInterfaceType(t) ? [Object.values(t.getFields())] : []));
+  return new Map([
+    ['__Schema.types', types.length],
+    ['__Schema.directives', max([directives.length])],
+    ['__Type.fields', max(fieldsOf.map((f) => f.length))],
+    ['__Type.interfaces', max(types.map((t) => (isObjectType(t) || isInterfaceType(t) ? t.getInterfaces().length : 0)))],
+    ['__Type.possibleTypes', max(types.map((t) => (isUnionType(t) || isInterfaceType(t) ? schema.getPossibleTypes(t).length : 0)))],
+    ['__Type.enumValues', max(types.map((t) => (isEnumType(t) ? t.getValues().length : 0)))],
+    ['__Type.inputFields', max(types.map((t) => (isInputObjectType(t) ? Object.keys(t.getFields()).length : 0)))],
+    ['__Field.args', max(fieldsOf.flat().map((f) => f.args.length))],
+    ['__Directive.args', max(directives.map((d) => d.args.length))],
+    ['__Directive.locations', max(directives.map((d) => d.locations.length))],
+  ]);
+}
+
+const boundsBySchema = new WeakMap<GraphQLSchema, Map<string, number>>();
+
+/** Introspection list fields count as their largest possible list of children, like `listComplexity`. */
+function introspectionEstimator(schema: GraphQLSchema): ComplexityEstimator {
+  let bounds = boundsBySchema.get(schema);
+  if (!bounds) boundsBySchema.set(schema, (bounds = introspectionBounds(schema)));
+  const found = bounds;
+  return ({ type, field, childComplexity }) => {
+    if (!type.name.startsWith('__')) return undefined;
+    const fieldType = isNonNullType(field.type) ? field.type.ofType : field.type;
+    if (!isListType(fieldType)) return undefined;
+    return 1 + (found.get(`${type.name}.${field.name}`) ?? 1) * childComplexity;
+  };
+}
+
+/** An operation's estimated cost, and how many `__schema` fields it selects (fragments counted per spread). */
+export interface CostEstimate {
+  cost: number;
+  schemaFields: number;
+}
+
+/**
+ * The estimated cost of the operation `operationName` of `document` with these (raw) variables.
+ * Throws when the cost cannot be estimated (more than MAX_QUERY_NODES fields visited, variables or
+ * arguments that do not coerce): callers must refuse the operation then.
+ */
+export function estimateCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+): CostEstimate {
+  const estimate: CostEstimate = { cost: 0, schemaFields: 0 };
+  const counter: ComplexityEstimator = ({ field }) => {
+    if (field === SchemaMetaFieldDef) estimate.schemaFields++;
+    return undefined;
+  };
+  estimate.cost = getComplexity({
+    schema,
+    query: document,
+    operationName: operationName ?? undefined,
+    variables: variables ?? {},
+    maxQueryNodes: MAX_QUERY_NODES,
+    estimators: [counter, introspectionEstimator(schema), fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
+  });
+  return estimate;
+}
+
+/** Where the client put its query: the query string of a GET, else the body. */
+function queryLocation(context: unknown): ValidationDetail['location'] {
+  const request = (context as { request?: Request } | undefined)?.request;
+  return request?.method === 'GET' ? 'query' : 'body';
+}
+
+/** 422 `query_too_complex`: `details.errors` names the query, the figures sit beside it. */
+function queryTooComplex(context: unknown, message: string, figures: Record<string, number>): ServiceError {
+  return new ServiceError('query_too_complex', 422, message, { errors: [{ location: queryLocation(context), field: 'query', message }], ...figures });
+}
+
+/** Whether the operation came to `/graphql` (a REST route runs its own fixed document on its own path). */
+function isAdHoc(context: unknown): boolean {
+  const request = (context as { request?: Request } | undefined)?.request;
+  if (!request) return false;
+  const path = new URL(request.url).pathname;
+  return path === '/graphql' || path === '/graphql/';
+}
+
 function useComplexityLimit(max: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      let complexity: number;
+      const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [error] });
+      const operation = getOperationAST(args.document, args.operationName);
+      // No operation to run (several without operationName, or an unknown name): execution refuses it before any resolver.
+      if (!operation) return;
+      const raw = (args.variableValues ?? {}) as Record<string, unknown>;
+      // Variables that do not coerce: execution reports them (with their own messages) before any resolver.
+      if (getVariableValues(args.schema, operation.variableDefinitions ?? [], raw).errors) return;
+      let estimate: CostEstimate;
       try {
-        complexity = getComplexity({
-          schema: args.schema,
-          query: args.document,
-          operationName: args.operationName ?? undefined,
-          variables: (args.variableValues ?? {}) as Record<string, unknown>,
-          estimators: [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
-        });
-      } catch {
-        return; // bad variables: execution reports them before any resolver runs
+        estimate = estimateCost(args.schema, args.document, operation.name?.value, raw);
+      } catch (e) {
+        // Fail closed: an operation whose cost cannot be estimated never runs.
+        const reason =
+          e instanceof GraphQLError && /maximum allowed number of nodes/.test(e.message)
+            ? `it selects more than ${MAX_QUERY_NODES} fields once its fragments are expanded`
+            : `its cost cannot be estimated (${e instanceof Error ? e.message : String(e)})`;
+        return stop(
+          queryTooComplex(args.contextValue, `The query is refused: ${reason}; split it into smaller queries.`, { max_query_nodes: MAX_QUERY_NODES, max_complexity: max }),
+        );
       }
+      if (estimate.schemaFields > MAX_SCHEMA_FIELDS) {
+        return stop(
+          queryTooComplex(args.contextValue, `The query selects __schema ${estimate.schemaFields} times; at most ${MAX_SCHEMA_FIELDS} per operation.`, {
+            schema_fields: estimate.schemaFields,
+            max_schema_fields: MAX_SCHEMA_FIELDS,
+          }),
+        );
+      }
+      const complexity = estimate.cost;
       if (complexity > max) {
-        setResultAndStopExecution({
-          errors: [
-            new ServiceError('query_too_complex', 422, `The query's estimated cost ${complexity} exceeds the limit of ${max}; split it into smaller queries.`, {
-              complexity,
-              max_complexity: max,
-            }),
-          ],
-        });
+        return stop(
+          queryTooComplex(args.contextValue, `The query's estimated cost ${complexity} exceeds the limit of ${max}; split it into smaller queries.`, {
+            complexity,
+            max_complexity: max,
+          }),
+        );
       }
+      if (complexity < RESULT_CHECK_COST || !isAdHoc(args.contextValue)) return;
+      const maxBytes = maxResultBytes(complexity);
+      const location = queryLocation(args.contextValue);
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (!('data' in result) && !('errors' in result)) return; // streamed results are not measured
+          const bytes = Buffer.byteLength(JSON.stringify(result as ExecutionResult));
+          if (bytes <= maxBytes) return;
+          const message = `The answer would be ${bytes} bytes, over the limit of ${maxBytes} bytes for the query's estimated cost ${complexity}; ask for fewer fields or split the query.`;
+          // Runs before metering's own onExecuteDone: with no data, nothing is charged.
+          setResult({
+            errors: [new ServiceError('response_too_large', 422, message, { errors: [{ location, field: 'query', message }], bytes, max_bytes: maxBytes, complexity })],
+          });
+        },
+      };
     },
   };
 }
 
-/** The safety plugins, in the order they must run (before metering): request JSON errors, nesting, depth, aliases, cost. */
+/** The safety plugins, in the order they must run (before metering): request JSON errors, nesting, depth, aliases, cost and answer size. */
 export function safetyPlugins(): Plugin[] {
   return [
     useRequestJsonErrors(),

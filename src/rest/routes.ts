@@ -11,6 +11,9 @@ import { CS2_APP_ID } from '../services/importers.js';
 import type { Database } from '../db/client.js';
 import type { RequestState } from '../graphql/context.js';
 import { snapshotStream } from '../services/exports.js';
+import { refundCredits } from '../services/billing.js';
+import { deliveryStream } from '../lib/delivery.js';
+import type { Logger } from 'pino';
 
 /** What a route sees of a request: path parameters, query parameters (all values) and the parsed JSON body. */
 export interface RouteInput {
@@ -24,6 +27,9 @@ export interface RouteInput {
 export interface RespondContext {
   db: Database;
   state: RequestState;
+  /** The HTTP request (its signal aborts when the client leaves before the answer was sent whole). */
+  request: Request;
+  logger?: Logger;
 }
 
 /** One REST route (see module doc). */
@@ -183,7 +189,7 @@ export const ROUTES: readonly Route[] = [
       c.done();
       return { appId, side, ifNoneMatch };
     },
-    respond: (payload, { db, state }) => {
+    respond: (payload, { db, state, request, logger }) => {
       const s = payload as { snapshotId: string; etag: string; generatedAt: string; byteSize: number; notModified: boolean };
       const billing = state.billing;
       const headers: Record<string, string> = {
@@ -198,10 +204,18 @@ export const ROUTES: readonly Route[] = [
         headers['X-Credit-Cost'] = billing.cost.toString();
         headers['X-Credit-Remaining'] = billing.remaining.toString();
       }
-      return new Response(snapshotStream(db, s.snapshotId), {
-        status: 200,
-        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': String(s.byteSize) },
-      });
+      const fileHeaders = { ...headers, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': String(s.byteSize) };
+      if (state.head) return new Response(null, { status: 200, headers: fileHeaders });
+      // Paid on delivery (README, Billing): a file that fails or is cut off before its last byte is refunded.
+      const charge = billing?.charge;
+      const file = snapshotStream(db, s.snapshotId);
+      const body = charge
+        ? deliveryStream(file, request.signal, async (reason) => {
+            const refunded = await refundCredits(db, charge);
+            logger?.warn({ reason, refunded, credits: charge.cost.toString() }, 'export not delivered: charge refunded');
+          }, s.byteSize)
+        : file;
+      return new Response(body, { status: 200, headers: fileHeaders });
     },
   },
   {

@@ -12,7 +12,7 @@
  */
 import crypto from 'node:crypto';
 import type { Database } from '../db/client.js';
-import { ServiceError, notFound } from '../lib/errors.js';
+import { ServiceError, notFound, validationError } from '../lib/errors.js';
 import { remainingCredits } from './billing.js';
 
 /** Recognisable prefix of every API key (role `user`). */
@@ -171,7 +171,7 @@ export function isValidAccountId(id: string): boolean {
 }
 
 function requireAccountId(id: string): void {
-  if (!isValidAccountId(id)) throw new ServiceError('validation_failed', 422, 'The account id must be 1-128 characters without control characters.');
+  if (!isValidAccountId(id)) throw validationError([{ location: 'argument', field: 'id', message: 'must be 1-128 characters without control characters' }], 'The account id must be 1-128 characters without control characters.');
 }
 
 /** A profile as the dashboard sends it (spec: SyncUser); undefined fields are stored as null. */
@@ -212,7 +212,7 @@ export async function createAccount(db: Database, opts: NewAccount = {}): Promis
   const accountId = opts.id ?? crypto.randomUUID();
   requireAccountId(accountId);
   const credits = opts.credits ?? 0n;
-  if (credits < 0n) throw new ServiceError('validation_failed', 422, 'credits must be a whole number >= 0');
+  if (credits < 0n) throw validationError([{ location: 'argument', field: 'credits', message: 'must be a whole number >= 0' }], 'credits must be a whole number >= 0');
   const exists = await db.query(`SELECT 1 FROM account WHERE id = $1`, [accountId]);
   if (exists.length > 0) throw new ServiceError('conflict', 409, `Account ${accountId} already exists.`);
   const p = opts.profile ?? {};

@@ -11,7 +11,7 @@
 import type { Database } from '../db/client.js';
 import type { EndpointInfo } from '../catalogue/endpoints.js';
 import { ensureAccount, type UserCaller } from './accounts.js';
-import { ServiceError, notFound } from '../lib/errors.js';
+import { ServiceError, notFound, validationError } from '../lib/errors.js';
 
 /**
  * Credits one call of `row` costs (spec: UnitPricingSpec): `creditCost` flat, or `creditCost` per
@@ -81,7 +81,7 @@ export async function chargeCredits(db: Pick<Database, 'query'>, c: Charge): Pro
  * Returns the new total. Throws 404 for an unknown account, 422 for amount <= 0.
  */
 export async function grantCredits(db: Pick<Database, 'query'>, accountId: string, amount: bigint): Promise<bigint> {
-  if (amount <= 0n) throw new ServiceError('validation_failed', 422, 'The amount must be a whole number > 0.');
+  if (amount <= 0n) throw validationError([{ location: 'argument', field: 'amount', message: 'must be a whole number > 0' }], 'The amount must be a whole number > 0.');
   const rows = await db.query<{ total: string }>(
     `WITH up AS (UPDATE account SET credits_total = credits_total + $2 WHERE id = $1 RETURNING id, credits_total),
           entry AS (INSERT INTO credit_ledger (account_id, kind, amount) SELECT id, 'grant', $2 FROM up)
@@ -98,7 +98,7 @@ export async function grantCredits(db: Pick<Database, 'query'>, accountId: strin
  * total falls below them, remaining is 0. Throws 422 for a negative total.
  */
 export async function setCreditTotal(db: Database, accountId: string, total: bigint): Promise<void> {
-  if (total < 0n) throw new ServiceError('validation_failed', 422, 'The credit total must be a whole number >= 0.');
+  if (total < 0n) throw validationError([{ location: 'argument', field: 'total', message: 'must be a whole number >= 0' }], 'The credit total must be a whole number >= 0.');
   await ensureAccount(db, accountId);
   await db.query(
     `WITH before AS (SELECT id, credits_total FROM account WHERE id = $1 FOR UPDATE),
@@ -106,4 +106,29 @@ export async function setCreditTotal(db: Database, accountId: string, total: big
      INSERT INTO credit_ledger (account_id, kind, amount) SELECT id, 'sync', delta FROM up WHERE delta <> 0`,
     [accountId, total.toString()],
   );
+}
+
+/**
+ * Gives back a charge whose answer was not delivered (the export file: a read error, or a client
+ * that left before the last byte; README, Billing): `credits_used` goes down by `c.cost` with a
+ * `refund` ledger row naming the same request, in one statement. At most one refund per request
+ * id and never more than was charged for it; returns false when nothing was refunded (no such
+ * charge, or already refunded). Ledger rule: credits_used = sum(charge) - sum(refund).
+ */
+export async function refundCredits(db: Pick<Database, 'query'>, c: Charge): Promise<boolean> {
+  const rows = await db.query<{ id: string }>(
+    `WITH credit AS (
+       UPDATE account SET credits_used = credits_used - $2
+        WHERE id = $1 AND credits_used >= $2
+          AND EXISTS (SELECT 1 FROM credit_ledger WHERE account_id = $1 AND request_id = $4 AND kind = 'charge' AND amount = $2)
+          AND NOT EXISTS (SELECT 1 FROM credit_ledger WHERE account_id = $1 AND request_id = $4 AND kind = 'refund')
+        RETURNING id
+     ), entry AS (
+       INSERT INTO credit_ledger (account_id, kind, amount, operation_id, request_id, key_id)
+       SELECT id, 'refund', $2, $3, $4, $5::uuid FROM credit
+     )
+     SELECT id FROM credit`,
+    [c.accountId, c.cost.toString(), c.operationId, c.requestId, c.keyId],
+  );
+  return rows.length > 0;
 }

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEnv } from '../../src/env.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { MAX_BODY_BYTES } from '../../src/app.js';
+import { createAccount } from '../../src/services/accounts.js';
 
 const HEADERS_TIMEOUT_S = 1;
 const REQUEST_TIMEOUT_S = 2;
@@ -181,13 +182,19 @@ describe('oversized bodies: 413 in the error envelope, before the body is read t
   it(`a body of exactly ${MAX_BODY_BYTES} bytes is read and judged (422); one byte more is 413`, async () => {
     const at = (n: number) => JSON.stringify({ market_hash_names: ['x'.repeat(n - 26)] });
     expect(Buffer.byteLength(at(MAX_BODY_BYTES))).toBe(MAX_BODY_BYTES);
+    // A valid key: the credential is checked before the body is judged (422 needs a caller).
+    const { key } = await createAccount(server.db, { credits: 10n });
     const send = async (body: string) => {
-      const res = await fetch(`http://127.0.0.1:${port}/prices/batch`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+      const res = await fetch(`http://127.0.0.1:${port}/prices/batch`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${key}` },
+        body,
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
     const exact = await send(at(MAX_BODY_BYTES));
     expect(exact.status).toBe(422);
-    expect(exact.body.error.details[0].field).toBe('market_hash_names.0');
+    expect(exact.body.error.details.errors[0].field).toBe('market_hash_names.0');
     const over = await send(at(MAX_BODY_BYTES + 1));
     expect(over.status).toBe(413);
     expect(over.body.error.code).toBe('payload_too_large');

@@ -195,8 +195,10 @@ async function sendGraphQL(request: FuzzRequest, label: string): Promise<Receive
   expect(got.headers.get('x-request-id') ?? '', `X-Request-ID\n${where()}`).toMatch(UUID);
   expect(got.text, `internal error\n${where()}`).not.toMatch(/internal_error|INTERNAL_SERVER_ERROR|Unexpected error\./);
   const type = got.headers.get('content-type') ?? '';
-  if (got.status === 413) {
-    expect(got.body?.error?.code, `413 envelope\n${where()}`).toBe('payload_too_large');
+  const envelopeCodes: Record<number, string> = { 413: 'payload_too_large', 406: 'not_acceptable', 415: 'unsupported_media_type' };
+  if (envelopeCodes[got.status]) {
+    // Transport refusals come in the error envelope with a code (README, error codes), never an empty body.
+    expect(got.body?.error?.code, `${got.status} envelope\n${where()}`).toBe(envelopeCodes[got.status]);
     expect(got.body.meta.request_id, where()).toBe(got.headers.get('x-request-id'));
     return got;
   }
@@ -214,8 +216,8 @@ async function sendGraphQL(request: FuzzRequest, label: string): Promise<Receive
   } else if (type.startsWith('text/html')) {
     expect(request.method, where()).toBe('GET');
   } else if (!type.startsWith('text/event-stream') && !type.startsWith('multipart/mixed')) {
-    // Bodiless refusals of the transport (method, Accept, content type), and CORS preflights.
-    expect(request.method === 'OPTIONS' ? [204, 405] : [405, 406, 415], `non-JSON answer\n${where()}`).toContain(got.status);
+    // Bodiless answers: CORS preflights only (406/415 come in the envelope above).
+    expect(request.method === 'OPTIONS' ? [204, 405] : [405], `non-JSON answer\n${where()}`).toContain(got.status);
   }
   return got;
 }

@@ -242,7 +242,7 @@ export async function sendDocumented(t: FuzzTarget, template: string, r: FuzzReq
   if (got.status === 422) {
     const e = got.body.error;
     if (e.code !== 'validation_failed') fail(t, r, got, `422 with code ${e.code}`);
-    const ok = Array.isArray(e.details) && e.details.length > 0 && e.details.every((d: any) => ['query', 'path', 'header', 'body'].includes(d.location) && typeof d.field === 'string' && typeof d.message === 'string');
+    const ok = e.details !== null && typeof e.details === 'object' && Array.isArray(e.details.errors) && e.details.errors.length > 0 && e.details.errors.every((d: any) => ['query', 'path', 'header', 'body'].includes(d.location) && typeof d.field === 'string' && typeof d.message === 'string');
     if (!ok) fail(t, r, got, '422 without a details list of {location, field, message}');
   }
   if (got.status === 413 && got.body.error.code !== 'payload_too_large') fail(t, r, got, `413 with code ${got.body.error.code}`);

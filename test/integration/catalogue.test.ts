@@ -54,12 +54,12 @@ describe('GET /websites', () => {
 
   it.each(['yes', '1', 'TRUE', ''])('include_deprecated=%s is 422 with details', async (value) => {
     const err = expectError(await t.get(`/websites?include_deprecated=${value}`), 422, 'validation_failed');
-    expect(err.details).toEqual([{ location: 'query', field: 'include_deprecated', message: 'must be true or false' }]);
+    expect(err.details).toEqual({ errors: [{ location: 'query', field: 'include_deprecated', message: 'must be true or false' }] });
   });
 
   it('a repeated parameter is 422', async () => {
     const err = expectError(await t.get('/websites?include_deprecated=true&include_deprecated=false'), 422, 'validation_failed');
-    expect(err.details[0].field).toBe('include_deprecated');
+    expect(err.details.errors[0].field).toBe('include_deprecated');
   });
 });
 

@@ -107,3 +107,30 @@ describe('embedded database directory lock', () => {
     }
   });
 });
+
+describe('the quotegate command (package.json bin)', () => {
+  it('is an executable file that prints the help and runs commands from the clone', async () => {
+    const bin = path.join(projectRoot, (JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { bin: { quotegate: string } }).bin.quotegate);
+    expect(fs.statSync(bin).mode & 0o100).toBe(0o100);
+    const help = await run(bin, ['--help'], { cwd: projectRoot });
+    expect(help.stdout).toMatch(/^Usage: quotegate /);
+    for (const command of ['serve', 'import', 'account', 'key', 'credits', 'subscription', 'token']) expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'qg-bin-'));
+    try {
+      const env = { ...process.env, PGLITE_DIR: binDir };
+      delete (env as Record<string, string | undefined>).DATABASE_URL;
+      const { stdout } = await run(bin, ['account', 'create', '--credits', '5', '--json'], { cwd: projectRoot, env });
+      // stdout is exactly the JSON line (nothing else printed before it).
+      const out = JSON.parse(stdout);
+      expect(out).toMatchObject({ credits: 5, subscription: null, api_key: expect.stringMatching(/^qg_/) });
+      const db = await openDatabase({ pgliteDir: binDir });
+      try {
+        expect((await authenticate(db, out.api_key))?.creditsTotal).toBe(5n);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      fs.rmSync(binDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -89,7 +89,7 @@ describe('ingestQuotes', () => {
     expect(r.status).toBe(422);
     const e = r.body.errors[0];
     expect(e.extensions.code).toBe('validation_failed');
-    expect(e.extensions.details.map((d: { field: string }) => d.field)).toEqual([
+    expect(e.extensions.details.errors.map((d: { field: string }) => d.field)).toEqual([
       'quotes[1].price',
       'quotes[2].marketCode',
       'quotes[3].quantity',
@@ -108,10 +108,10 @@ describe('ingestQuotes', () => {
       machine,
     );
     expect(r.status).toBe(422);
-    const fields = r.body.errors[0].extensions.details.map((d: { field: string; message: string }) => `${d.field}: ${d.message}`);
+    const fields = r.body.errors[0].extensions.details.errors.map((d: { field: string; message: string }) => `${d.field}: ${d.message}`);
     expect(fields).toEqual(['quotes[3].marketCode: CSCP is the valuation, not a market']);
     const r2 = await t.gql(INGEST, { q: [row('Cat A', { marketCode: 'NOSUCHMARKET' }), row('Cat B', { currencyCode: 'USD' }), row('Cat C', { marketCode: 'OPSKINS', currencyCode: 'USD' })] }, machine);
-    expect(r2.body.errors[0].extensions.details).toEqual([
+    expect(r2.body.errors[0].extensions.details.errors).toEqual([
       { location: 'argument', field: 'quotes[0].marketCode', message: 'unknown market NOSUCHMARKET (see GET /websites)' },
       { location: 'argument', field: 'quotes[1].currencyCode', message: 'must be CNY, the currency BUFF163 quotes in' },
       { location: 'argument', field: 'quotes[2].marketCode', message: 'market OPSKINS is deprecated' },
@@ -122,7 +122,7 @@ describe('ingestQuotes', () => {
     const many = Array.from({ length: 10_000 }, (_, i) => row(`Bulk ${i}`, { price: `${1 + Math.floor(i / 100)}.${String(i % 100).padStart(2, '0')}` }));
     const bad = [...many.slice(0, 9_999), row('Bulk 9999', { price: '-1' })];
     const refused = await t.gql(INGEST, { q: bad }, machine);
-    expect(refused.body.errors[0].extensions.details.map((d: { field: string }) => d.field)).toEqual(['quotes[9999].price']);
+    expect(refused.body.errors[0].extensions.details.errors.map((d: { field: string }) => d.field)).toEqual(['quotes[9999].price']);
     expect(await count(`SELECT count(*)::int AS n FROM item WHERE market_hash_name LIKE 'Bulk %'`)).toBe(0);
     // The 10,000-row body is over the public 2 MiB limit: only a valid machine token lifts it.
     const body = JSON.stringify({ query: INGEST, variables: { q: many } });
@@ -132,7 +132,7 @@ describe('ingestQuotes', () => {
     const ok = await t.gql(INGEST, { q: many }, machine);
     expect(ok.body.data.ingestQuotes).toEqual({ received: 10_000, inserted: 10_000, updated: 0, skipped: 0 });
     const tooMany = await t.gql(INGEST, { q: [...many, row('Bulk 10000')] }, machine);
-    expect(tooMany.body.errors[0].extensions.details).toEqual([{ location: 'argument', field: 'quotes', message: 'must hold 1-10000 quotes' }]);
+    expect(tooMany.body.errors[0].extensions.details.errors).toEqual([{ location: 'argument', field: 'quotes', message: 'must hold 1-10000 quotes' }]);
   });
 
   it('rolls the whole batch back when the database refuses a row in a later statement', async () => {
@@ -191,7 +191,7 @@ describe('completeMarketScan', () => {
     expect((await t.gql(SCAN, vars(), t.auth())).body.errors[0].extensions.code).toBe('forbidden');
     const bad = await t.gql(SCAN, vars({ m: 'NOPE', s: '2026-07-16T14:00:00Z', c: '2026-07-16T13:00:00Z' }), machine);
     expect(bad.status).toBe(422);
-    expect(bad.body.errors[0].extensions.details.map((d: { field: string }) => d.field)).toEqual(['startedAt', 'marketCode']);
+    expect(bad.body.errors[0].extensions.details.errors.map((d: { field: string }) => d.field)).toEqual(['startedAt', 'marketCode']);
   });
 
   it('moves fresh_at of the market\'s quotes and delists nothing unless asked', async () => {

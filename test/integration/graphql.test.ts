@@ -64,7 +64,7 @@ describe('GraphQL', () => {
     const r = await gql(`{ batchPrices(marketHashNames: [], markets: ["bad code"]) { appId } }`, {}, t.auth());
     const e = r.body.errors[0];
     expect(e.extensions.code).toBe('validation_failed');
-    expect(e.extensions.details.map((d: any) => d.field).sort()).toEqual(['marketHashNames', 'markets.0']);
+    expect(e.extensions.details.errors.map((d: any) => d.field).sort()).toEqual(['marketHashNames', 'markets.0']);
   });
 
   it('unknown website is a not_found error', async () => {

@@ -345,7 +345,7 @@ describe('GET /me and the sync mutations', () => {
     const machine = bearer((await createServiceToken(t.db, 'dashboard')).token);
     const bad = await t.gql(UPSERT, { u: { id: '', baseCurrency: 'euro', createdAt: 'yesterday' } }, machine);
     expect(bad.body.errors[0].extensions.code).toBe('validation_failed');
-    expect(bad.body.errors[0].extensions.details.map((d: { field: string }) => d.field).sort()).toEqual(['user.baseCurrency', 'user.createdAt', 'user.id']);
+    expect(bad.body.errors[0].extensions.details.errors.map((d: { field: string }) => d.field).sort()).toEqual(['user.baseCurrency', 'user.createdAt', 'user.id']);
     const negative = await t.gql(TOTAL, { id: a.id, t: -1 }, machine);
     expect(negative.body.errors).toBeDefined();
     expect(expectEnvelope(await t.get('/me', bearer(a.key))).credit.total).toBe(1);

@@ -11,15 +11,17 @@ const lines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   const logger = pino({ level: 'info' }, new Writable({ write: (c, _e, done) => (lines.push(JSON.parse(String(c))), done()) }));
-  t = await testApp({ logger });
+  t = await testApp({ logger, metricsToken: METRICS_TOKEN });
 });
+
+const METRICS_TOKEN = 'operator-metrics-token-0123456789';
 afterAll(async () => {
   await t.close();
 });
 
 /** The value of one sample of the /metrics text (0 when absent). */
 async function sample(name: string, labels: Record<string, string>): Promise<number> {
-  const res = await t.get('/metrics');
+  const res = await t.get('/metrics', { Authorization: `Bearer ${METRICS_TOKEN}` });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);

@@ -143,7 +143,7 @@ describe('GET /prices', () => {
     ['?market_hash_name=a&market_hash_name=b', 'market_hash_name'],
   ])('422 for %s (field %s)', async (query, field) => {
     const err = expectError(await t.get(`/prices${query}`, t.auth()), 422, 'validation_failed');
-    expect(err.details.map((d: any) => d.field)).toContain(field);
+    expect(err.details.errors.map((d: any) => d.field)).toContain(field);
   });
 
   it('255 characters (code points) are accepted', async () => {
@@ -188,7 +188,7 @@ describe('POST /prices/batch', () => {
     [{ market_hash_names: ['a'], extra: true }, 'extra'],
   ])('422 for body %j (field %s)', async (body, field) => {
     const err = expectError(await post(body), 422, 'validation_failed');
-    expect(err.details.map((d: any) => d.field)).toContain(field);
+    expect(err.details.errors.map((d: any) => d.field)).toContain(field);
   });
 
   it('422 for malformed JSON, a non-object body or an empty body', async () => {

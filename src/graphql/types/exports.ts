@@ -36,7 +36,7 @@ builder.queryFields((t) => ({
       ifNoneMatch: t.arg.string({ required: false, description: 'An If-None-Match value: ETags, W/ forms, lists or *.' }),
     },
     validate: v.exportArgs,
-    resolve: async (_r, args, ctx) => {
+    resolve: async (_r, args, ctx, info) => {
       await ctx.requireUser('exportPrices');
       const snapshot = await currentSnapshot(ctx.db, args.appId, args.side);
       if (!snapshot) {
@@ -44,7 +44,7 @@ builder.queryFields((t) => ({
         throw dependencyUnavailable('The first export snapshot is not built yet; retry in a minute.', 60);
       }
       const notModified = ifNoneMatchHits(args.ifNoneMatch, snapshot.etag);
-      if (notModified) ctx.state.waived = true;
+      if (notModified) ctx.state.waived.add(info.path.key as string);
       return { ...snapshot, notModified };
     },
   }),

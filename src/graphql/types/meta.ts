@@ -42,6 +42,9 @@ builder.queryFields((t) => ({
   health: t.field({ type: HealthRef, description: 'Always ok while the service runs.', resolve: () => ({ status: 'ok' }) }),
   status: t.field({
     type: 'JSONObject',
+    // GraphQL cost (src/plugins/safety.ts): a five-query transaction over 24 hours of recorded history, whose
+    // answer grows with it; at most five `status` fields fit in one operation.
+    extensions: { complexity: 240_000 },
     description:
       'Recorded service status history (REST: StatusOut): summary, service, datasource, infrastructure, distribution. ' +
       'Read from what the recorder jobs stored, never probed live; 503 dependency_unavailable when it cannot be read.',
