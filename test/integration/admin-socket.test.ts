@@ -48,11 +48,12 @@ describe('admin commands while `quotegate serve` runs on embedded PGlite', () =>
     await server?.stop();
   });
 
-  it('listens on an owner-only socket in the data directory and says so in its start-up hint', () => {
+  it('listens on an owner-only socket in the data directory and says so in its start-up hint', async () => {
     const st = fs.statSync(socket);
     expect(st.isSocket()).toBe(true);
     expect(st.mode & 0o777).toBe(0o600);
-    expect(server.output()).toContain('account create --credits 1000   (in another terminal, while the service runs)');
+    // The hint is printed just after the line the start-up helper waits for.
+    await expect.poll(() => server.output()).toContain('account create --credits 1000   (in another terminal, while the service runs)');
     expect(server.output()).not.toContain('stop the service');
   });
 

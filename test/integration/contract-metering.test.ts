@@ -262,6 +262,12 @@ describe('a file is paid for when it is delivered', () => {
   });
 });
 
+describe('/metrics is not public', () => {
+  it('without METRICS_TOKEN the API face has no /metrics at all (404 route_not_found)', async () => {
+    expectError(await t.get('/metrics'), 404, 'route_not_found');
+  });
+});
+
 describe('the credential is checked before the arguments', () => {
   it('REST: a bad parameter without a key is 401, with a key 422', async () => {
     expectError(await t.get('/prices?side=sideways'), 401, 'unauthorized');
