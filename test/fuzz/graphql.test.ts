@@ -195,6 +195,11 @@ async function sendGraphQL(request: FuzzRequest, label: string): Promise<Receive
   expect(got.headers.get('x-request-id') ?? '', `X-Request-ID\n${where()}`).toMatch(UUID);
   expect(got.text, `internal error\n${where()}`).not.toMatch(/internal_error|INTERNAL_SERVER_ERROR|Unexpected error\./);
   const type = got.headers.get('content-type') ?? '';
+  if (request.method === 'HEAD') {
+    // HEAD answers carry the headers of the GET answer and never a body (README, HEAD).
+    expect(got.text, `HEAD with a body\n${where()}`).toBe('');
+    return got;
+  }
   const envelopeCodes: Record<number, string> = { 413: 'payload_too_large', 406: 'not_acceptable', 415: 'unsupported_media_type' };
   if (envelopeCodes[got.status]) {
     // Transport refusals come in the error envelope with a code (README, error codes), never an empty body.

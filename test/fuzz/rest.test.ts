@@ -238,6 +238,18 @@ function bodyVerdict(template: string, body: string | Uint8Array): { tooLarge: b
 // Expectations
 
 /**
+ * 401 or 403 when the caller's credential cannot call this API-key operation (checked before the
+ * parameters, README: order of checks); null for public operations and callers that may call it.
+ */
+function credentialVerdict(template: string, method: string, caller: CallerKind): Expectation | null {
+  const op = DOC.paths[template]![method.toLowerCase()]!;
+  if (!op.security || op.security.length === 0) return null;
+  if (['none', 'malformed', 'unknown', 'revoked'].includes(caller)) return { statuses: [401], reason: `caller ${caller}` };
+  if (caller === 'disabled' || caller === 'machine' || (caller === 'scoped' && op.operationId !== 'getMe')) return { statuses: [403], reason: `caller ${caller}` };
+  return null;
+}
+
+/**
  * The statuses the document's rules allow for a request that is valid as far as parameters go:
  * public operations answer 200 (404 for an unknown code or id); API-key operations 401 for a missing,
  * malformed, unknown or revoked key, 403 for a disabled account, a key limited to other operations or
@@ -257,8 +269,8 @@ function expectValid(template: string, method: string, url: URL, headers: Header
     }
     return { statuses: [200], reason: 'public, valid' };
   }
-  if (['none', 'malformed', 'unknown', 'revoked'].includes(caller)) return { statuses: [401], reason: `caller ${caller}` };
-  if (caller === 'disabled' || caller === 'machine' || (caller === 'scoped' && op.operationId !== 'getMe')) return { statuses: [403], reason: `caller ${caller}` };
+  const refused = credentialVerdict(template, method, caller);
+  if (refused) return refused;
   const x = op['x-quotegate'];
   const extra = [...(caller === 'poor' && x.credit_cost > 0 ? [402] : []), ...(limited && x.rate_limit ? [429] : [])];
   const appId = q.get('app_id') ?? '730';
@@ -354,10 +366,11 @@ async function runOne(template: string, method: string, g: Generated): Promise<v
   const url = new URL(`http://fuzz.test${g.request.target}`);
   const headers = new Headers(g.request.headers);
   const problems = parameterProblems(template, method, url, headers);
-  let expected: Expectation;
+  let expected: Expectation | undefined;
   const verdict = g.request.body !== undefined ? bodyVerdict(template, g.request.body) : null;
   if (verdict?.tooLarge) expected = { statuses: [413], reason: `body over ${MAX_BODY_BYTES} bytes` };
   else if (verdict?.problem) problems.push(`body: ${verdict.problem}`);
+  if (problems.length > 0) expected ??= credentialVerdict(template, method, g.caller) ?? undefined;
   expected ??= problems.length > 0 ? { statuses: [422], reason: problems.join('; ') } : expectValid(template, method, url, headers, g.caller, Boolean(g.request.limited));
   const got = await sendDocumented(t, template, g.request, expected);
   // The answer is about what was asked: the same names, in request order, duplicates kept.
