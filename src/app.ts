@@ -26,6 +26,7 @@ import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable, unauthorized, validationError, validationProblems } from './lib/errors.js';
 import { credentialFromHeaders } from './services/accounts.js';
+import { CallerCache } from './services/caller-cache.js';
 import { readBodyLimited } from './lib/body.js';
 import { graphqlBodyLimit } from './graphql/types/ingestion.js';
 import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
@@ -47,6 +48,11 @@ export interface AppDeps {
    * (404 route_not_found): operators read it on METRICS_PORT or with the token (README, Operations).
    */
   metricsToken?: string | null;
+  /**
+   * Seconds an API-key lookup may be reused by this replica (default 1; 0 = ask the database every
+   * request). A revoked key or disabled account is refused within this bound even if a change signal is lost.
+   */
+  authCacheSeconds?: number;
   /** Origins whose pages may call the service (CORS): exact origins or `*` (default: any origin, no cookies). */
   corsOrigins?: string[];
 }
@@ -177,6 +183,9 @@ export interface App {
 export function createApp(deps: AppDeps): App {
   const { db, logger } = deps;
   const metricsToken = deps.metricsToken ?? null;
+  // API-key lookups cached for at most authCacheSeconds, dropped at once on a change signal (services/caller-cache.ts).
+  const authCacheSeconds = deps.authCacheSeconds ?? 1;
+  const callers = authCacheSeconds > 0 ? new CallerCache(db, { maxAgeMs: authCacheSeconds * 1000 }) : null;
   // The request's logger wherever code runs for it (Yoga's error masking has no context of its own).
   const requestScope = new AsyncLocalStorage<RequestState>();
   const log = () => requestScope.getStore()?.log ?? logger;
@@ -192,7 +201,7 @@ export function createApp(deps: AppDeps): App {
     renderGraphiQL: pages.renderGraphiQL,
     logging: false,
     cors: false, // the server adapter's CORS plugin answers for every path (src/plugins/cors.ts)
-    context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: statusSettings }),
+    context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}) }),
     maskedErrors: {
       maskError: (error) => {
         const e = error as GraphQLError;

@@ -6,6 +6,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -30,8 +31,20 @@ export interface Database {
    * Returns `{ acquired: false }` at once when it is held.
    */
   withLock<T>(name: string, work: () => Promise<T>): Promise<{ acquired: true; result: T } | { acquired: false }>;
+  /**
+   * Signals a committed change on `channel` (e.g. `qg_auth` with an account id) to every process of the
+   * service: this process's listeners are called before it resolves; other processes get it through
+   * PostgreSQL NOTIFY (PGlite has no other processes). Best effort: a lost signal is covered by the
+   * listeners' own time bound (see services/caller-cache.ts). Never throws.
+   */
+  notify(channel: ChangeChannel, payload: string): Promise<void>;
+  /** Calls `listener` for each signal on `channel`, from this process or (PostgreSQL LISTEN) another; returns the unsubscribe. */
+  onNotify(channel: ChangeChannel, listener: (payload: string) => void): () => void;
   close(): Promise<void>;
 }
+
+/** Change channels: `qg_auth` carries the id of an account whose keys, subscription, credits or state changed. */
+export type ChangeChannel = 'qg_auth';
 
 /** Where to connect: a PostgreSQL URL, or a PGlite data directory (`memory://` for in-memory). */
 export type DatabaseTarget = { url: string } | { pgliteDir: string };
@@ -46,13 +59,60 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let closeDriver: () => Promise<void>;
   let raw: <T>(sql: string, params: unknown[]) => Promise<T[]>;
   let withLock: Database['withLock'];
+  const local = new EventEmitter();
+  local.setMaxListeners(0);
+  let publish: (channel: ChangeChannel, payload: string) => Promise<void> = async () => {};
+  let listen: (channel: ChangeChannel) => void = () => {};
+  let stopListening: () => Promise<void> = async () => {};
   if ('url' in target) {
+    const url = target.url;
     const pool = new pg.Pool({ connectionString: target.url, max: 10 });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
     adapter = new PrismaPg(pool);
     kind = 'postgres';
     raw = async <T>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows as T[];
     closeDriver = () => pool.end();
+    publish = async (channel, payload) => {
+      await pool.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
+    };
+    // One LISTEN connection per process, opened at the first listener, reopened after a loss (with a pause).
+    const channels = new Set<ChangeChannel>();
+    let listener: pg.Client | null = null;
+    let closed = false;
+    const connectListener = async (): Promise<void> => {
+      if (closed || listener) return;
+      const client = new pg.Client({ connectionString: url });
+      listener = client;
+      const lost = () => {
+        if (listener !== client) return;
+        listener = null;
+        void client.end().catch(() => undefined);
+        if (!closed) setTimeout(() => void connectListener(), 1000).unref();
+      };
+      client.on('error', lost);
+      client.on('end', lost);
+      client.on('notification', (n) => {
+        if (n.payload !== undefined) local.emit(n.channel, n.payload);
+      });
+      try {
+        await client.connect();
+        for (const c of channels) await client.query(`LISTEN ${c}`);
+      } catch {
+        lost();
+      }
+    };
+    listen = (channel) => {
+      if (channels.has(channel)) return;
+      channels.add(channel);
+      if (listener) void listener.query(`LISTEN ${channel}`).catch(() => undefined);
+      else void connectListener();
+    };
+    stopListening = async () => {
+      closed = true;
+      const client = listener;
+      listener = null;
+      await client?.end().catch(() => undefined);
+    };
     withLock = async (name, work) => {
       const client = await pool.connect();
       try {
@@ -111,7 +171,21 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     },
     queryCount: () => count,
     withLock,
+    async notify(channel, payload) {
+      local.emit(channel, payload);
+      try {
+        await publish(channel, payload);
+      } catch {
+        // other processes fall back on their time bound
+      }
+    },
+    onNotify(channel, listener) {
+      local.on(channel, listener);
+      listen(channel);
+      return () => local.off(channel, listener);
+    },
     async close() {
+      await stopListening();
       await prisma.$disconnect();
       await closeDriver();
     },

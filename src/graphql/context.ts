@@ -20,6 +20,7 @@ import * as catalogue from '../services/catalogue.js';
 import { loadQuotes, type MarketQuote } from '../services/quotes.js';
 import { defaultStatusSettings, type StatusSettings } from '../services/status.js';
 import type { Charge } from '../services/billing.js';
+import type { CallerCache } from '../services/caller-cache.js';
 
 /** Loaders of one request. Keys of `quotes`: `appId + '\u0000' + marketHashName`. */
 export class Loaders {
@@ -127,6 +128,8 @@ export interface Context {
   now: Date;
   /** What `/status` shows besides the recorded rows (components checked here, proxy footprint). */
   status: StatusSettings;
+  /** The replica's cache of API-key lookups, when the app has one (metering keeps its balances current). */
+  callers?: CallerCache;
   /**
    * The `user` caller behind the request's API key, allowed to run catalogue operation `operationId`;
    * the credential is looked up once per request. Throws 401 `unauthorized` (missing, malformed,
@@ -138,10 +141,12 @@ export interface Context {
   requireMachine(): Promise<MachineCaller>;
 }
 
-/** Per-app context options: the clock (tests fix it) and the status settings. */
+/** Per-app context options: the clock (tests fix it), the status settings and the replica's cache of key lookups. */
 export interface ContextOptions {
   clock?: () => Date;
   status?: StatusSettings;
+  /** API-key lookups cached per replica (services/caller-cache.ts); absent = every request asks the database. */
+  callers?: CallerCache;
 }
 
 /** Builds a request context; the credential lookup happens only when a resolver or plugin asks for the caller. */
@@ -153,7 +158,7 @@ export function createContext(db: Database, state: RequestState, headers: Header
       const secret = credentialFromHeaders(headers);
       if (secret === null) throw unauthorized('An API key is required: send Authorization: Bearer <key> or X-API-Key: <key>.');
       if (isWellFormedKey(secret)) {
-        const user = await authenticateKey(db, secret, now);
+        const user = opts.callers ? await opts.callers.lookup(secret, now) : await authenticateKey(db, secret, now);
         if (!user) throw unauthorized('The API key is unknown or revoked.');
         return user;
       }
@@ -173,6 +178,7 @@ export function createContext(db: Database, state: RequestState, headers: Header
     loaders: new Loaders(db),
     now,
     status: opts.status ?? defaultStatusSettings(),
+    ...(opts.callers ? { callers: opts.callers } : {}),
     async requireUser(operationId) {
       const c = await caller();
       if (c.role !== 'user') throw forbidden('This operation needs an API key; service tokens may only call the sync mutations.');

@@ -181,6 +181,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
               charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
               const left = await chargeCredits(ctx.db, charge);
               if (left === null) {
+                ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale
                 ctx.state.billing = null;
                 const now = (await ctx.db.query<{ remaining: string }>(
                   `SELECT GREATEST(credits_total - credits_used, 0)::text AS remaining FROM account WHERE id = $1`,
@@ -190,6 +191,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
                 return;
               }
               after = left;
+              ctx.callers?.charged(caller.accountId, caller.creditsTotal - left);
               creditsCharged.inc({ operation: operationId }, Number(cost));
             }
             ctx.state.billing = { billable: cost > 0n, cost, remaining: after, ...(charge ? { charge } : {}) };

@@ -256,8 +256,9 @@ export async function createApiKey(db: Database, accountId: string, opts: { name
 
 /** Revokes an API key by id (idempotent: the first revocation time is kept). Throws 404 for an unknown key. */
 export async function revokeApiKey(db: Database, keyId: string): Promise<void> {
-  const rows = await db.query(`UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id::text = $1 RETURNING id`, [keyId]);
+  const rows = await db.query<{ account_id: string }>(`UPDATE api_key SET revoked_at = COALESCE(revoked_at, now()) WHERE id::text = $1 RETURNING account_id`, [keyId]);
   if (rows.length === 0) throw notFound(`No API key ${keyId}.`);
+  await db.notify('qg_auth', rows[0]!.account_id); // cached lookups of the key end on every replica
 }
 
 /** Creates a `machine` service token named `name`; returns it, shown once. */
@@ -278,6 +279,7 @@ export async function revokeServiceToken(db: Database, tokenId: string): Promise
 export async function setAccountDisabled(db: Database, accountId: string, disabled: boolean): Promise<void> {
   const rows = await db.query(`UPDATE account SET disabled = $2 WHERE id = $1 RETURNING id`, [accountId, disabled]);
   if (rows.length === 0) throw notFound(`No account ${accountId}.`);
+  await db.notify('qg_auth', accountId);
 }
 
 /**
@@ -310,6 +312,7 @@ export async function setSubscriptions(db: Database, accountId: string, subs: Su
     prisma.subscription.deleteMany({ where: { accountId } }),
     prisma.subscription.createMany({ data: subs.map((s) => ({ accountId, ...s })) }),
   ]);
+  await db.notify('qg_auth', accountId);
 }
 
 /** The account view of GET /me (spec: SyncUserView), read at `now`. */

@@ -80,7 +80,7 @@ export async function chargeCredits(db: Pick<Database, 'query'>, c: Charge): Pro
  * Adds `amount` whole credits (> 0) to the account's granted total, with a `grant` ledger row.
  * Returns the new total. Throws 404 for an unknown account, 422 for amount <= 0.
  */
-export async function grantCredits(db: Pick<Database, 'query'>, accountId: string, amount: bigint): Promise<bigint> {
+export async function grantCredits(db: Pick<Database, 'query' | 'notify'>, accountId: string, amount: bigint): Promise<bigint> {
   if (amount <= 0n) throw validationError([{ location: 'argument', field: 'amount', message: 'must be a whole number > 0' }], 'The amount must be a whole number > 0.');
   const rows = await db.query<{ total: string }>(
     `WITH up AS (UPDATE account SET credits_total = credits_total + $2 WHERE id = $1 RETURNING id, credits_total),
@@ -89,6 +89,7 @@ export async function grantCredits(db: Pick<Database, 'query'>, accountId: strin
     [accountId, amount.toString()],
   );
   if (!rows[0]) throw notFound(`No account ${accountId}.`);
+  await db.notify('qg_auth', accountId);
   return BigInt(rows[0].total);
 }
 
@@ -106,6 +107,7 @@ export async function setCreditTotal(db: Database, accountId: string, total: big
      INSERT INTO credit_ledger (account_id, kind, amount) SELECT id, 'sync', delta FROM up WHERE delta <> 0`,
     [accountId, total.toString()],
   );
+  await db.notify('qg_auth', accountId);
 }
 
 /**
@@ -115,7 +117,7 @@ export async function setCreditTotal(db: Database, accountId: string, total: big
  * id and never more than was charged for it; returns false when nothing was refunded (no such
  * charge, or already refunded). Ledger rule: credits_used = sum(charge) - sum(refund).
  */
-export async function refundCredits(db: Pick<Database, 'query'>, c: Charge): Promise<boolean> {
+export async function refundCredits(db: Pick<Database, 'query' | 'notify'>, c: Charge): Promise<boolean> {
   const rows = await db.query<{ id: string }>(
     `WITH credit AS (
        UPDATE account SET credits_used = credits_used - $2
@@ -130,5 +132,6 @@ export async function refundCredits(db: Pick<Database, 'query'>, c: Charge): Pro
      SELECT id FROM credit`,
     [c.accountId, c.cost.toString(), c.operationId, c.requestId, c.keyId],
   );
+  if (rows.length > 0) await db.notify('qg_auth', c.accountId);
   return rows.length > 0;
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server.js';
 import { ingestQuotes, obs } from '../helpers/app.js';
-import { createAccount, createApiKey, createServiceToken } from '../../src/services/accounts.js';
+import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
 
 const run = promisify(execFile);
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -137,6 +137,46 @@ describe.skipIf(!serverUrl)('two server processes on one PostgreSQL database', (
       expect(dump.includes(secret)).toBe(false);
       expect(logs.includes(secret)).toBe(false);
     }
+  });
+});
+
+describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes)', () => {
+  let db: TestDatabase;
+  let servers: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    db = await testDatabase();
+    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    servers = await Promise.all([0, 1].map(() => startServerProcess({ DATABASE_URL: db.url!, VALUATION_JOB: 'off', EXPORT_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn' })));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await db?.destroy();
+  });
+
+  // The contract: a revoked key or a disabled account is refused within 2 s on every replica (NOTIFY drops
+  // the cached lookup at once; the cache's own 1 s bound covers a lost signal).
+  it('a key revoked by another process is refused by both replicas within 2 s; a disabled account likewise', async () => {
+    const a = await createAccount(db, { credits: 100n });
+    const b = await createAccount(db, { credits: 100n });
+    for (const s of servers) {
+      expect((await send(s.url, PRICES, a.key)).status).toBe(200); // now cached in both
+      expect((await send(s.url, PRICES, b.key)).status).toBe(200);
+    }
+    await revokeApiKey(db, a.keyId);
+    await setAccountDisabled(db, b.accountId, true);
+    const statuses = async () => Promise.all(servers.flatMap((s) => [send(s.url, PRICES, a.key), send(s.url, PRICES, b.key)]).map(async (r) => (await r).status));
+    await expect.poll(statuses, { timeout: 2000, interval: 100 }).toEqual([401, 403, 401, 403]);
+  });
+
+  it('a committed ingestion is visible on both replicas within 1 s', async () => {
+    const a = await createAccount(db, { credits: 100n });
+    await ingestQuotes(db.prisma, [obs(ITEM, { price: '205.5', observedAt: new Date('2026-07-17T00:00:00Z') })]);
+    const asks = async () =>
+      Promise.all(
+        servers.map(async (s) => (await send(s.url, PRICES, a.key)).body.data.markets.find((q: { market_code: string; side: string }) => q.market_code === 'BUFF163' && q.side === 'ask')?.market_price_amount),
+      );
+    await expect.poll(asks, { timeout: 1000, interval: 50 }).toEqual(['205.5', '205.5']);
   });
 });
 

@@ -1,0 +1,107 @@
+/**
+ * API-key lookups cached in process memory, so a request does not pay a database round trip to
+ * learn who is calling (issue: serving quotes at the machine's limit, step "caller").
+ *
+ * Freshness rules (README, Choices: credentials):
+ * - An entry lives at most `maxAgeMs` (default 1,000 ms): whatever else fails, a revoked key, a
+ *   disabled account or a changed subscription is seen within that bound on every replica.
+ * - Every change of an account's keys, state, subscriptions or credit total signals `qg_auth` with the
+ *   account id (Database.notify: at once in this process, PostgreSQL NOTIFY to the others), and each
+ *   replica drops that account's entries when the signal arrives.
+ * - The balance in a cached caller only decides the up-front 402 check; the charge itself is the
+ *   conditional SQL statement, so a stale balance never spends what is not there. A charge updates the
+ *   entry; a refused charge drops it.
+ * - Only successful lookups are cached (a key created a moment ago works at once); the cache holds at
+ *   most `maxEntries` keys (oldest dropped first).
+ * Keys are held by their SHA-256 hash, never the secret.
+ */
+import type { Database } from '../db/client.js';
+import { authenticateKey, hashSecret, type UserCaller } from './accounts.js';
+
+/** Options of the cache: the bound on an entry's age (ms) and on the number of entries. */
+export interface CallerCacheOptions {
+  maxAgeMs?: number;
+  maxEntries?: number;
+}
+
+interface Entry {
+  caller: UserCaller;
+  /** When the lookup was made (performance.now() ms). */
+  at: number;
+}
+
+/** The per-replica cache of API-key lookups (see module doc). */
+export class CallerCache {
+  private readonly byHash = new Map<string, Entry>();
+  /** Hashes of the cached keys of each account. */
+  private readonly byAccount = new Map<string, Set<string>>();
+  private readonly maxAgeMs: number;
+  private readonly maxEntries: number;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly db: Database,
+    opts: CallerCacheOptions = {},
+  ) {
+    this.maxAgeMs = opts.maxAgeMs ?? 1000;
+    this.maxEntries = opts.maxEntries ?? 100_000;
+    this.unsubscribe = db.onNotify('qg_auth', (accountId) => this.forgetAccount(accountId));
+  }
+
+  /**
+   * The `user` caller behind API key `key` at `now` (the request's clock, for the active subscription),
+   * from the cache when it is fresh, else from the database. Null for an unknown or revoked key.
+   */
+  async lookup(key: string, now: Date): Promise<UserCaller | null> {
+    const hash = hashSecret(key);
+    const entry = this.byHash.get(hash);
+    if (entry && performance.now() - entry.at < this.maxAgeMs && !subscriptionEnded(entry.caller, now)) return entry.caller;
+    const at = performance.now();
+    const caller = await authenticateKey(this.db, key, now);
+    this.remove(hash); // re-inserted below: newest last, so the oldest is dropped first
+    if (!caller) return null;
+    this.byHash.set(hash, { caller, at });
+    let hashes = this.byAccount.get(caller.accountId);
+    if (!hashes) this.byAccount.set(caller.accountId, (hashes = new Set()));
+    hashes.add(hash);
+    if (this.byHash.size > this.maxEntries) this.remove(this.byHash.keys().next().value!);
+    return caller;
+  }
+
+  private remove(hash: string): void {
+    const e = this.byHash.get(hash);
+    if (!e) return;
+    this.byHash.delete(hash);
+    const hashes = this.byAccount.get(e.caller.accountId);
+    hashes?.delete(hash);
+    if (hashes?.size === 0) this.byAccount.delete(e.caller.accountId);
+  }
+
+  /** Records a charge: the account's cached callers now show `used` whole credits used. */
+  charged(accountId: string, used: bigint): void {
+    for (const hash of this.byAccount.get(accountId) ?? []) {
+      const e = this.byHash.get(hash);
+      if (e) e.caller = { ...e.caller, creditsUsed: used };
+    }
+  }
+
+  /** Drops every cached key of the account (a change signal, or a charge the balance no longer covered). */
+  forgetAccount(accountId: string): void {
+    for (const hash of [...(this.byAccount.get(accountId) ?? [])]) this.remove(hash);
+  }
+
+  /** Number of cached keys (for tests and metrics). */
+  get size(): number {
+    return this.byHash.size;
+  }
+
+  /** Stops listening for change signals. */
+  close(): void {
+    this.unsubscribe();
+  }
+}
+
+/** True when the cached caller's subscription has expired by `now` (then it must be looked up again). */
+function subscriptionEnded(caller: UserCaller, now: Date): boolean {
+  return caller.subscription !== null && caller.subscription.expiresAt.getTime() <= now.getTime();
+}

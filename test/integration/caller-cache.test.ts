@@ -1,0 +1,88 @@
+/**
+ * API-key lookups cached per replica (services/caller-cache.ts), as a client and an operator see them,
+ * on PGlite (a real PostgreSQL database with TEST_DATABASE_URL): the second request of a key does not
+ * ask the database who is calling, and every change of the account (key revoked, account disabled,
+ * subscription, credits) takes effect on the very next request. Across processes: replicas.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
+import { expectEnvelope, expectError } from '../helpers/shapes.js';
+import { createAccount, createApiKey, revokeApiKey, setAccountDisabled, setSubscriptions } from '../../src/services/accounts.js';
+import { grantCredits } from '../../src/services/billing.js';
+
+const ITEM = 'AK-47 | Redline (Field-Tested)';
+const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;
+const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+let t: TestApp;
+let uncached: TestApp;
+
+beforeAll(async () => {
+  t = await testApp();
+  uncached = await testApp({ authCacheSeconds: 0 });
+  for (const x of [t, uncached]) await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '201.85' })]);
+});
+afterAll(async () => {
+  await t.close();
+  await uncached.close();
+});
+
+/** SQL statements one GET /prices of `key` sends. */
+async function statementsOf(x: TestApp, key: string): Promise<number> {
+  const before = x.db.queryCount();
+  expectEnvelope(await x.get(PRICES, bearer(key)));
+  return x.db.queryCount() - before;
+}
+
+describe('the caller is looked up once, then reused', () => {
+  it('the second request of a key sends one statement fewer (no key lookup); without the cache it does not', async () => {
+    const a = await createAccount(t.db, { credits: 100n });
+    const first = await statementsOf(t, a.key);
+    const second = await statementsOf(t, a.key);
+    expect(second).toBe(first - 1);
+    const b = await createAccount(uncached.db, { credits: 100n });
+    const u1 = await statementsOf(uncached, b.key);
+    expect(await statementsOf(uncached, b.key)).toBe(u1);
+  });
+
+  it('the balance shown stays exact across cached requests', async () => {
+    const a = await createAccount(t.db, { credits: 3n });
+    for (const remaining of [2, 1, 0]) {
+      expect((await t.get(PRICES, bearer(a.key))).body.meta).toMatchObject({ billable: true, credit: { cost: 1, remaining } });
+    }
+    expect(expectError(await t.get(PRICES, bearer(a.key)), 402, 'credit_insufficient').details).toEqual({ required: 1, remaining: 0 });
+  });
+});
+
+describe('every change takes effect on the next request', () => {
+  it("a revoked key: 401 at once; the account's other key still works", async () => {
+    const a = await createAccount(t.db, { credits: 100n });
+    const other = await createApiKey(t.db, a.accountId);
+    expectEnvelope(await t.get(PRICES, bearer(a.key)));
+    expectEnvelope(await t.get(PRICES, bearer(other.key)));
+    await revokeApiKey(t.db, a.keyId);
+    expectError(await t.get(PRICES, bearer(a.key)), 401, 'unauthorized');
+    expectEnvelope(await t.get(PRICES, bearer(other.key)));
+  });
+
+  it('a disabled account: 403 at once, and 200 again once enabled', async () => {
+    const a = await createAccount(t.db, { credits: 100n });
+    expectEnvelope(await t.get(PRICES, bearer(a.key)));
+    await setAccountDisabled(t.db, a.accountId, true);
+    expectError(await t.get(PRICES, bearer(a.key)), 403, 'forbidden');
+    await setAccountDisabled(t.db, a.accountId, false);
+    expectEnvelope(await t.get(PRICES, bearer(a.key)));
+  });
+
+  it('a new subscription makes the next request free; credits granted after a 402 are usable at once', async () => {
+    const a = await createAccount(t.db, { credits: 0n });
+    expectError(await t.get(PRICES, bearer(a.key)), 402, 'credit_insufficient');
+    await grantCredits(t.db, a.accountId, 5n);
+    const paid = await t.get(PRICES, bearer(a.key));
+    expect(paid.body.meta).toMatchObject({ billable: true, credit: { cost: 1, remaining: 4 } });
+    await setSubscriptions(t.db, a.accountId, [{ category: 'api', planId: 'pro', expiresAt: new Date(Date.now() + 86_400_000) }]);
+    expect((await t.get(PRICES, bearer(a.key))).body.meta).toEqual(expect.objectContaining({ billable: false }));
+    await setSubscriptions(t.db, a.accountId, []);
+    expect((await t.get(PRICES, bearer(a.key))).body.meta).toMatchObject({ billable: true, credit: { cost: 1, remaining: 3 } });
+  });
+});
