@@ -36,7 +36,7 @@ const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
 
 const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL });
 const app = createApp({ db, rateLimiter });
-const appServer = http.createServer(app.adapter as unknown as http.RequestListener);
+const appServer = http.createServer(app.listener);
 await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
 const appPort = (appServer.address() as { port: number }).port;
 
