@@ -16,7 +16,8 @@ import { schema } from './graphql/schema.js';
 import { createContext, newRequestState, type Context, type RequestState } from './graphql/context.js';
 import { useMetering } from './plugins/metering.js';
 import { useErrorCodes } from './plugins/error-codes.js';
-import { safetyPlugins } from './plugins/safety.js';
+import { registerRouteDocument, safetyPlugins } from './plugins/safety.js';
+import { MAX_BATCH_NAMES } from './validation/params.js';
 import { corsPlugins } from './plugins/cors.js';
 import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
 import { endpoint } from './catalogue/endpoints.js';
@@ -141,6 +142,8 @@ function compile(route: Route): CompiledRoute {
   const document = parse(DOCUMENTS[route.operationId]);
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`document ${route.operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+  // Its cost is known now, in its worst case (a full batch): checked here once, not per request.
+  registerRouteDocument(schema, document, route.operationId, MAX_BATCH_NAMES);
   const row = endpoint(route.operationId);
   return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, userOnly: row.roles.includes('user'), pattern, names, document };
 }
