@@ -8,7 +8,8 @@ import crypto from 'node:crypto';
 import type http from 'node:http';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { GraphQLError, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Logger } from 'pino';
 import type { Database } from './db/client.js';
@@ -144,8 +145,30 @@ function compile(route: Route): CompiledRoute {
   if (errors.length > 0) throw new Error(`document ${route.operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
   // Its cost is known now, in its worst case (a full batch): checked here once, not per request.
   registerRouteDocument(schema, document, route.operationId, MAX_BATCH_NAMES);
+  const compiled = compileQuery(schema, document, route.operationId);
+  if (!isCompiledQuery(compiled)) throw new Error(`document ${route.operationId} does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
+  compiledRoutes.set(document, compiled);
   const row = endpoint(route.operationId);
   return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, userOnly: row.roles.includes('user'), pattern, names, document };
+}
+
+/** The REST route documents compiled by graphql-jit (at app creation), by document object. */
+const compiledRoutes = new WeakMap<DocumentNode, CompiledQuery>();
+
+/**
+ * Runs a REST route's fixed document with its compiled form instead of graphql-js's interpreter; ad-hoc
+ * `/graphql` documents are other objects and keep the usual executor. Only the final execute function is
+ * replaced: every plugin's onExecute and onExecuteDone (error codes, cost limit, metering, error masking)
+ * still runs around it, and the resolvers, context and loaders are the same.
+ */
+function useCompiledRoutes(): Plugin {
+  return {
+    onExecute({ args, setExecuteFn }) {
+      const compiled = compiledRoutes.get(args.document);
+      if (!compiled) return;
+      setExecuteFn((a) => compiled.query(a.rootValue, a.contextValue, (a.variableValues ?? {}) as Record<string, unknown>));
+    },
+  };
 }
 
 /** GET /metrics: this replica's Prometheus text (prom-client). */
@@ -207,7 +230,7 @@ export function createApp(deps: AppDeps): App {
         return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
       },
     },
-    plugins: [useErrorCodes(), ...safetyPlugins(), useMetering(limiter)],
+    plugins: [useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes()],
   });
 
   const routes = ROUTES.map(compile);
