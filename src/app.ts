@@ -140,20 +140,35 @@ function compile(route: Route): CompiledRoute {
   const pattern = new RegExp(
     '^' + route.path.replace(/\{([a-z_]+)\}/g, (_m, name: string) => (names.push(name), '([^/]+)')) + '/?$',
   );
-  const document = parse(DOCUMENTS[route.operationId]);
-  const errors = validate(schema, document);
-  if (errors.length > 0) throw new Error(`document ${route.operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
-  // Its cost is known now, in its worst case (a full batch): checked here once, not per request.
-  registerRouteDocument(schema, document, route.operationId, MAX_BATCH_NAMES);
-  const compiled = compileQuery(schema, document, route.operationId);
-  if (!isCompiledQuery(compiled)) throw new Error(`document ${route.operationId} does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
-  compiledRoutes.set(document, compiled);
+  const document = prepareDocument(route.operationId);
   const row = endpoint(route.operationId);
   return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, userOnly: row.roles.includes('user'), pattern, names, document };
 }
 
 /** The REST route documents compiled by graphql-jit (at app creation), by document object. */
 const compiledRoutes = new WeakMap<DocumentNode, CompiledQuery>();
+
+/** Route documents already prepared in this process, by operation id (the schema is one module-level object). */
+const preparedDocuments = new Map<string, DocumentNode>();
+
+/**
+ * The document of a route, prepared once per process: parsed, validated, its worst-case cost checked
+ * (a full batch; not estimated again per request) and compiled by graphql-jit. Throws when it does not
+ * validate, exceeds the cost limit or does not compile.
+ */
+function prepareDocument(operationId: Route['operationId']): DocumentNode {
+  const found = preparedDocuments.get(operationId);
+  if (found) return found;
+  const document = parse(DOCUMENTS[operationId]);
+  const errors = validate(schema, document);
+  if (errors.length > 0) throw new Error(`document ${operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+  registerRouteDocument(schema, document, operationId, MAX_BATCH_NAMES);
+  const compiled = compileQuery(schema, document, operationId);
+  if (!isCompiledQuery(compiled)) throw new Error(`document ${operationId} does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
+  compiledRoutes.set(document, compiled);
+  preparedDocuments.set(operationId, document);
+  return document;
+}
 
 /**
  * Runs a REST route's fixed document with its compiled form instead of graphql-js's interpreter; ad-hoc
