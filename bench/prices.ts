@@ -5,7 +5,10 @@
  * accounts (see bench/servers.ts); a second GET case uses subscription accounts (no charge write).
  * Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50; batch uses a fifth),
  * BENCH_ACCOUNTS (default 500), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
- * REDIS_URL (rate limits in Redis).
+ * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated words: only the cases whose name contains
+ * one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
+ * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see
+ * bench/profile-summary.ts).
  * Prints a table and writes bench/results/prices-<timestamp>.json.
  */
 import { spawn } from 'node:child_process';
@@ -14,6 +17,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { projectRoot } from '../src/lib/paths.js';
+import { summarizeSelfTime } from './profile-summary.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -22,11 +26,19 @@ const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot,
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, NODE_ENV: 'production' },
 });
+const lines = readline.createInterface({ input: child.stdout! });
+const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+// Lines after the first: the profile path when BENCH_PROFILE=1.
+const later: string[] = [];
 const info: { app: number; bare: number; keys: string[]; subscriptionKeys: string[]; limiter: string; single: string; batchBody: string; database: string; singleBytes: number; batchBytes: number } =
   await new Promise((resolve, reject) => {
-    const rl = readline.createInterface({ input: child.stdout! });
-    rl.once('line', (line) => resolve(JSON.parse(line)));
-    child.once('exit', (code) => reject(new Error(`bench servers exited with ${code}`)));
+    let first = true;
+    lines.on('line', (line) => {
+      if (first) resolve(JSON.parse(line));
+      else later.push(line);
+      first = false;
+    });
+    void exited.then((code) => reject(new Error(`bench servers exited with ${code}`)));
   });
 
 interface Row {
@@ -60,23 +72,38 @@ async function load(name: string, server: 'quotegate' | 'bare', opts: { path: st
 }
 
 const rows: Row[] = [];
-const cases = [
+const only = (process.env.BENCH_CASES ?? '').split(',').map((w) => w.trim()).filter((w) => w !== '');
+const allCases = [
   { name: 'GET /prices (1 item), billed', path: info.single, method: 'GET' as const, connections, keys: info.keys },
   { name: 'GET /prices (1 item), subscription', path: info.single, method: 'GET' as const, connections, keys: info.subscriptionKeys },
   { name: 'POST /prices/batch (1000 names), billed', path: '/prices/batch', method: 'POST' as const, body: info.batchBody, connections: Math.max(1, Math.round(connections / 5)), keys: info.keys },
 ];
+const cases = only.length === 0 ? allCases : allCases.filter((c) => only.some((w) => c.name.includes(w)));
+// A profiling run loads Quotegate only, so the profile holds its requests alone (ratios need a run without it).
+const profiling = process.env.BENCH_PROFILE === '1';
+const servers = profiling ? (['quotegate'] as const) : (['bare', 'quotegate'] as const);
 for (const c of cases) {
-  for (const server of ['bare', 'quotegate'] as const) rows.push(await load(c.name, server, c));
+  for (const server of servers) rows.push(await load(c.name, server, c));
 }
 child.kill('SIGTERM');
+const code = await exited;
+if (code !== 0) console.error(`bench servers exited with ${code}`);
 
 console.log(`database: ${info.database}; rate limits: ${info.limiter}; accounts: ${info.keys.length} billed + ${info.subscriptionKeys.length} subscription; ${seconds}s per run; response sizes: single ${info.singleBytes} B, batch ${info.batchBytes} B`);
 console.table(rows);
 for (const c of cases) {
-  const bare = rows.find((r) => r.case === c.name && r.server === 'bare')!;
+  const bare = rows.find((r) => r.case === c.name && r.server === 'bare');
   const app = rows.find((r) => r.case === c.name && r.server === 'quotegate')!;
+  if (!bare) continue;
   console.log(`${c.name}: quotegate/bare = ${(app.requests_per_s / bare.requests_per_s).toFixed(3)}`);
 }
 const out = path.join(projectRoot, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
 fs.writeFileSync(path.join(out, `prices-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, connections, rows }, null, 2));
+for (const line of later) {
+  const { profile } = JSON.parse(line) as { profile?: string };
+  if (!profile) continue;
+  console.log(`CPU profile of the servers: ${path.relative(process.cwd(), profile)} (node --import tsx bench/profile-summary.ts <file> for more)`);
+  const top = summarizeSelfTime(JSON.parse(fs.readFileSync(profile, 'utf8')));
+  console.table(top.slice(0, 15).map((r) => ({ self_ms: Math.round(r.ms), share: `${(r.share * 100).toFixed(1)}%`, function: r.name })));
+}

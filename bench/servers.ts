@@ -7,8 +7,12 @@
  * each spread the load so no account reaches its rate limit; as many again hold a subscription
  * (limited but never charged), to show what the charge itself costs.
  * Prints one JSON line {app, bare, keys, subscriptionKeys, ...} when ready.
+ * BENCH_PROFILE=1: a V8 CPU profile of this process (both servers) from that line until SIGTERM, written to
+ * bench/results/profiles/servers-<timestamp>.cpuprofile; its path is printed as a second JSON line {profile}.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import inspector from 'node:inspector/promises';
 import path from 'node:path';
 import { loadEnv } from '../src/env.js';
 import { openDatabase } from '../src/db/client.js';
@@ -36,7 +40,7 @@ const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
 
 const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL });
 const app = createApp({ db, rateLimiter });
-const appServer = http.createServer(app.adapter as unknown as http.RequestListener);
+const appServer = http.createServer(app.listener);
 await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
 const appPort = (appServer.address() as { port: number }).port;
 
@@ -60,9 +64,29 @@ const bare = http.createServer((req, res) => {
 await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
 const barePort = (bare.address() as { port: number }).port;
 
+// Profiling starts once set-up (data load, accounts, warm-up) is over: the profile shows the benchmarked requests only.
+let profiler: inspector.Session | null = null;
+if (process.env.BENCH_PROFILE === '1') {
+  profiler = new inspector.Session();
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.start');
+}
+
 console.log(JSON.stringify({ app: appPort, bare: barePort, keys, subscriptionKeys, limiter: rateLimiter.kind, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
-process.on('SIGTERM', async () => {
+process.once('SIGTERM', async () => {
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    const dir = path.join(projectRoot, 'bench', 'results', 'profiles');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `servers-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
+    fs.writeFileSync(file, JSON.stringify(profile));
+    profiler.disconnect();
+    console.log(JSON.stringify({ profile: file }));
+  }
+  appServer.closeAllConnections();
   appServer.close();
+  bare.closeAllConnections();
   bare.close();
   await rateLimiter.close();
   await db.close();

@@ -8,7 +8,8 @@ import crypto from 'node:crypto';
 import type http from 'node:http';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { GraphQLError, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Logger } from 'pino';
 import type { Database } from './db/client.js';
@@ -16,7 +17,8 @@ import { schema } from './graphql/schema.js';
 import { createContext, newRequestState, type Context, type RequestState } from './graphql/context.js';
 import { useMetering } from './plugins/metering.js';
 import { useErrorCodes } from './plugins/error-codes.js';
-import { safetyPlugins } from './plugins/safety.js';
+import { registerRouteDocument, safetyPlugins } from './plugins/safety.js';
+import { MAX_BATCH_NAMES } from './validation/params.js';
 import { corsPlugins } from './plugins/cors.js';
 import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
 import { endpoint } from './catalogue/endpoints.js';
@@ -144,11 +146,50 @@ function compile(route: Route): CompiledRoute {
   const pattern = new RegExp(
     '^' + route.path.replace(/\{([a-z_]+)\}/g, (_m, name: string) => (names.push(name), '([^/]+)')) + '/?$',
   );
-  const document = parse(DOCUMENTS[route.operationId]);
-  const errors = validate(schema, document);
-  if (errors.length > 0) throw new Error(`document ${route.operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+  const document = prepareDocument(route.operationId);
   const row = endpoint(route.operationId);
   return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, userOnly: row.roles.includes('user'), pattern, names, document };
+}
+
+/** The REST route documents compiled by graphql-jit (at app creation), by document object. */
+const compiledRoutes = new WeakMap<DocumentNode, CompiledQuery>();
+
+/** Route documents already prepared in this process, by operation id (the schema is one module-level object). */
+const preparedDocuments = new Map<string, DocumentNode>();
+
+/**
+ * The document of a route, prepared once per process: parsed, validated, its worst-case cost checked
+ * (a full batch; not estimated again per request) and compiled by graphql-jit. Throws when it does not
+ * validate, exceeds the cost limit or does not compile.
+ */
+function prepareDocument(operationId: Route['operationId']): DocumentNode {
+  const found = preparedDocuments.get(operationId);
+  if (found) return found;
+  const document = parse(DOCUMENTS[operationId]);
+  const errors = validate(schema, document);
+  if (errors.length > 0) throw new Error(`document ${operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+  registerRouteDocument(schema, document, operationId, MAX_BATCH_NAMES);
+  const compiled = compileQuery(schema, document, operationId);
+  if (!isCompiledQuery(compiled)) throw new Error(`document ${operationId} does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
+  compiledRoutes.set(document, compiled);
+  preparedDocuments.set(operationId, document);
+  return document;
+}
+
+/**
+ * Runs a REST route's fixed document with its compiled form instead of graphql-js's interpreter; ad-hoc
+ * `/graphql` documents are other objects and keep the usual executor. Only the final execute function is
+ * replaced: every plugin's onExecute and onExecuteDone (error codes, cost limit, metering, error masking)
+ * still runs around it, and the resolvers, context and loaders are the same.
+ */
+function useCompiledRoutes(): Plugin {
+  return {
+    onExecute({ args, setExecuteFn }) {
+      const compiled = compiledRoutes.get(args.document);
+      if (!compiled) return;
+      setExecuteFn((a) => compiled.query(a.rootValue, a.contextValue, (a.variableValues ?? {}) as Record<string, unknown>));
+    },
+  };
 }
 
 /** GET /metrics: this replica's Prometheus text (prom-client). */
@@ -213,7 +254,7 @@ export function createApp(deps: AppDeps): App {
         return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
       },
     },
-    plugins: [useErrorCodes(), ...safetyPlugins(), useMetering(limiter)],
+    plugins: [useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes()],
   });
 
   const routes = ROUTES.map(compile);

@@ -12,7 +12,7 @@
  */
 import type { Plugin } from 'graphql-yoga';
 import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
-import { getVariableValues } from 'graphql/execution/values.js';
+import { coerceVariables } from './variables.js';
 
 /** `error` with `code` added to its extensions (a new error; the original is left as it is). */
 function withCode(error: GraphQLError, code: string, http?: { status: number }): GraphQLError {
@@ -54,7 +54,7 @@ export function useErrorCodes(): Plugin {
     onExecute({ args, setResultAndStopExecution }) {
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
       if (!operation) return;
-      const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>);
+      const coerced = coerceVariables(args.schema, operation, args.variableValues as Record<string, unknown> | undefined);
       if (coerced.errors) setResultAndStopExecution({ errors: coerced.errors.map((e) => withCode(e, 'BAD_USER_INPUT', { status: 400 })) });
     },
     onResultProcess({ result, setResult }) {

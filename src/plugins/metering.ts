@@ -18,9 +18,10 @@
  * balance (402). A 402 still counts towards the rate limit; a 422 or 401 does not.
  */
 import type { Plugin } from 'graphql-yoga';
-import { Kind, type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { Kind, visit, type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { collectFields } from 'graphql/execution/collectFields.js';
-import { getArgumentValues, getVariableValues } from 'graphql/execution/values.js';
+import { getArgumentValues } from 'graphql/execution/values.js';
+import { coerceVariables } from './variables.js';
 import { ENDPOINTS, type EndpointInfo } from '../catalogue/endpoints.js';
 import { meteredFieldArgs } from '../validation/params.js';
 import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
@@ -61,6 +62,45 @@ const METERED_BY_FIELD = new Map<string, EndpointInfo>(
 
 const camel = (snake: string) => snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 
+/** What metering derives from a document alone (see `lookUpOperation`). */
+interface OperationLookup {
+  operation: OperationDefinitionNode | undefined;
+  fragments: Record<string, FragmentDefinitionNode>;
+  /** The query's root fields when no `@skip`/`@include` can change them (then they do not depend on the variables). */
+  fixedFields: ReturnType<typeof collectFields> | null;
+}
+
+const lookups = new WeakMap<DocumentNode, Map<string, OperationLookup>>();
+
+/**
+ * The operation `operationName` of `document` (the first one without a name), its fragments and, when the
+ * document has no `@skip`/`@include`, its collected root fields; computed once per document and name (a
+ * REST route runs the same document object on every request).
+ */
+function lookUpOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): OperationLookup {
+  let byName = lookups.get(document);
+  if (!byName) lookups.set(document, (byName = new Map()));
+  const key = operationName ?? '';
+  const hit = byName.get(key);
+  if (hit) return hit;
+  let operation: OperationDefinitionNode | undefined;
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  for (const def of document.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments[def.name.value] = def;
+    else if (def.kind === Kind.OPERATION_DEFINITION && (operationName ? def.name?.value === operationName : operation === undefined)) operation = def;
+  }
+  let conditional = false;
+  visit(document, { Directive: (node) => void ((node.name.value === 'skip' || node.name.value === 'include') && (conditional = true)) });
+  const queryType = schema.getQueryType();
+  const fixedFields =
+    operation && operation.operation === 'query' && queryType && !conditional
+      ? collectFields(schema, fragments, Object.create(null), queryType, operation.selectionSet)
+      : null;
+  const found = { operation, fragments, fixedFields };
+  byName.set(key, found);
+  return found;
+}
+
 /**
  * The metered root fields of the operation about to run, with their units and costs, and the
  * argument problems of those whose arguments break the shared rules (never thrown here: the
@@ -73,20 +113,15 @@ export function planMeteredFields(
   operationName: string | null | undefined,
   rawVariables: Record<string, unknown> | null | undefined,
 ): MeteringPlan | null {
-  let operation: OperationDefinitionNode | undefined;
-  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
-  for (const def of document.definitions) {
-    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments[def.name.value] = def;
-    else if (def.kind === Kind.OPERATION_DEFINITION && (operationName ? def.name?.value === operationName : operation === undefined)) operation = def;
-  }
+  const { operation, fragments, fixedFields } = lookUpOperation(schema, document, operationName);
   const empty: MeteringPlan = { rows: [], fields: [], problems: [], mutation: false };
   if (!operation) return empty;
   if (operation.operation === 'mutation') return { ...empty, mutation: true };
   if (operation.operation !== 'query') return empty;
   const queryType = schema.getQueryType()!;
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
+  const coerced = coerceVariables(schema, operation, rawVariables);
   if (coerced.errors) return null;
-  const fields = collectFields(schema, fragments, coerced.coerced, queryType, operation.selectionSet);
+  const fields = fixedFields ?? collectFields(schema, fragments, coerced.coerced, queryType, operation.selectionSet);
   const plan: MeteringPlan = { ...empty, fields: [], problems: [] };
   const rows = new Set<EndpointInfo>();
   for (const [responseKey, nodes] of fields) {

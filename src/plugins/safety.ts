@@ -17,7 +17,6 @@ import {
   Source,
   TokenKind,
   getOperationAST,
-  getVariableValues,
   isEnumType,
   isInputObjectType,
   isInterfaceType,
@@ -25,11 +24,15 @@ import {
   isNonNullType,
   isObjectType,
   isUnionType,
+  isInputType,
+  typeFromAST,
   type DocumentNode,
+  type GraphQLInputType,
   type ExecutionResult,
   type GraphQLSchema,
 } from 'graphql';
 import { ServiceError, type ValidationDetail } from '../lib/errors.js';
+import { coerceVariables } from './variables.js';
 
 /** Deepest selection accepted (the full fee-schedule query of GraphiQL needs 9); inside `__schema` the cost limit applies instead. */
 export const MAX_DEPTH = 12;
@@ -187,6 +190,56 @@ export function estimateCost(
   return estimate;
 }
 
+/**
+ * The fixed documents of the REST routes (see `registerRouteDocument`): their worst-case cost was checked
+ * once at app creation, so the per-request cost limit skips them. Ad-hoc `/graphql` documents are parsed by
+ * Yoga into other objects and are always estimated.
+ */
+const routeDocuments = new WeakSet<DocumentNode>();
+
+/** A value of `type` for a worst-case estimate: every list holds `listLength` entries, every input field is given. */
+function sampleValue(type: GraphQLInputType, listLength: number): unknown {
+  if (isNonNullType(type)) return sampleValue(type.ofType, listLength);
+  if (isListType(type)) return Array.from({ length: listLength }, () => sampleValue(type.ofType, listLength));
+  if (isInputObjectType(type)) {
+    return Object.fromEntries(Object.values(type.getFields()).map((f) => [f.name, sampleValue(f.type, listLength)]));
+  }
+  if (isEnumType(type)) return type.getValues()[0]?.value;
+  switch (type.name) {
+    case 'Int':
+    case 'Float':
+      return 1;
+    case 'Boolean':
+      return true;
+    default:
+      return 'x';
+  }
+}
+
+/**
+ * Registers the fixed document of a REST route: estimates its cost once, in its worst case (every
+ * variable given, every list variable `maxListLength` entries long: the largest list a route accepts,
+ * the batch names; the other list variables, market filters, do not change the cost), and throws when
+ * that cost exceeds MAX_COMPLEXITY, cannot be estimated, or selects `__schema` more than MAX_SCHEMA_FIELDS
+ * times. From then on the cost limit does not estimate this document per request. Returns the estimate.
+ */
+export function registerRouteDocument(schema: GraphQLSchema, document: DocumentNode, operationName: string, maxListLength: number): CostEstimate {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) throw new Error(`route document has no operation ${operationName}`);
+  const variables: Record<string, unknown> = {};
+  for (const def of operation.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, def.type);
+    if (!type || !isInputType(type)) throw new Error(`route document ${operationName}: variable $${def.variable.name.value} has an unknown type`);
+    variables[def.variable.name.value] = sampleValue(type, maxListLength);
+  }
+  const estimate = estimateCost(schema, document, operationName, variables);
+  if (estimate.cost > MAX_COMPLEXITY || estimate.schemaFields > MAX_SCHEMA_FIELDS) {
+    throw new Error(`route document ${operationName}: worst-case cost ${estimate.cost} (${estimate.schemaFields} __schema) exceeds the limits`);
+  }
+  routeDocuments.add(document);
+  return estimate;
+}
+
 /** Where the client put its query: the query string of a GET, else the body. */
 function queryLocation(context: unknown): ValidationDetail['location'] {
   const request = (context as { request?: Request } | undefined)?.request;
@@ -209,13 +262,15 @@ function isAdHoc(context: unknown): boolean {
 function useComplexityLimit(max: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
+      // A REST route's fixed document: its worst case was checked at start (registerRouteDocument).
+      if (routeDocuments.has(args.document)) return;
       const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [error] });
       const operation = getOperationAST(args.document, args.operationName);
       // No operation to run (several without operationName, or an unknown name): execution refuses it before any resolver.
       if (!operation) return;
       const raw = (args.variableValues ?? {}) as Record<string, unknown>;
       // Variables that do not coerce: execution reports them (with their own messages) before any resolver.
-      if (getVariableValues(args.schema, operation.variableDefinitions ?? [], raw).errors) return;
+      if (coerceVariables(args.schema, operation, raw).errors) return;
       let estimate: CostEstimate;
       try {
         estimate = estimateCost(args.schema, args.document, operation.name?.value, raw);

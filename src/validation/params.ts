@@ -30,11 +30,13 @@ export const marketCode = z.string().regex(/^[A-Z0-9_]{1,32}$/, { message: 'must
 export const marketList = z.array(marketCode).min(1, { message: 'must list at least one market code' });
 /** The price endpoints' side filter. */
 export const side = z.enum(['ask', 'bid', 'mid', 'all'], { message: 'must be one of ask, bid, mid, all' });
+/** Most names in one batch (`market_hash_names`); the REST batch document's worst-case cost is checked at start with it. */
+export const MAX_BATCH_NAMES = 1000;
 /** Batch names: 1-1000 entries (duplicates allowed). */
 export const marketHashNames = z
   .array(marketHashName)
   .min(1, { message: 'must list 1-1000 names' })
-  .max(1000, { message: 'must list 1-1000 names' });
+  .max(MAX_BATCH_NAMES, { message: 'must list 1-1000 names' });
 /** A marketplace code in a path (any string of 1-64 characters; unknown codes answer 404). */
 export const websiteCode = chars(1, 64);
 /** A positive 32-bit currency id. */
