@@ -80,3 +80,26 @@ describe('GraphQL', () => {
     expect(html).toContain('WebsitesWithFeeSchedules');
   });
 });
+
+describe('GraphQL as a graph: a quote reaches its marketplace and fee schedule', () => {
+  it("one query returns an item's quotes with each market's marketplace and fee schedule, billed as one GET /prices", async () => {
+    const { createAccount } = await import('../../src/services/accounts.js');
+    await ingestQuotes(t.db.prisma, [
+      obs('Recoil Case', { marketCode: 'SKINPORT', providerCode: 'SKINPORT', currencyCode: 'EUR', price: '0.31' }),
+      obs('Recoil Case', { marketCode: 'CSFLOAT', providerCode: 'CSFLOAT', currencyCode: 'USD', price: '0.35' }),
+    ]);
+    const a = await createAccount(t.db, { credits: 10n });
+    const query = `{ prices(marketHashName: "Recoil Case") { markets { marketCode side website { code name feeSchedule { websiteCode slots {
+      sale { purpose calculationChain { id steps { kind name ... on FeeOperatorStep { operator value } } } } } } } } } }`;
+    const r = await gql(query, {}, { Authorization: `Bearer ${a.key}` });
+    expect(r.body.errors).toBeUndefined();
+    const markets = r.body.data.prices.markets as { marketCode: string; website: { code: string; feeSchedule: { websiteCode: string } } | null }[];
+    expect(new Set(markets.map((m) => m.marketCode))).toEqual(new Set(['BUFF163', 'SKINPORT', 'CSFLOAT']));
+    for (const m of markets) {
+      expect(m.website?.code).toBe(m.marketCode);
+      expect(m.website?.feeSchedule.websiteCode).toBe(m.marketCode);
+    }
+    // Billed like GET /prices: the edges cost nothing extra.
+    expect(r.body.extensions.billing).toEqual({ billable: true, credit: { cost: 1, remaining: 9 } });
+  });
+});

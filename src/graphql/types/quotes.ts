@@ -8,6 +8,7 @@ import * as v from '../../validation/params.js';
 import { filterQuotes, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
 import { notFound } from '../../lib/errors.js';
 import { CS2_APP_ID } from '../../services/importers.js';
+import { WebsiteRef } from './catalogue.js';
 
 const QuoteSide = builder.enumType('QuoteSide', {
   description: 'ask = sell listing, bid = buy order, mid = the CSCP valuation.',
@@ -45,6 +46,13 @@ const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').implement({
     delistedAt: t.field({ type: 'DateTime', nullable: true, resolve: (q) => q.delistedAt }),
     freshAt: t.field({ type: 'DateTime', resolve: (q) => q.freshAt }),
     valuation: t.field({ type: ValuationRef, nullable: true, resolve: (q) => q.valuation }),
+    website: t.field({
+      type: WebsiteRef,
+      nullable: true,
+      description:
+        'The marketplace this quote is on, with its fee schedule (null for CSCP, the valuation, which is no marketplace). All quotes of a request share one lookup.',
+      resolve: (q, _a, ctx) => (q.marketCode === 'CSCP' ? null : ctx.loaders.website.load(q.marketCode)),
+    }),
   }),
 });
 
