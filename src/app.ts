@@ -27,7 +27,7 @@ import { openApiDocument } from './openapi/document.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable, unauthorized, validationError, validationProblems } from './lib/errors.js';
-import { credentialFromHeaders } from './services/accounts.js';
+import { credentialFromHeaders, sameSecret } from './services/accounts.js';
 import { CallerCache } from './services/caller-cache.js';
 import { readBodyLimited } from './lib/body.js';
 import { graphqlBodyLimit } from './graphql/types/ingestion.js';
@@ -75,10 +75,14 @@ function json(status: number, body: unknown, headers: Record<string, string>): R
 
 /** The error envelope (spec: ErrorEnvelope) with X-Request-ID and any headers the error carries. */
 function errorResponse(requestId: string, error: ServiceError, metered = false): Response {
+  return json(error.status, errorEnvelope(requestId, error, metered), { 'X-Request-ID': requestId, ...error.headers });
+}
+
+/** The body of the error envelope (spec: ErrorEnvelope): `meta.billable` is false on metered operations. */
+function errorEnvelope(requestId: string, error: ServiceError, metered = false): { error: Record<string, unknown>; meta: Record<string, unknown> } {
   const body: { code: string; message: string; details?: unknown } = { code: error.code, message: error.message };
   if (error.details !== undefined) body.details = error.details;
-  const meta = metered ? { request_id: requestId, billable: false } : { request_id: requestId };
-  return json(error.status, { error: body, meta }, { 'X-Request-ID': requestId, ...error.headers });
+  return { error: body, meta: metered ? { request_id: requestId, billable: false } : { request_id: requestId } };
 }
 
 /** A string as an RFC 8941 sf-string (policy names are operation ids: plain ASCII). */
@@ -198,13 +202,6 @@ export async function metricsResponse(requestId: string = crypto.randomUUID()): 
   return new Response(text, { status: 200, headers: { 'Content-Type': registry.contentType, 'X-Request-ID': requestId } });
 }
 
-/** Compares two secrets in constant time (lengths may differ). */
-function constantTimeEqual(a: string, b: string): boolean {
-  const x = crypto.createHash('sha256').update(a).digest();
-  const y = crypto.createHash('sha256').update(b).digest();
-  return crypto.timingSafeEqual(x, y);
-}
-
 /** The app: a fetch handler plus the Yoga instance (for tests and tooling). */
 export interface App {
   /** Usable as a node:http request listener (`http.createServer(app.adapter)`). */
@@ -302,7 +299,7 @@ export function createApp(deps: AppDeps): App {
     const url = new URL(request.url);
     if (url.pathname === '/metrics' && (request.method === 'GET' || request.method === 'HEAD') && metricsToken) {
       const credential = credentialFromHeaders(request.headers);
-      if (credential === null || !constantTimeEqual(credential, metricsToken)) {
+      if (credential === null || !sameSecret(credential, metricsToken)) {
         httpRequests.inc({ operation: 'metrics', method: request.method, status: '401' });
         return errorResponse(state.requestId, unauthorized('GET /metrics needs the operator token: Authorization: Bearer <METRICS_TOKEN>.'));
       }
@@ -407,10 +404,7 @@ export function createApp(deps: AppDeps): App {
       new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
     } catch {
       const requestId = crypto.randomUUID();
-      const body = JSON.stringify({
-        error: { code: 'bad_request', message: 'The request target or Host header is malformed.' },
-        meta: { request_id: requestId },
-      });
+      const body = JSON.stringify(errorEnvelope(requestId, new ServiceError('bad_request', 400, 'The request target or Host header is malformed.')));
       res.writeHead(400, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), 'X-Request-ID': requestId, Connection: 'close' });
       res.end(body);
       httpRequests.inc({ operation: 'unmatched', method: req.method ?? 'UNKNOWN', status: '400' });

@@ -246,9 +246,14 @@ function queryLocation(context: unknown): ValidationDetail['location'] {
   return request?.method === 'GET' ? 'query' : 'body';
 }
 
-/** 422 `query_too_complex`: `details.errors` names the query, the figures sit beside it. */
+/** A 422 refusal of the query (`query_too_complex`, `response_too_large`): `details.errors` names the query, the figures sit beside it. */
+function queryRefusal(code: string, context: unknown, message: string, figures: Record<string, number>): ServiceError {
+  return new ServiceError(code, 422, message, { errors: [{ location: queryLocation(context), field: 'query', message }], ...figures });
+}
+
+/** 422 `query_too_complex` (see queryRefusal). */
 function queryTooComplex(context: unknown, message: string, figures: Record<string, number>): ServiceError {
-  return new ServiceError('query_too_complex', 422, message, { errors: [{ location: queryLocation(context), field: 'query', message }], ...figures });
+  return queryRefusal('query_too_complex', context, message, figures);
 }
 
 /** Whether the operation came to `/graphql` (a REST route runs its own fixed document on its own path). */
@@ -303,7 +308,6 @@ function useComplexityLimit(max: number): Plugin {
       }
       if (complexity < RESULT_CHECK_COST || !isAdHoc(args.contextValue)) return;
       const maxBytes = maxResultBytes(complexity);
-      const location = queryLocation(args.contextValue);
       return {
         onExecuteDone({ result, setResult }) {
           if (!('data' in result) && !('errors' in result)) return; // streamed results are not measured
@@ -312,7 +316,7 @@ function useComplexityLimit(max: number): Plugin {
           const message = `The answer would be ${bytes} bytes, over the limit of ${maxBytes} bytes for the query's estimated cost ${complexity}; ask for fewer fields or split the query.`;
           // Runs before metering's own onExecuteDone: with no data, nothing is charged.
           setResult({
-            errors: [new ServiceError('response_too_large', 422, message, { errors: [{ location, field: 'query', message }], bytes, max_bytes: maxBytes, complexity })],
+            errors: [queryRefusal('response_too_large', args.contextValue, message, { bytes, max_bytes: maxBytes, complexity })],
           });
         },
       };

@@ -95,6 +95,11 @@ function sameHash(stored: string, computed: string): boolean {
   return crypto.timingSafeEqual(Buffer.from(stored, 'hex'), Buffer.from(computed, 'hex'));
 }
 
+/** True when secret `given` equals `expected`, compared in constant time through their SHA-256 hashes (any lengths). */
+export function sameSecret(given: string, expected: string): boolean {
+  return sameHash(hashSecret(expected), hashSecret(given));
+}
+
 /**
  * Resolves an API key to its caller, with the account's counters and active subscription at `now`,
  * in one SQL statement (the hot path of every metered request). Null when malformed, unknown or revoked.
