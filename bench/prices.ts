@@ -4,7 +4,7 @@
  * Quotegate requests run the full pipeline (auth, rate limit, credit check, charge), spread over many
  * accounts (see bench/servers.ts); a second GET case uses subscription accounts (no charge write).
  * Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50; batch uses a fifth),
- * BENCH_ACCOUNTS (default 500), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
+ * BENCH_ACCOUNTS (default 2,000: 120 requests a minute each), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
  * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated words: only the cases whose name contains
  * one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
  * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see

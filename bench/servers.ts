@@ -3,7 +3,7 @@
  * the Quotegate app on the bundled data (PGlite in var/bench-pglite, or DATABASE_URL), and a bare
  * node:http server that answers each benchmarked request with the exact bytes Quotegate returned.
  * Every Quotegate request runs the full pipeline: key lookup, rate limit (memory, or Redis with
- * REDIS_URL), credit check and charge. BENCH_ACCOUNTS accounts (default 500) with a billion credits
+ * REDIS_URL), credit check and charge. BENCH_ACCOUNTS accounts (default 2,000) with a billion credits
  * each spread the load so no account reaches its rate limit; as many again hold a subscription
  * (limited but never charged), to show what the charge itself costs.
  * Prints one JSON line {app, bare, keys, subscriptionKeys, ...} when ready.
@@ -25,7 +25,7 @@ import { projectRoot } from '../src/lib/paths.js';
 const env = loadEnv();
 const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
 if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
-const accounts = Number(process.env.BENCH_ACCOUNTS ?? 500);
+const accounts = Number(process.env.BENCH_ACCOUNTS ?? 2000);
 const keys: string[] = [];
 const subscriptionKeys: string[] = [];
 const yearAhead = new Date(Date.now() + 365 * 86_400_000);

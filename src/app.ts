@@ -24,11 +24,15 @@ import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
 import { endpoint } from './catalogue/endpoints.js';
 import { httpDuration, httpRequests, registry } from './lib/metrics.js';
 import { openApiDocument } from './openapi/document.js';
+import { nodeHeaders, type HeaderReader } from './lib/headers.js';
+import { stringifyWithRaw } from './lib/raw-json.js';
 import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable, unauthorized, validationError, validationProblems } from './lib/errors.js';
 import { credentialFromHeaders, sameSecret } from './services/accounts.js';
 import { CallerCache } from './services/caller-cache.js';
+import { QuoteCache } from './services/quote-cache.js';
+import { CreditLeases, type CreditLeaseOptions } from './services/credit-leases.js';
 import { readBodyLimited } from './lib/body.js';
 import { graphqlBodyLimit } from './graphql/types/ingestion.js';
 import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
@@ -51,12 +55,23 @@ export interface AppDeps {
    */
   metricsToken?: string | null;
   /**
-   * Seconds an API-key lookup may be reused by this replica (default 1; 0 = ask the database every
-   * request). A revoked key or disabled account is refused within this bound even if a change signal is lost.
+   * Seconds an API-key lookup may be reused by this replica while it hears change signals (default 30;
+   * 0 = ask the database every request); at most 1 s while its LISTEN connection is down. Every change of
+   * an account is signalled to all replicas at once (services/caller-cache.ts).
    */
   authCacheSeconds?: number;
   /** Origins whose pages may call the service (CORS): exact origins or `*` (default: any origin, no cookies). */
   corsOrigins?: string[];
+  /**
+   * Keep published quotes in this replica's memory (services/quote-cache.ts; default true): invalidated by
+   * every writer's change signal, served at most 1 s after a change whatever fails. False = the database every time.
+   */
+  quoteCache?: boolean;
+  /**
+   * Charge large balances from per-replica credit leases (services/credit-leases.ts; default on): false =
+   * one conditional statement per charge. The app's `close()` flushes and gives the leases back.
+   */
+  creditLeases?: boolean | CreditLeaseOptions;
 }
 
 /** Largest accepted request body in bytes (413 `payload_too_large` above it). */
@@ -69,13 +84,44 @@ interface ServerContext {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/**
+ * An answer before it meets a transport: the fetch API's Response (the `@whatwg-node/server` face) or
+ * node:http's response (the REST fast path). `body` is the whole text; null = none.
+ */
+interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+function jsonReply(status: number, body: unknown, headers: Record<string, string>): Reply {
+  return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
+}
+
+function toResponse(reply: Reply): Response {
+  return new Response(reply.body, { status: reply.status, headers: reply.headers });
+}
+
 function json(status: number, body: unknown, headers: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'Content-Type': JSON_TYPE, ...headers } });
+  return toResponse(jsonReply(status, body, headers));
 }
 
 /** The error envelope (spec: ErrorEnvelope) with X-Request-ID and any headers the error carries. */
+function errorReply(requestId: string, error: ServiceError, metered = false): Reply {
+  return jsonReply(error.status, errorEnvelope(requestId, error, metered), { 'X-Request-ID': requestId, ...error.headers });
+}
+
+/** errorReply as a fetch Response. */
 function errorResponse(requestId: string, error: ServiceError, metered = false): Response {
-  return json(error.status, errorEnvelope(requestId, error, metered), { 'X-Request-ID': requestId, ...error.headers });
+  return toResponse(errorReply(requestId, error, metered));
+}
+
+/** What running a REST route needs of its request, whatever the transport. */
+interface RestRequest {
+  searchParams: URLSearchParams;
+  headers: HeaderReader;
+  /** The fetch Request on the adapter face (bodies and the export's responder need it); null on the fast path. */
+  request: Request | null;
 }
 
 /** The body of the error envelope (spec: ErrorEnvelope): `meta.billable` is false on metered operations. */
@@ -215,6 +261,11 @@ export interface App {
   /** Handles one request in-process. */
   fetch(request: Request): Promise<Response>;
   yoga: YogaServerInstance<ServerContext, Context>;
+  /**
+   * Records every charge still pending in this replica's credit leases and gives them back, then stops the
+   * caches' change listeners (graceful shutdown; requests after it are charged one statement each).
+   */
+  close(): Promise<void>;
 }
 
 /** Builds the request handler. Throws when a route document does not validate against the schema. */
@@ -222,8 +273,10 @@ export function createApp(deps: AppDeps): App {
   const { db, logger } = deps;
   const metricsToken = deps.metricsToken ?? null;
   // API-key lookups cached for at most authCacheSeconds, dropped at once on a change signal (services/caller-cache.ts).
-  const authCacheSeconds = deps.authCacheSeconds ?? 1;
+  const authCacheSeconds = deps.authCacheSeconds ?? 30;
   const callers = authCacheSeconds > 0 ? new CallerCache(db, { maxAgeMs: authCacheSeconds * 1000 }) : null;
+  const quotes = deps.quoteCache === false ? null : new QuoteCache(db);
+  const leases = deps.creditLeases === false ? null : new CreditLeases(db, deps.creditLeases === true ? {} : deps.creditLeases);
   // The request's logger wherever code runs for it (Yoga's error masking has no context of its own).
   const requestScope = new AsyncLocalStorage<RequestState>();
   const log = () => requestScope.getStore()?.log ?? logger;
@@ -239,7 +292,7 @@ export function createApp(deps: AppDeps): App {
     renderGraphiQL: pages.renderGraphiQL,
     logging: false,
     cors: false, // the server adapter's CORS plugin answers for every path (src/plugins/cors.ts)
-    context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}) }),
+    context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}) }),
     maskedErrors: {
       maskError: (error) => {
         const e = error as GraphQLError;
@@ -256,7 +309,12 @@ export function createApp(deps: AppDeps): App {
 
   const routes = ROUTES.map(compile);
 
-  async function runRoute(route: CompiledRoute, match: RegExpExecArray, request: Request, url: URL, state: RequestState): Promise<Response> {
+  /**
+   * Runs one REST route for either transport: parameters to variables (a 422 waits for the credential),
+   * the route's compiled document through the shared envelop pipeline, the result as the documented
+   * payload in its envelope. A Reply, or the route's own Response (the export file).
+   */
+  async function runRoute(route: CompiledRoute, match: RegExpExecArray, input: RestRequest, state: RequestState): Promise<Reply | Response> {
     const { requestId } = state;
     // Parameters are judged after the credential (README, order of checks): a 422 found here waits for it.
     let invalid: ServiceError | null = null;
@@ -271,12 +329,13 @@ export function createApp(deps: AppDeps): App {
         }
       }
       let body: unknown = undefined;
-      if (route.body) body = await readJsonBody(request);
-      variableValues = route.variables({ path, query: url.searchParams, body, headers: request.headers });
+      if (route.body) body = await readJsonBody(input.request!);
+      variableValues = route.variables({ path, query: input.searchParams, body, headers: input.headers });
     } catch (e) {
       if (!(e instanceof ServiceError) || e.status !== 422) throw e;
       invalid = e;
     }
+    const request = input.request ?? { headers: input.headers };
     const { execute, contextFactory } = yoga.getEnveloped({ request, requestId, state, params: { query: DOCUMENTS[route.operationId], variables: variableValues } } as never);
     const contextValue = (await contextFactory()) as Context;
     if (invalid) {
@@ -284,11 +343,12 @@ export function createApp(deps: AppDeps): App {
       throw invalid;
     }
     const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
-    if (result.errors && result.errors.length > 0) return errorResponse(requestId, resultError(result.errors, log()), route.metered);
+    if (result.errors && result.errors.length > 0) return errorReply(requestId, resultError(result.errors, log()), route.metered);
     const payload = route.payload(result.data as Record<string, unknown>);
-    if (route.respond) return route.respond(payload, { db, state, request, logger: log() });
-    const headers = { 'X-Request-ID': requestId, ...route.headers };
-    return route.envelope ? json(200, { data: payload, meta: successMeta(state, route.metered) }, headers) : json(200, payload, headers);
+    if (route.respond) return route.respond(payload, { db, state, request: input.request!, logger: log() });
+    const headers = { 'Content-Type': JSON_TYPE, 'X-Request-ID': requestId, ...route.headers };
+    // Quotes arrive as JSON text made once per cached quote (RawJson): spliced, not serialized again.
+    return { status: 200, headers, body: stringifyWithRaw(route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload) };
   }
 
   async function handle(request: Request): Promise<Response> {
@@ -318,14 +378,18 @@ export function createApp(deps: AppDeps): App {
     }
     response.headers.set('X-Request-ID', state.requestId);
     for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.headers.set(name, value);
+    record(state, request.method, url.pathname, response.status, started);
+    return response;
+  }
+
+  /** One metric and one log line per request (both transports). */
+  function record(state: RequestState, method: string, pathname: string, status: number, started: number): void {
     const seconds = (performance.now() - started) / 1000;
     const operation = state.operationId ?? 'unmatched';
-    const status = String(response.status);
-    httpRequests.inc({ operation, method: request.method, status });
-    httpDuration.observe({ operation, status }, seconds);
+    httpRequests.inc({ operation, method, status: String(status) });
+    httpDuration.observe({ operation, status: String(status) }, seconds);
     // Never the query string's secrets (there are none by contract) nor any header: credentials live in headers only.
-    state.log?.info({ operation, method: request.method, path: url.pathname, status: response.status, ms: Math.round(seconds * 1000) }, 'request');
-    return response;
+    state.log?.info({ operation, method, path: pathname, status, ms: Math.round(seconds * 1000) }, 'request');
   }
 
   async function dispatch(request: Request, state: RequestState): Promise<Response> {
@@ -378,7 +442,8 @@ export function createApp(deps: AppDeps): App {
         if (route.method === request.method || (route.method === 'GET' && request.method === 'HEAD')) {
           metered = route.metered;
           state.operationId = route.operationId;
-          return await runRoute(route, m, request, url, state);
+          const reply = await runRoute(route, m, { searchParams: url.searchParams, headers: request.headers, request }, state);
+          return reply instanceof Response ? reply : toResponse(reply);
         }
         allowed.push(route.method);
       }
@@ -397,11 +462,57 @@ export function createApp(deps: AppDeps): App {
 
   const adapter = createServerAdapter(handle, { plugins: corsPlugins(deps.corsOrigins) });
 
+  /**
+   * The REST route a request may take on the fast path, or null: GET and HEAD of a route that answers
+   * JSON from its parameters (no body, no file), without an Origin header (browsers' requests go through
+   * the adapter, whose CORS plugin answers them). Everything else, 405s and 404s included, goes through
+   * the adapter; both run `runRoute`, so there is one request pipeline.
+   */
+  function fastRoute(method: string | undefined, pathname: string, headers: http.IncomingHttpHeaders): { route: CompiledRoute; match: RegExpExecArray } | null {
+    if ((method !== 'GET' && method !== 'HEAD') || headers.origin !== undefined) return null;
+    if (pathname === '/metrics' || pathname === '/openapi.json' || pages.match(pathname)) return null;
+    for (const route of routes) {
+      const match = route.pattern.exec(pathname);
+      if (!match) continue;
+      return route.method === 'GET' && !route.respond && !route.body ? { route, match } : null;
+    }
+    return null;
+  }
+
+  /**
+   * Serves a fast-path request on node:http directly (issue: serving quotes at the machine's limit, step
+   * "HTTP layer": the fetch-API adapter costs more than half of the machine's throughput on small answers).
+   * Same state, route runner, headers, metrics and log line as `handle`; the answer is written in one go.
+   */
+  async function serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: URL): Promise<void> {
+    const state = newRequestState(crypto.randomUUID());
+    state.log = logger?.child({ request_id: state.requestId });
+    state.head = req.method === 'HEAD';
+    state.operationId = route.operationId;
+    const started = performance.now();
+    let reply: Reply;
+    try {
+      reply = (await requestScope.run(state, () => runRoute(route, match, { searchParams: url.searchParams, headers: nodeHeaders(req.headers), request: null }, state))) as Reply;
+    } catch (error) {
+      reply = errorReply(state.requestId, toServiceError(error, state.log), route.metered);
+    }
+    const body = reply.body ?? '';
+    const headers: Record<string, string> = { ...reply.headers, 'X-Request-ID': state.requestId, ...rateLimitHeaders(state) };
+    headers['Content-Length'] = String(Buffer.byteLength(body));
+    if (!res.destroyed) {
+      res.writeHead(reply.status, headers);
+      // HEAD (README): the GET's status and headers, no body.
+      res.end(state.head ? undefined : body);
+    }
+    record(state, req.method!, url.pathname, reply.status, started);
+  }
+
   const listener: http.RequestListener = (req, res) => {
     // The adapter forms the request URL from the Host header and target; when that fails it would
     // answer 500 with a stack trace, so such requests are answered here (README, request limits).
+    let url: URL;
     try {
-      new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+      url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
     } catch {
       const requestId = crypto.randomUUID();
       const body = JSON.stringify(errorEnvelope(requestId, new ServiceError('bad_request', 400, 'The request target or Host header is malformed.')));
@@ -411,9 +522,19 @@ export function createApp(deps: AppDeps): App {
       logger?.info({ request_id: requestId, operation: 'unmatched', method: req.method, status: 400, ms: 0 }, 'request');
       return;
     }
+    const fast = fastRoute(req.method, url.pathname, req.headers);
+    if (fast) {
+      void serveFast(req, res, fast.route, fast.match, url);
+      return;
+    }
     (adapter as unknown as http.RequestListener)(req, res);
   };
-  return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga };
+  async function close(): Promise<void> {
+    await leases?.close();
+    quotes?.close();
+    callers?.close();
+  }
+  return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga, close };
 }
 
 /** Reads a JSON body up to MAX_BODY_BYTES; 413 above it (see lib/body.ts), 422 for malformed JSON. */

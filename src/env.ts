@@ -66,7 +66,7 @@ const schema = z.object({
    * Seconds a replica may reuse an API-key lookup (0 = never). Changes are pushed to every replica at once
    * (PostgreSQL NOTIFY); this is the bound when a signal is lost: a revoked key is refused within it.
    */
-  AUTH_CACHE_SECONDS: z.coerce.number().min(0).max(1).default(1),
+  AUTH_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(30),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Seconds a client has to send a request's headers; then 408 and the connection is closed (slow clients). */

@@ -124,6 +124,8 @@ export async function startServer(env: Env): Promise<RunningServer> {
       await exportJob?.stop();
       await recorder?.stop();
       await rateLimiter.close();
+      // Charges answered from credit leases are recorded and the leases given back before the database closes.
+      await app.close().catch((err: unknown) => logger.error({ err }, 'recording the last lease charges failed'));
       await db.close();
     },
   };

@@ -34,17 +34,29 @@ export interface Database {
   /**
    * Signals a committed change on `channel` (e.g. `qg_auth` with an account id) to every process of the
    * service: this process's listeners are called before it resolves; other processes get it through
-   * PostgreSQL NOTIFY (PGlite has no other processes). Best effort: a lost signal is covered by the
-   * listeners' own time bound (see services/caller-cache.ts). Never throws.
+   * PostgreSQL NOTIFY (PGlite has no other processes). The NOTIFY is retried for about a second; throws
+   * when it still fails (the change itself is saved: repeating it, which is idempotent, tells them).
    */
   notify(channel: ChangeChannel, payload: string): Promise<void>;
-  /** Calls `listener` for each signal on `channel`, from this process or (PostgreSQL LISTEN) another; returns the unsubscribe. */
+  /**
+   * Calls `listener` for each signal on `channel`, from this process or (PostgreSQL LISTEN) another; returns the
+   * unsubscribe. When the LISTEN connection is (re)established every listener gets `*` (signals may have been
+   * missed while it was down: drop everything).
+   */
   onNotify(channel: ChangeChannel, listener: (payload: string) => void): () => void;
+  /**
+   * True while signals from every process reach this one (PGlite: always; PostgreSQL: while the LISTEN connection
+   * is up). Caches serve long-lived entries only while this holds and fall back on a short age bound otherwise.
+   */
+  listening(): boolean;
   close(): Promise<void>;
 }
 
-/** Change channels: `qg_auth` carries the id of an account whose keys, subscription, credits or state changed. */
-export type ChangeChannel = 'qg_auth';
+/**
+ * Change channels: `qg_auth` carries the id of an account whose keys, subscription, credits or state changed;
+ * `qg_quotes` an app id (or `*`) whose published quotes or valuations changed (services/quote-cache.ts).
+ */
+export type ChangeChannel = 'qg_auth' | 'qg_quotes';
 
 /** Where to connect: a PostgreSQL URL, or a PGlite data directory (`memory://` for in-memory). */
 export type DatabaseTarget = { url: string } | { pgliteDir: string };
@@ -64,6 +76,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let publish: (channel: ChangeChannel, payload: string) => Promise<void> = async () => {};
   let listen: (channel: ChangeChannel) => void = () => {};
   let stopListening: () => Promise<void> = async () => {};
+  let listening = () => true;
   if ('url' in target) {
     const url = target.url;
     const pool = new pg.Pool({ connectionString: target.url, max: 10 });
@@ -78,6 +91,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     // One LISTEN connection per process, opened at the first listener, reopened after a loss (with a pause).
     const channels = new Set<ChangeChannel>();
     let listener: pg.Client | null = null;
+    // The listener once its LISTEN statements went through (null while connecting or lost).
+    let connected: pg.Client | null = null;
     let closed = false;
     const connectListener = async (): Promise<void> => {
       if (closed || listener) return;
@@ -86,6 +101,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       const lost = () => {
         if (listener !== client) return;
         listener = null;
+        connected = null;
         void client.end().catch(() => undefined);
         if (!closed) setTimeout(() => void connectListener(), 1000).unref();
       };
@@ -97,10 +113,14 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       try {
         await client.connect();
         for (const c of channels) await client.query(`LISTEN ${c}`);
+        connected = client;
+        // Anything signalled while no connection listened is unknown: every listener drops everything.
+        for (const c of channels) local.emit(c, '*');
       } catch {
         lost();
       }
     };
+    listening = () => connected !== null && connected === listener;
     listen = (channel) => {
       if (channels.has(channel)) return;
       channels.add(channel);
@@ -173,10 +193,16 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     withLock,
     async notify(channel, payload) {
       local.emit(channel, payload);
-      try {
-        await publish(channel, payload);
-      } catch {
-        // other processes fall back on their time bound
+      // Other replicas cache for longer than their 1 s fallback only while they hear these signals: a publish
+      // is retried for about a second, and then the change's caller hears that it may not have reached them.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await publish(channel, payload);
+          return;
+        } catch (e) {
+          if (attempt >= 4) throw new Error(`the change was saved, but other replicas were not told (${channel} ${payload}); repeat the change`, { cause: e });
+          await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+        }
       }
     },
     onNotify(channel, listener) {
@@ -184,6 +210,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       listen(channel);
       return () => local.off(channel, listener);
     },
+    listening: () => listening(),
     async close() {
       await stopListening();
       await prisma.$disconnect();

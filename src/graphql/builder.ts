@@ -9,6 +9,7 @@ import type { Context } from './context.js';
 import { formatDecimal } from '../lib/money.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
 import { validationError } from '../lib/errors.js';
+import type { RawJson } from '../lib/raw-json.js';
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -19,6 +20,7 @@ export const builder = new SchemaBuilder<{
     Date: { Input: string; Output: Date };
     Credits: { Input: bigint; Output: bigint };
     JSONObject: { Input: Record<string, unknown>; Output: object };
+    QuotesJSON: { Input: never; Output: RawJson };
   };
 }>({
   plugins: [ValidationPlugin],
@@ -59,6 +61,16 @@ builder.scalarType('JSONObject', {
   parseValue: (value) => {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError('expected a JSON object');
     return value as Record<string, unknown>;
+  },
+});
+
+builder.scalarType('QuotesJSON', {
+  description:
+    'A list of quotes exactly as the REST API writes them (MarketQuoteOut objects: snake_case names, amounts as strings), as one JSON value.',
+  // The text made once per cached quote is spliced into REST answers as is (lib/raw-json.ts); GraphQL answers parse it.
+  serialize: (value) => value,
+  parseValue: () => {
+    throw new TypeError('QuotesJSON is an output type');
   },
 });
 

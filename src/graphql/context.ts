@@ -2,6 +2,7 @@
  * The per-request context shared by both faces: database, caller, request id and DataLoaders.
  * Loaders are created lazily per request, so one request batches its reads and never sees another's.
  */
+import type { HeaderReader } from '../lib/headers.js';
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
@@ -21,10 +22,16 @@ import { loadQuotes, type MarketQuote } from '../services/quotes.js';
 import { defaultStatusSettings, type StatusSettings } from '../services/status.js';
 import type { Charge } from '../services/billing.js';
 import type { CallerCache } from '../services/caller-cache.js';
+import type { QuoteCache } from '../services/quote-cache.js';
+import type { CreditLeases } from '../services/credit-leases.js';
 
 /** Loaders of one request. Keys of `quotes`: `appId + '\u0000' + marketHashName`. */
 export class Loaders {
-  constructor(private readonly db: Database) {}
+  /** `quoteCache`: the replica's cache of published quotes (services/quote-cache.ts); absent = always the database. */
+  constructor(
+    private readonly db: Database,
+    private readonly quoteCache?: QuoteCache,
+  ) {}
   private cache = new Map<string, DataLoader<never, never>>();
   private make<K, V>(name: string, batch: (keys: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
     let l = this.cache.get(name) as DataLoader<K, V> | undefined;
@@ -58,7 +65,7 @@ export class Loaders {
   get currency() {
     return this.make('currency', (ids: readonly number[]) => catalogue.currenciesById(this.db.prisma, ids));
   }
-  /** Quotes per item; one pair of SQL queries per app id for all names requested in one tick. */
+  /** Quotes per item: from the replica's quote cache, else one SQL statement per app id for all names requested in one tick. */
   get quotes() {
     return this.make('quotes', async (keys: readonly string[]): Promise<(MarketQuote[] | null)[]> => {
       const byApp = new Map<string, string[]>();
@@ -70,7 +77,7 @@ export class Loaders {
       }
       const found = new Map<string, MarketQuote[]>();
       for (const [app, names] of byApp) {
-        const quotes = await loadQuotes(this.db, app, names);
+        const quotes = this.quoteCache ? await this.quoteCache.load(app, names) : await loadQuotes(this.db, app, names);
         for (const [name, list] of quotes) found.set(`${app}\u0000${name}`, list);
       }
       return keys.map((k) => found.get(k) ?? null);
@@ -130,6 +137,8 @@ export interface Context {
   status: StatusSettings;
   /** The replica's cache of API-key lookups, when the app has one (metering keeps its balances current). */
   callers?: CallerCache;
+  /** The replica's credit leases, when the app has them: metering charges through them. */
+  leases?: CreditLeases;
   /**
    * The `user` caller behind the request's API key, allowed to run catalogue operation `operationId`;
    * the credential is looked up once per request. Throws 401 `unauthorized` (missing, malformed,
@@ -147,10 +156,14 @@ export interface ContextOptions {
   status?: StatusSettings;
   /** API-key lookups cached per replica (services/caller-cache.ts); absent = every request asks the database. */
   callers?: CallerCache;
+  /** Published quotes cached per replica (services/quote-cache.ts); absent = every request asks the database. */
+  quotes?: QuoteCache;
+  /** The replica's credit leases (services/credit-leases.ts); absent = one charge statement per request. */
+  leases?: CreditLeases;
 }
 
 /** Builds a request context; the credential lookup happens only when a resolver or plugin asks for the caller. */
-export function createContext(db: Database, state: RequestState, headers: Headers, opts: ContextOptions = {}): Context {
+export function createContext(db: Database, state: RequestState, headers: HeaderReader, opts: ContextOptions = {}): Context {
   let pending: Promise<Caller> | null = null;
   const now = opts.clock ? opts.clock() : new Date();
   const caller = () => {
@@ -175,10 +188,11 @@ export function createContext(db: Database, state: RequestState, headers: Header
     db,
     requestId: state.requestId,
     state,
-    loaders: new Loaders(db),
+    loaders: new Loaders(db, opts.quotes),
     now,
     status: opts.status ?? defaultStatusSettings(),
     ...(opts.callers ? { callers: opts.callers } : {}),
+    ...(opts.leases ? { leases: opts.leases } : {}),
     async requireUser(operationId) {
       const c = await caller();
       if (c.role !== 'user') throw forbidden('This operation needs an API key; service tokens may only call the sync mutations.');

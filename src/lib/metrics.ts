@@ -40,6 +40,13 @@ export const creditsCharged = new Counter({
   registers: [registry],
 });
 
+/** Charges answered from a credit lease that was swept before they were recorded (services/credit-leases.ts). */
+export const creditLeaseDropped = new Counter({
+  name: 'quotegate_credit_lease_dropped_total',
+  help: 'Charges answered from a lease that expired before they were recorded (served, not charged).',
+  registers: [registry],
+});
+
 /** Requests refused with 429, by catalogue operation. */
 export const rateLimitRejections = new Counter({
   name: 'quotegate_rate_limit_rejections_total',

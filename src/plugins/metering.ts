@@ -214,12 +214,14 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
             let charge: Charge | undefined;
             if (cost > 0n) {
               charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
-              const left = await chargeCredits(ctx.db, charge);
+              // The export's charge can be refunded (its ledger row is named), so it is never taken from a lease.
+              const direct = charged.some((f) => f.row.operationId === 'exportPrices');
+              const left = ctx.leases ? await ctx.leases.charge(charge, remaining, direct) : await chargeCredits(ctx.db, charge);
               if (left === null) {
                 ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale
                 ctx.state.billing = null;
                 const now = (await ctx.db.query<{ remaining: string }>(
-                  `SELECT GREATEST(credits_total - credits_used, 0)::text AS remaining FROM account WHERE id = $1`,
+                  `SELECT GREATEST(credits_total - credits_used - credits_reserved, 0)::text AS remaining FROM account WHERE id = $1`,
                   [caller.accountId],
                 ))[0];
                 setResult({ errors: [creditInsufficient(cost, BigInt(now?.remaining ?? '0'))] });

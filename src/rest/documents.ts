@@ -1,31 +1,9 @@
 /**
  * The GraphQL documents behind the REST routes. Aliases give each field its REST name, so a
- * document's result is already the documented JSON shape (spec field names are exact).
+ * document's result is already the documented JSON shape (spec field names are exact). Quotes are
+ * selected as `marketsJson`: the text `quoteJson` (services/quotes.ts) wrote once per cached quote.
  */
 
-const QUOTE_FIELDS = `
-  market_code: marketCode
-  provider_code: providerCode
-  side
-  market_currency_code: marketCurrencyCode
-  market_price_amount: marketPriceAmount
-  quantity
-  is_quantity_minimum: isQuantityMinimum
-  is_all_items_same_price: isAllItemsSamePrice
-  changed_at: changedAt
-  observed_at: observedAt
-  delisted_at: delistedAt
-  fresh_at: freshAt
-  valuation {
-    valuation_date: valuationDate
-    credibility
-    uncertainty
-    is_two_sided: isTwoSided
-    ask_amount: askAmount
-    bid_amount: bidAmount
-    ask_quote_count: askQuoteCount
-    bid_quote_count: bidQuoteCount
-  }`;
 
 const WEBSITE_FIELDS = `code name url category subCategory is_deprecated: isDeprecated`;
 
@@ -70,10 +48,10 @@ export const DOCUMENTS = {
   getCurrency: `query getCurrency($id: Int!) { currency(id: $id) { ${CURRENCY_FIELDS} } }`,
   getPrices: `query getPrices($marketHashName: String!, $appId: String!, $markets: [String!], $side: SideFilter!) {
     prices(marketHashName: $marketHashName, appId: $appId, markets: $markets, side: $side) {
-      app_id: appId market_hash_name: marketHashName markets { ${QUOTE_FIELDS} } } }`,
+      app_id: appId market_hash_name: marketHashName markets: marketsJson } }`,
   batchPrices: `query batchPrices($marketHashNames: [String!]!, $appId: String!, $markets: [String!], $side: SideFilter!) {
     batchPrices(marketHashNames: $marketHashNames, appId: $appId, markets: $markets, side: $side) {
-      app_id: appId side items { market_hash_name: marketHashName markets { ${QUOTE_FIELDS} } } } }`,
+      app_id: appId side items { market_hash_name: marketHashName markets: marketsJson } } }`,
   exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
     priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {
       snapshotId etag generatedAt byteSize notModified } }`,

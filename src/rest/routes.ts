@@ -3,6 +3,7 @@
  * document it runs, how request parameters become variables (validated with the shared zod rules;
  * every invalid parameter is reported), and how the result becomes the documented payload.
  */
+import type { HeaderReader } from '../lib/headers.js';
 import type { z } from 'zod';
 import * as v from '../validation/params.js';
 import { validationError, type ValidationDetail } from '../lib/errors.js';
@@ -20,7 +21,7 @@ export interface RouteInput {
   path: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
-  headers: Headers;
+  headers: HeaderReader;
 }
 
 /** What a route's own responder gets besides the payload. */

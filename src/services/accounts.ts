@@ -10,6 +10,7 @@
  * soon as anything about it is known (a key, credits, a subscription); its profile "has reached the
  * API" once it is synced (`profile_synced_at`), and only then does GET /me answer 200.
  */
+import type { HeaderReader } from '../lib/headers.js';
 import crypto from 'node:crypto';
 import type { Database } from '../db/client.js';
 import { ServiceError, notFound, validationError } from '../lib/errors.js';
@@ -159,7 +160,7 @@ export async function authenticateToken(db: Pick<Database, 'query'>, token: stri
  * The credential a request carries: `Authorization: Bearer <secret>` or `X-API-Key: <secret>`.
  * Returns null when neither header is present, `''` when a header is present but malformed.
  */
-export function credentialFromHeaders(headers: Headers): string | null {
+export function credentialFromHeaders(headers: HeaderReader): string | null {
   const auth = headers.get('authorization');
   if (auth !== null) {
     const m = /^Bearer[ ]+(\S+)\s*$/i.exec(auth);

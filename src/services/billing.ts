@@ -56,16 +56,16 @@ export interface Charge {
 }
 
 /**
- * Charges `cost` credits if the balance covers them, with its ledger row, in one statement.
- * Returns the remaining balance after the charge, or null when the balance no longer covers it
- * (nothing is written then).
+ * Charges `cost` credits if the available balance (total - used - reserved by replicas' leases, see
+ * credit-leases.ts) covers them, with its ledger row, in one statement. Returns the available balance
+ * after the charge, or null when it no longer covers it (nothing is written then).
  */
 export async function chargeCredits(db: Pick<Database, 'query'>, c: Charge): Promise<bigint | null> {
   const rows = await db.query<{ remaining: string }>(
     `WITH debit AS (
        UPDATE account SET credits_used = credits_used + $2
-        WHERE id = $1 AND credits_total - credits_used >= $2
-        RETURNING id, credits_total - credits_used AS remaining
+        WHERE id = $1 AND credits_total - credits_used - credits_reserved >= $2
+        RETURNING id, credits_total - credits_used - credits_reserved AS remaining
      ), entry AS (
        INSERT INTO credit_ledger (account_id, kind, amount, operation_id, request_id, key_id)
        SELECT id, 'charge', $2, $3, $4, $5::uuid FROM debit

@@ -3,8 +3,11 @@
  * learn who is calling (issue: serving quotes at the machine's limit, step "caller").
  *
  * Freshness rules (README, Choices: credentials):
- * - An entry lives at most `maxAgeMs` (default 1,000 ms): whatever else fails, a revoked key, a
- *   disabled account or a changed subscription is seen within that bound on every replica.
+ * - An entry lives at most `maxAgeMs` (default 30 s) while the replica hears change signals
+ *   (`Database.listening`), and at most `unlistenedMaxAgeMs` (1 s) while its LISTEN connection is down;
+ *   when that connection comes back every entry is dropped. A change whose signal cannot be sent is
+ *   reported to its caller (Database.notify throws), so a revoked key or disabled account is refused
+ *   within 1 s on every replica unless the operator was told it was not.
  * - Every change of an account's keys, state, subscriptions or credit total signals `qg_auth` with the
  *   account id (Database.notify: at once in this process, PostgreSQL NOTIFY to the others), and each
  *   replica drops that account's entries when the signal arrives.
@@ -18,9 +21,12 @@
 import type { Database } from '../db/client.js';
 import { authenticateKey, hashSecret, type UserCaller } from './accounts.js';
 
-/** Options of the cache: the bound on an entry's age (ms) and on the number of entries. */
+/** Options of the cache: the bounds on an entry's age (ms) and on the number of entries. */
 export interface CallerCacheOptions {
+  /** Longest an entry is reused while this replica hears change signals (Database.listening; default 30,000 ms). */
   maxAgeMs?: number;
+  /** Longest an entry is reused while it does not (its LISTEN connection is down; default 1,000 ms). */
+  unlistenedMaxAgeMs?: number;
   maxEntries?: number;
 }
 
@@ -36,6 +42,7 @@ export class CallerCache {
   /** Hashes of the cached keys of each account. */
   private readonly byAccount = new Map<string, Set<string>>();
   private readonly maxAgeMs: number;
+  private readonly unlistenedMaxAgeMs: number;
   private readonly maxEntries: number;
   private readonly unsubscribe: () => void;
 
@@ -43,9 +50,10 @@ export class CallerCache {
     private readonly db: Database,
     opts: CallerCacheOptions = {},
   ) {
-    this.maxAgeMs = opts.maxAgeMs ?? 1000;
+    this.maxAgeMs = opts.maxAgeMs ?? 30_000;
+    this.unlistenedMaxAgeMs = Math.min(opts.unlistenedMaxAgeMs ?? 1000, this.maxAgeMs);
     this.maxEntries = opts.maxEntries ?? 100_000;
-    this.unsubscribe = db.onNotify('qg_auth', (accountId) => this.forgetAccount(accountId));
+    this.unsubscribe = db.onNotify('qg_auth', (accountId) => (accountId === '*' ? this.clear() : this.forgetAccount(accountId)));
   }
 
   /**
@@ -55,7 +63,8 @@ export class CallerCache {
   async lookup(key: string, now: Date): Promise<UserCaller | null> {
     const hash = hashSecret(key);
     const entry = this.byHash.get(hash);
-    if (entry && performance.now() - entry.at < this.maxAgeMs && !subscriptionEnded(entry.caller, now)) return entry.caller;
+    const maxAge = this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs;
+    if (entry && performance.now() - entry.at < maxAge && !subscriptionEnded(entry.caller, now)) return entry.caller;
     const at = performance.now();
     const caller = await authenticateKey(this.db, key, now);
     this.remove(hash); // re-inserted below: newest last, so the oldest is dropped first
@@ -88,6 +97,12 @@ export class CallerCache {
   /** Drops every cached key of the account (a change signal, or a charge the balance no longer covered). */
   forgetAccount(accountId: string): void {
     for (const hash of [...(this.byAccount.get(accountId) ?? [])]) this.remove(hash);
+  }
+
+  /** Drops every entry (the LISTEN connection came back: signals may have been missed). */
+  clear(): void {
+    this.byHash.clear();
+    this.byAccount.clear();
   }
 
   /** Number of cached keys (for tests and metrics). */

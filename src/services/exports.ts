@@ -23,7 +23,7 @@ import type { Database } from '../db/client.js';
 import { formatDecimal } from '../lib/money.js';
 import { snapshotBuildSeconds } from '../lib/metrics.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
-import { filterQuotes, loadQuotes, type MarketQuote, type SideFilter } from './quotes.js';
+import { filterQuotes, loadQuotes, quotesText, type MarketQuote, type SideFilter } from './quotes.js';
 
 /** The sides a snapshot is built for. */
 export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
@@ -31,38 +31,6 @@ export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
 export const CHUNK_BYTES = 1024 * 1024;
 /** Item names per page read while building (about 20k quotes at 40 markets: bounds the build's memory). */
 export const PAGE_ITEMS = 250;
-
-/** A quote as JSON, exactly as GET /prices writes it (spec: MarketQuoteOut, ValuationOut). */
-export function quoteJson(q: MarketQuote): Record<string, unknown> {
-  const v = q.valuation;
-  return {
-    market_code: q.marketCode,
-    provider_code: q.providerCode,
-    side: q.side,
-    market_currency_code: q.currencyCode,
-    market_price_amount: q.price === null ? null : formatDecimal(q.price),
-    quantity: q.quantity,
-    is_quantity_minimum: q.isQuantityMinimum,
-    is_all_items_same_price: q.isAllItemsSamePrice,
-    changed_at: formatTimestamp(q.changedAt),
-    observed_at: q.observedAt === null ? null : formatTimestamp(q.observedAt),
-    delisted_at: q.delistedAt === null ? null : formatTimestamp(q.delistedAt),
-    fresh_at: formatTimestamp(q.freshAt),
-    valuation:
-      v === null
-        ? null
-        : {
-            valuation_date: formatDate(v.valuationDate),
-            credibility: v.credibility,
-            uncertainty: v.uncertainty,
-            is_two_sided: v.isTwoSided,
-            ask_amount: formatDecimal(v.askAmount),
-            bid_amount: v.bidAmount === null ? null : formatDecimal(v.bidAmount),
-            ask_quote_count: v.askQuoteCount,
-            bid_quote_count: v.bidQuoteCount,
-          },
-  };
-}
 
 /** The snapshot currently served for an app id and side. */
 export interface Snapshot {
@@ -290,7 +258,7 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
         for (const out of outs) {
           const list = filterQuotes(all, { markets: null, side: out.side });
           if (list.length === 0) continue;
-          const text = Buffer.from((out.items === 0 ? '' : ',') + JSON.stringify({ market_hash_name: name, markets: list.map(quoteJson) }));
+          const text = Buffer.from((out.items === 0 ? '' : ',') + `{"market_hash_name":${JSON.stringify(name)},"markets":${quotesText(list)}}`);
           out.itemsHash.update(text);
           out.items += 1;
           out.quotes += list.length;

@@ -14,6 +14,7 @@
  * confirms the market's quotes for its day.
  * Bulk writes are SQL over `unnest` arrays (one statement per chunk), not row-by-row Prisma calls.
  */
+import { quotesChanged, signalQuotes } from './quote-cache.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ingestedObservations } from '../lib/metrics.js';
 import type { Money } from '../lib/money.js';
@@ -215,6 +216,8 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   ingestedObservations.inc({ outcome: 'inserted' }, result.inserted);
   ingestedObservations.inc({ outcome: 'updated' }, result.updated);
   ingestedObservations.inc({ outcome: 'skipped' }, result.skipped);
+  // Quote caches of every replica drop their entries when this commits (services/quote-cache.ts).
+  if (result.inserted + result.updated > 0) await signalQuotes(db);
   return result;
 }
 
@@ -293,6 +296,7 @@ export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<
     providerCode,
     completed,
   );
+  if (freshened + delisted > 0) await signalQuotes(db);
   return { freshened, delisted };
 }
 
@@ -301,12 +305,16 @@ export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<
  * back every row, the ingestion counters included). Validation is the caller's job (src/validation/ingest.ts).
  */
 export async function ingestBatch(prisma: PrismaClient, observations: QuoteObservation[], opts: { now?: Date } = {}): Promise<IngestResult> {
-  return prisma.$transaction((tx) => ingestQuotes(tx, observations, opts), { maxWait: 30_000, timeout: 300_000 });
+  const result = await prisma.$transaction((tx) => ingestQuotes(tx, observations, opts), { maxWait: 30_000, timeout: 300_000 });
+  quotesChanged(); // again after the commit: a read between the signal and the commit cached the old rows
+  return result;
 }
 
 /** `completeMarketScan` in one transaction. */
 export async function completeMarketScanTx(prisma: PrismaClient, scan: ScanCompletion): Promise<ScanResult> {
-  return prisma.$transaction((tx) => completeMarketScan(tx, scan), { maxWait: 30_000, timeout: 300_000 });
+  const result = await prisma.$transaction((tx) => completeMarketScan(tx, scan), { maxWait: 30_000, timeout: 300_000 });
+  quotesChanged(); // after the commit, as in ingestBatch
+  return result;
 }
 
 /** The catalogue facts collector rows are checked against: market code -> currency and deprecation. */

@@ -8,7 +8,8 @@
  * Quotes are sorted by market code then side, by code point.
  */
 import type { Database } from '../db/client.js';
-import { toMoney, type Money } from '../lib/money.js';
+import { formatDecimal, toMoney, type Money } from '../lib/money.js';
+import { formatDate, formatTimestamp } from '../lib/time.js';
 import { byCodePoint } from '../lib/order.js';
 
 /** Market code of the consensus valuation quote. */
@@ -178,4 +179,60 @@ export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, nam
 export function filterQuotes(quotes: readonly MarketQuote[], filter: QuoteFilter): MarketQuote[] {
   const markets = filter.markets ? new Set(filter.markets) : null;
   return quotes.filter((q) => (markets === null || markets.has(q.marketCode)) && (filter.side === 'all' || q.side === filter.side));
+}
+
+/**
+ * A quote as the REST API writes it (spec: MarketQuoteOut, ValuationOut): snake_case names, amounts as
+ * decimal strings in the market's currency, RFC 3339 timestamps. The one JSON writer of a quote: GET
+ * /prices, POST /prices/batch and the export file all use it (through `quoteText`).
+ */
+export function quoteJson(q: MarketQuote): Record<string, unknown> {
+  const v = q.valuation;
+  return {
+    market_code: q.marketCode,
+    provider_code: q.providerCode,
+    side: q.side,
+    market_currency_code: q.currencyCode,
+    market_price_amount: q.price === null ? null : formatDecimal(q.price),
+    quantity: q.quantity,
+    is_quantity_minimum: q.isQuantityMinimum,
+    is_all_items_same_price: q.isAllItemsSamePrice,
+    changed_at: formatTimestamp(q.changedAt),
+    observed_at: q.observedAt === null ? null : formatTimestamp(q.observedAt),
+    delisted_at: q.delistedAt === null ? null : formatTimestamp(q.delistedAt),
+    fresh_at: formatTimestamp(q.freshAt),
+    valuation:
+      v === null
+        ? null
+        : {
+            valuation_date: formatDate(v.valuationDate),
+            credibility: v.credibility,
+            uncertainty: v.uncertainty,
+            is_two_sided: v.isTwoSided,
+            ask_amount: formatDecimal(v.askAmount),
+            bid_amount: v.bidAmount === null ? null : formatDecimal(v.bidAmount),
+            ask_quote_count: v.askQuoteCount,
+            bid_quote_count: v.bidQuoteCount,
+          },
+  };
+}
+
+/** JSON texts of quote objects, made once per object (cached quotes keep theirs while they stay cached). */
+const texts = new WeakMap<MarketQuote, string>();
+
+/** `quoteJson(q)` as JSON text, written once per quote object. */
+export function quoteText(q: MarketQuote): string {
+  let text = texts.get(q);
+  if (text === undefined) {
+    text = JSON.stringify(quoteJson(q));
+    texts.set(q, text);
+  }
+  return text;
+}
+
+/** A list of quotes as a JSON array text (see quoteText). */
+export function quotesText(quotes: readonly MarketQuote[]): string {
+  let out = '[';
+  for (let i = 0; i < quotes.length; i++) out += (i === 0 ? '' : ',') + quoteText(quotes[i]!);
+  return out + ']';
 }

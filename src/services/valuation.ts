@@ -12,6 +12,7 @@
  * Published: amounts in CNY (4 decimals), `computed_at` = computation time (the quote's changed_at and
  * fresh_at), valuation_date = D. Retention: valuations of the 8 newest valued dates, closes of the 10 newest days.
  */
+import { quotesChanged, signalQuotes } from './quote-cache.js';
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { formatDate } from '../lib/time.js';
@@ -420,9 +421,11 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
         c.stats.counts.twoSided,
         stats,
       );
+      await signalQuotes(tx); // the CSCP quotes change when this commits (services/quote-cache.ts)
     },
     { maxWait: 30_000, timeout: 600_000 },
   );
+  quotesChanged();
   await pruneValuationData(db);
   return { date: day, items: c.items.length, twoSided: c.stats.counts.twoSided, oneSided: c.stats.counts.oneSided, durationMs, computedAt };
 }
@@ -432,7 +435,15 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
  * prunes nothing) and the closes of the CLOSE_RETENTION_DAYS newest close days.
  */
 export async function pruneValuationData(db: Pick<Database, 'query'>): Promise<void> {
-  await db.query(`DELETE FROM valuation WHERE valuation_date < (SELECT max(valuation_date) FROM valuation) - $1::int`, [VALUATION_RETENTION_DATES - 1]);
+  const pruned = await db.query(
+    `DELETE FROM valuation WHERE valuation_date < (SELECT max(valuation_date) FROM valuation) - $1::int RETURNING 1`,
+    [VALUATION_RETENTION_DATES - 1],
+  );
+  if (pruned.length > 0) {
+    // An item whose newest valuation was pruned loses its CSCP quote: quote caches drop their entries.
+    await db.query(`SELECT count(*)::int AS n FROM pg_notify('qg_quotes', '*')`);
+    quotesChanged();
+  }
   await db.query(`DELETE FROM valuation_run WHERE valuation_date < (SELECT max(valuation_date) FROM valuation) - $1::int`, [VALUATION_RETENTION_DATES - 1]);
   await db.query(`DELETE FROM daily_close WHERE day < (SELECT max(day) FROM daily_close) - $1::int`, [CLOSE_RETENTION_DAYS - 1]);
 }

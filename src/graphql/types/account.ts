@@ -143,6 +143,7 @@ builder.queryFields((t) => ({
     description: 'The account of the calling API key (REST: GET /me). Error `not_found` while the account has not been synced yet.',
     resolve: async (_r, _a, ctx) => {
       const caller = await ctx.requireUser('getMe');
+      await ctx.leases?.flush(caller.accountId); // what this replica charged from its lease shows at once
       const view = await syncUserView(ctx.db, caller.accountId, ctx.now);
       if (!view) throw notFound('This account has not reached the API yet; retry shortly.');
       return view;

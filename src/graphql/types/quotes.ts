@@ -5,7 +5,8 @@ import { builder, listComplexity } from '../builder.js';
 /** Cost-limit bound of one item's quote list (markets x sides, with the valuation). */
 const MAX_MARKETS_PER_ITEM = 48;
 import * as v from '../../validation/params.js';
-import { filterQuotes, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
+import { RawJson } from '../../lib/raw-json.js';
+import { filterQuotes, quotesText, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
 import { notFound } from '../../lib/errors.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import { WebsiteRef } from './catalogue.js';
@@ -72,6 +73,11 @@ const ItemPricesRef = builder.objectRef<ItemPrices>('ItemPrices').implement({
     appId: t.exposeString('appId'),
     marketHashName: t.exposeString('marketHashName'),
     markets: t.field({ type: [MarketQuoteRef], extensions: listComplexity(MAX_MARKETS_PER_ITEM), resolve: (x) => x.markets }),
+    marketsJson: t.field({
+      type: 'QuotesJSON',
+      description: 'The same quotes in the REST shape (what GET /prices answers in `markets`), as one JSON value.',
+      resolve: (x) => new RawJson(quotesText(x.markets)),
+    }),
   }),
 });
 
@@ -79,6 +85,11 @@ const BatchItemRef = builder.objectRef<BatchPrices['items'][number]>('BatchItem'
   fields: (t) => ({
     marketHashName: t.exposeString('marketHashName'),
     markets: t.field({ type: [MarketQuoteRef], extensions: listComplexity(MAX_MARKETS_PER_ITEM), resolve: (x) => x.markets }),
+    marketsJson: t.field({
+      type: 'QuotesJSON',
+      description: 'The same quotes in the REST shape (what POST /prices/batch answers in `markets`), as one JSON value.',
+      resolve: (x) => new RawJson(quotesText(x.markets)),
+    }),
   }),
 });
 

@@ -1,0 +1,296 @@
+/**
+ * Billing without a database commit per request (issue: serving quotes at the machine's limit, step 5):
+ * each replica reserves a block of an account's balance (a lease) with one conditional statement,
+ * spends it in memory, and records what it spent in batches. Still exact across any number of
+ * replicas: a credit is either unreserved, held by exactly one lease, or used, and every statement
+ * that moves credits between those states is conditional.
+ *
+ * States of an account's credits (PostgreSQL, table `account` and `credit_lease`):
+ * - available = credits_total - credits_used - credits_reserved; a reservation needs available >= its size.
+ * - credits_reserved = sum of its leases' `amount` (reserved, not yet recorded as used).
+ * - credits_used = sum(charge) - sum(refund) of the ledger, as before: a flush moves spent credits from
+ *   reserved to used and writes their ledger rows (one per request, with its request id, key and time)
+ *   in the same statement.
+ *
+ * Rules:
+ * - Only accounts with at least `minBalance` credits available take leases; a lease is at most
+ *   1/16 of what is available and at most `maxLease`. Below that, and for operations whose charge can
+ *   be refunded (the export: the refund names its ledger row), each charge is one conditional statement
+ *   (`chargeCredits`), which counts reserved credits as unavailable. When the balance falls below
+ *   `minBalance` a replica returns its lease at the next flush.
+ * - Spent credits are flushed every `flushMs` (default 200 ms), on `flush()` (GET /me first flushes
+ *   its account, so it shows what this replica charged), when a lease is given back, and on `close()`.
+ * - A lease unused for `idleMs` (default 2 s) is given back. A lease is renewed by every flush that
+ *   records spending on it; its row expires `leaseSeconds` (default 30 s) after the last renewal, and
+ *   this replica stops spending it 10 s before that (clock skew and a slow flush cannot make both
+ *   sides use it).
+ * - Any replica sweeps expired leases (those of a replica that died) back to available, every 5 s.
+ *
+ * Crash bound (docs/architecture.md, Billing): a replica killed without warning loses the charges it
+ * answered since its last flush (at most `flushMs` of its traffic, and never more than its leases):
+ * those requests were served and are not charged; the customer is never charged for anything not
+ * served, and no replica ever spends more than the balance. The reserved remainder comes back when the
+ * lease expires. Spending recorded against a lease that was already swept (its replica was cut off from
+ * the database for longer than the lease) is dropped for the same reason, and counted in
+ * `quotegate_credit_lease_dropped_total`.
+ */
+import crypto from 'node:crypto';
+import type { Database } from '../db/client.js';
+import { chargeCredits, type Charge } from './billing.js';
+import { creditLeaseDropped } from '../lib/metrics.js';
+
+/** Options of the lease manager (see the module doc); amounts in whole credits, times in ms unless named. */
+export interface CreditLeaseOptions {
+  /** Accounts with fewer credits available are charged one statement per request (default 10,000). */
+  minBalance?: bigint;
+  /** Largest lease (default 1,000 credits). */
+  maxLease?: bigint;
+  /** Interval between flushes of spent credits (default 200 ms). */
+  flushMs?: number;
+  /** A lease unused this long is given back (default 2,000 ms). */
+  idleMs?: number;
+  /** Lifetime of a lease row after its last renewal, in seconds (default 30). */
+  leaseSeconds?: number;
+  /** This replica's name in `credit_lease.replica_id` (default a random id). */
+  replicaId?: string;
+}
+
+interface Lease {
+  id: string;
+  accountId: string;
+  /** Credits reserved and not yet spent. */
+  left: bigint;
+  /** Charges answered and not yet flushed. */
+  pending: (Charge & { at: Date })[];
+  /** Credits available (unreserved) at the last statement that touched this lease. */
+  available: bigint;
+  /** Size of the next reservation: doubles on each refill, up to maxLease. */
+  size: bigint;
+  /** performance.now() ms after which this replica no longer spends the lease. */
+  validUntil: number;
+  /** performance.now() ms of the last charge. */
+  lastUsed: number;
+  /** A reservation in flight (concurrent charges of the account wait for it). */
+  refilling: Promise<boolean> | null;
+}
+
+const RESERVE_SQL = `
+WITH up AS (
+  UPDATE account SET credits_reserved = credits_reserved + $2
+   WHERE id = $1 AND credits_total - credits_used - credits_reserved >= $2
+   RETURNING id, credits_total - credits_used - credits_reserved AS available
+), lease AS (
+  INSERT INTO credit_lease (id, account_id, replica_id, amount, expires_at)
+  SELECT $3::uuid, id, $4, $2, now() + make_interval(secs => $5) FROM up
+  ON CONFLICT (id) DO UPDATE SET amount = credit_lease.amount + EXCLUDED.amount, expires_at = EXCLUDED.expires_at
+)
+SELECT available::text AS available FROM up`;
+
+// One statement for every pending charge of this replica: only charges of leases that still exist count.
+const FLUSH_SQL = `
+WITH spent AS (
+  SELECT * FROM unnest($1::uuid[], $2::varchar[], $3::bigint[], $4::varchar[], $5::varchar[], $6::uuid[], $7::timestamptz[])
+    AS r(lease_id, account_id, amount, operation_id, request_id, key_id, at)
+), live AS (
+  SELECT s.* FROM spent s JOIN credit_lease l ON l.id = s.lease_id
+), per_lease AS (
+  SELECT lease_id, sum(amount) AS amount FROM live GROUP BY lease_id
+), per_account AS (
+  SELECT account_id, sum(amount) AS amount FROM live GROUP BY account_id
+), renewed AS (
+  UPDATE credit_lease l SET amount = l.amount - p.amount, expires_at = now() + make_interval(secs => $8)
+    FROM per_lease p WHERE l.id = p.lease_id
+), used AS (
+  UPDATE account a SET credits_used = a.credits_used + p.amount, credits_reserved = a.credits_reserved - p.amount
+    FROM per_account p WHERE a.id = p.account_id
+  RETURNING a.id, a.credits_total - a.credits_used - a.credits_reserved AS available
+), ledger AS (
+  INSERT INTO credit_ledger (account_id, kind, amount, operation_id, request_id, key_id, created_at)
+  SELECT account_id, 'charge', amount, operation_id, request_id, key_id, at FROM live
+)
+SELECT id AS account_id, available::text AS available, (SELECT count(*) FROM live)::int AS recorded FROM used`;
+
+const RETURN_SQL = `
+WITH gone AS (DELETE FROM credit_lease WHERE id = ANY($1::uuid[]) RETURNING account_id, amount),
+     per_account AS (SELECT account_id, sum(amount) AS amount FROM gone GROUP BY account_id)
+UPDATE account a SET credits_reserved = a.credits_reserved - p.amount FROM per_account p WHERE a.id = p.account_id`;
+
+const SWEEP_SQL = `
+WITH gone AS (DELETE FROM credit_lease WHERE expires_at < now() RETURNING account_id, amount),
+     per_account AS (SELECT account_id, sum(amount) AS amount FROM gone GROUP BY account_id)
+UPDATE account a SET credits_reserved = a.credits_reserved - p.amount FROM per_account p WHERE a.id = p.account_id`;
+
+/** The lease manager of one replica (see the module doc). */
+export class CreditLeases {
+  private readonly leases = new Map<string, Lease>();
+  private readonly minBalance: bigint;
+  private readonly maxLease: bigint;
+  private readonly idleMs: number;
+  private readonly leaseSeconds: number;
+  private readonly replicaId: string;
+  private readonly timers: NodeJS.Timeout[];
+  /** The flush in flight; flushes never overlap. */
+  private flushing: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly db: Database,
+    opts: CreditLeaseOptions = {},
+  ) {
+    this.minBalance = opts.minBalance ?? 10_000n;
+    this.maxLease = opts.maxLease ?? 1000n;
+    this.idleMs = opts.idleMs ?? 2000;
+    this.leaseSeconds = opts.leaseSeconds ?? 30;
+    this.replicaId = (opts.replicaId ?? crypto.randomUUID()).slice(0, 64);
+    const flushMs = opts.flushMs ?? 200;
+    this.timers = [
+      setInterval(() => void this.flush().catch(() => undefined), flushMs),
+      setInterval(() => void this.db.query(SWEEP_SQL).catch(() => undefined), 5000),
+    ];
+    for (const t of this.timers) t.unref();
+  }
+
+  /**
+   * Charges `c.cost` whole credits (> 0) to `c.accountId`, whose balance was last seen as `seenAvailable`
+   * (total - used). From this replica's lease when it holds one that covers the cost, else by
+   * reserving one (large balances), else with one conditional statement. Returns the credits still
+   * available to the account after the charge (not counting other replicas' unspent leases), or null
+   * when the balance does not cover the cost (nothing is charged then). `direct` forces the one-statement
+   * charge (charges that may be refunded). Throws when the database fails (nothing is charged then).
+   */
+  async charge(c: Charge, seenAvailable: bigint, direct = false): Promise<bigint | null> {
+    if (!direct && !this.closed) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        let lease = this.leases.get(c.accountId);
+        if (lease && lease.left >= c.cost && performance.now() < lease.validUntil) return this.spend(lease, c);
+        if (lease?.refilling) {
+          await lease.refilling; // another request of the account is reserving: look again
+          continue;
+        }
+        const available = lease ? lease.available : seenAvailable;
+        if (available < this.minBalance) break;
+        lease ??= this.newLease(c.accountId, available);
+        if (!(await this.refill(lease, c.cost))) break;
+      }
+      const held = this.leases.get(c.accountId);
+      if (held) await this.giveBack([held]);
+    }
+    return chargeCredits(this.db, c);
+  }
+
+  private newLease(accountId: string, available: bigint): Lease {
+    const lease: Lease = { id: crypto.randomUUID(), accountId, left: 0n, pending: [], available, size: 16n, validUntil: 0, lastUsed: performance.now(), refilling: null };
+    this.leases.set(accountId, lease);
+    return lease;
+  }
+
+  private spend(lease: Lease, c: Charge): bigint {
+    lease.left -= c.cost;
+    lease.pending.push({ ...c, at: new Date() });
+    lease.lastUsed = performance.now();
+    return lease.available + lease.left;
+  }
+
+  /** Reserves the lease's next block (at least `cost`); false when the balance does not allow it. */
+  private refill(lease: Lease, cost: bigint): Promise<boolean> {
+    lease.refilling ??= (async () => {
+      try {
+        let want = lease.size < this.maxLease ? lease.size * 2n : this.maxLease;
+        const cap = lease.available / 16n;
+        if (want > cap) want = cap;
+        if (want < cost) want = cost;
+        if (lease.available - want < this.minBalance / 2n) return false;
+        const confirmed = performance.now();
+        const rows = await this.db.query<{ available: string }>(RESERVE_SQL, [lease.accountId, want.toString(), lease.id, this.replicaId, this.leaseSeconds]);
+        if (!rows[0]) return false;
+        lease.left += want;
+        lease.size = want;
+        lease.available = BigInt(rows[0].available);
+        lease.validUntil = confirmed + (this.leaseSeconds - 10) * 1000;
+        return true;
+      } finally {
+        lease.refilling = null;
+      }
+    })();
+    return lease.refilling;
+  }
+
+  /**
+   * Records every pending charge of this replica (one statement), or those of `accountId` only. Leases
+   * unused for idleMs, or of accounts whose balance fell below minBalance, are given back. Throws when
+   * the database fails (the charges stay pending and go with the next flush).
+   */
+  async flush(accountId?: string): Promise<void> {
+    while (this.flushing) await this.flushing;
+    this.flushing = (async () => {
+      const leases = accountId ? [this.leases.get(accountId)].filter((l): l is Lease => !!l) : [...this.leases.values()];
+      const batch = leases.filter((l) => l.pending.length > 0).map((l) => ({ lease: l, rows: l.pending }));
+      if (batch.length > 0) {
+        for (const b of batch) b.lease.pending = [];
+        const rows = batch.flatMap((b) => b.rows.map((r) => ({ ...r, leaseId: b.lease.id })));
+        try {
+          const confirmed = performance.now();
+          const result = await this.db.query<{ account_id: string; available: string; recorded: number }>(FLUSH_SQL, [
+            rows.map((r) => r.leaseId),
+            rows.map((r) => r.accountId),
+            rows.map((r) => r.cost.toString()),
+            rows.map((r) => r.operationId),
+            rows.map((r) => r.requestId),
+            rows.map((r) => r.keyId),
+            rows.map((r) => r.at.toISOString()),
+            this.leaseSeconds,
+          ]);
+          const recorded = result[0]?.recorded ?? 0;
+          if (recorded < rows.length) creditLeaseDropped.inc(rows.length - recorded);
+          const byAccount = new Map(result.map((r) => [r.account_id, BigInt(r.available)]));
+          for (const b of batch) {
+            const available = byAccount.get(b.lease.accountId);
+            if (available === undefined) continue;
+            b.lease.available = available;
+            b.lease.validUntil = confirmed + (this.leaseSeconds - 10) * 1000;
+          }
+        } catch (e) {
+          // Not recorded: they go with the next flush, first in line.
+          for (const b of batch) b.lease.pending = [...b.rows, ...b.lease.pending];
+          throw e;
+        }
+      }
+      if (!accountId) {
+        const now = performance.now();
+        const idle = [...this.leases.values()].filter((l) => !l.refilling && (now - l.lastUsed > this.idleMs || l.available < this.minBalance / 2n || now >= l.validUntil));
+        if (idle.length > 0) await this.returnLeases(idle);
+      }
+    })();
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  /** Flushes `leases`' pending charges and gives back their unspent credits. */
+  private async giveBack(leases: Lease[]): Promise<void> {
+    for (const l of leases) if (l.pending.length > 0) await this.flush(l.accountId);
+    await this.returnLeases(leases);
+  }
+
+  private async returnLeases(leases: Lease[]): Promise<void> {
+    const gone = leases.filter((l) => l.pending.length === 0 && this.leases.get(l.accountId) === l);
+    if (gone.length === 0) return;
+    for (const l of gone) this.leases.delete(l.accountId);
+    await this.db.query(RETURN_SQL, [gone.map((l) => l.id)]);
+  }
+
+  /** Number of leases this replica holds (for tests and metrics). */
+  get size(): number {
+    return this.leases.size;
+  }
+
+  /** Flushes every pending charge and gives back every lease (graceful shutdown); later charges are direct. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.flush();
+    await this.returnLeases([...this.leases.values()]);
+  }
+}

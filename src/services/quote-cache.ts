@@ -1,0 +1,147 @@
+/**
+ * Published quotes held in process memory, so a quote lookup does not pay a database round trip
+ * (issue: serving quotes at the machine's limit, step "quote reads from a bounded in-process cache").
+ *
+ * Freshness rules (README, Choices: caches):
+ * - Every writer of what `loadQuotes` reads (quote ingestion, scan completion, valuation publish and
+ *   prune) signals `qg_quotes` with `signalQuotes`: inside its own transaction through `pg_notify`, so
+ *   every other replica hears it exactly when the change commits (PostgreSQL delivers a notification
+ *   on commit and never for a rolled-back transaction), and in this process at once (`quotesChanged`).
+ *   A signal drops the whole cache of every replica.
+ * - A load that started before a signal is not stored (a generation counter), so a read racing a
+ *   commit cannot put the old rows back.
+ * - Entries are served for at most `maxAgeMs` (default 60 s) while the replica hears signals
+ *   (`Database.listening`), and at most `unlistenedMaxAgeMs` (default 1 s) while its LISTEN
+ *   connection is down; when it comes back every entry is dropped. So no replica serves a quote
+ *   more than 1 s after a committed change, whatever fails.
+ * - The cache is bounded by an estimate of its bytes (`maxBytes`, default 64 MiB; LRU beyond it), so
+ *   the full-scale catalogue does not grow memory without bound.
+ * Unknown names are cached too (as "no quotes"), so repeated misses stay cheap; ingestion of a new
+ * item signals like any other change.
+ */
+import { EventEmitter } from 'node:events';
+import { LRUCache } from 'lru-cache';
+import type { Database } from '../db/client.js';
+import { loadQuotes, type MarketQuote } from './quotes.js';
+
+/** In-process signals of quote changes (payload: app id or `*`), for writers that hold only a transaction. */
+const local = new EventEmitter();
+local.setMaxListeners(0);
+
+/** Calls `listener` whenever a writer in this process signals a quote change; returns the unsubscribe. */
+export function onQuotesChanged(listener: (appId: string) => void): () => void {
+  local.on('change', listener);
+  return () => local.off('change', listener);
+}
+
+/** Tells this process's quote caches that quotes of `appId` (or every app: `*`) changed. */
+export function quotesChanged(appId = '*'): void {
+  local.emit('change', appId);
+}
+
+/** What `signalQuotes` needs: a Prisma client or interactive transaction. */
+export interface RawHandle {
+  $queryRawUnsafe<T = unknown>(sql: string, ...values: unknown[]): Promise<T>;
+}
+
+/**
+ * Signals that quotes of `appId` (or `*`) changed: `pg_notify('qg_quotes', appId)` on `handle` (inside a
+ * transaction it is delivered to the other replicas when, and only if, it commits) and `quotesChanged`
+ * in this process. Call it after the writes, in the same transaction; owners of the transaction call
+ * `quotesChanged` again after the commit (a read between the two would otherwise cache the old rows).
+ */
+export async function signalQuotes(handle: RawHandle, appId = '*'): Promise<void> {
+  await handle.$queryRawUnsafe(`SELECT count(*)::int AS n FROM pg_notify('qg_quotes', $1)`, appId);
+  quotesChanged(appId);
+}
+
+/** Options of the quote cache (see the module doc). */
+export interface QuoteCacheOptions {
+  /** Longest an entry is served while this replica hears change signals, in ms (default 60,000). */
+  maxAgeMs?: number;
+  /** Longest an entry is served while the LISTEN connection is down, in ms (default 1,000). */
+  unlistenedMaxAgeMs?: number;
+  /** Bound on the estimated bytes held (default 64 MiB). */
+  maxBytes?: number;
+}
+
+interface Entry {
+  /** The item's published quotes, sorted; empty = the name has no quotes. */
+  quotes: MarketQuote[];
+  /** performance.now() ms of the load. */
+  at: number;
+}
+
+/** Rough bytes of one cached MarketQuote (objects, strings, Decimal), for the size bound. */
+const QUOTE_BYTES = 600;
+
+/** The per-replica quote cache (see the module doc). */
+export class QuoteCache {
+  private readonly lru: LRUCache<string, Entry>;
+  private generation = 0;
+  private readonly maxAgeMs: number;
+  private readonly unlistenedMaxAgeMs: number;
+  private readonly stops: (() => void)[];
+  /** Lookups answered from memory and from the database (for metrics and tests). */
+  readonly stats = { hits: 0, misses: 0 };
+
+  constructor(
+    private readonly db: Database,
+    opts: QuoteCacheOptions = {},
+  ) {
+    this.maxAgeMs = opts.maxAgeMs ?? 60_000;
+    this.unlistenedMaxAgeMs = opts.unlistenedMaxAgeMs ?? 1000;
+    this.lru = new LRUCache<string, Entry>({
+      maxSize: opts.maxBytes ?? 64 * 1024 * 1024,
+      sizeCalculation: (e, key) => 200 + key.length * 2 + e.quotes.length * QUOTE_BYTES,
+    });
+    const drop = () => this.clear();
+    this.stops = [db.onNotify('qg_quotes', drop), onQuotesChanged(drop)];
+  }
+
+  /**
+   * The published quotes of `names` of app `appId`: a map with an entry for every name that has quotes
+   * (names without are absent, as from `loadQuotes`). Fresh entries come from memory; the rest from one
+   * `loadQuotes` statement, stored unless a change was signalled meanwhile.
+   */
+  async load(appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> {
+    const out = new Map<string, MarketQuote[]>();
+    const missing: string[] = [];
+    const now = performance.now();
+    const maxAge = this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs;
+    for (const name of names) {
+      const e = this.lru.get(`${appId}\u0000${name}`);
+      if (e && now - e.at < maxAge) {
+        this.stats.hits += 1;
+        if (e.quotes.length > 0) out.set(name, e.quotes);
+      } else missing.push(name);
+    }
+    if (missing.length === 0) return out;
+    this.stats.misses += missing.length;
+    const generation = this.generation;
+    const loaded = await loadQuotes(this.db, appId, missing);
+    const store = generation === this.generation;
+    for (const name of missing) {
+      const quotes = loaded.get(name);
+      if (quotes) out.set(name, quotes);
+      if (store) this.lru.set(`${appId}\u0000${name}`, { quotes: quotes ?? [], at: now });
+    }
+    return out;
+  }
+
+  /** Drops every entry (a change signal); loads in flight are not stored. */
+  clear(): void {
+    this.generation += 1;
+    this.lru.clear();
+  }
+
+  /** Number of cached names. */
+  get size(): number {
+    return this.lru.size;
+  }
+
+  /** Stops listening for change signals. */
+  close(): void {
+    for (const stop of this.stops) stop();
+  }
+}
