@@ -63,10 +63,16 @@ const schema = z.object({
   /** Bind address of METRICS_PORT; loopback by default, so metrics stay off the internet. */
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /**
-   * Seconds a replica may reuse an API-key lookup (0 = never). Changes are pushed to every replica at once
-   * (PostgreSQL NOTIFY); this is the bound when a signal is lost: a revoked key is refused within it.
+   * Seconds a replica may reuse an API-key lookup while it hears change signals (0 = never; at most 1 s while
+   * its LISTEN connection is down). Changes are pushed to every replica at once (PostgreSQL NOTIFY).
    */
   AUTH_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(30),
+  /** `off`: every charge is one conditional statement; `on`: large balances are charged from per-replica leases. */
+  CREDIT_LEASES: z.enum(['on', 'off']).default('on'),
+  /** Lifetime in seconds of a lease row after its last renewal: a dead replica's lease comes back after this (min 11). */
+  CREDIT_LEASE_SECONDS: z.coerce.number().int().min(11).max(3600).default(30),
+  /** Accounts with fewer credits available are charged one statement per request (no lease). */
+  CREDIT_LEASE_MIN_BALANCE: z.coerce.bigint().min(0n).default(10_000n),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Seconds a client has to send a request's headers; then 408 and the connection is closed (slow clients). */

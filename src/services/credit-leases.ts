@@ -131,6 +131,13 @@ export class CreditLeases {
   private readonly timers: NodeJS.Timeout[];
   /** The flush in flight; flushes never overlap. */
   private flushing: Promise<void> | null = null;
+  /**
+   * This replica's lease statements run one at a time: a flush and a reservation of the same lease lock
+   * its row and its account in opposite orders, which would otherwise deadlock.
+   */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Leases being given back, by account: a one-statement charge of the account waits for it (else the credits look reserved). */
+  private readonly returning = new Map<string, Promise<void>>();
   private closed = false;
 
   constructor(
@@ -145,7 +152,7 @@ export class CreditLeases {
     const flushMs = opts.flushMs ?? 200;
     this.timers = [
       setInterval(() => void this.flush().catch(() => undefined), flushMs),
-      setInterval(() => void this.db.query(SWEEP_SQL).catch(() => undefined), 5000),
+      setInterval(() => void this.run(SWEEP_SQL, []).catch(() => undefined), 5000),
     ];
     for (const t of this.timers) t.unref();
   }
@@ -159,23 +166,42 @@ export class CreditLeases {
    * charge (charges that may be refunded). Throws when the database fails (nothing is charged then).
    */
   async charge(c: Charge, seenAvailable: bigint, direct = false): Promise<bigint | null> {
-    if (!direct && !this.closed) {
-      for (let attempt = 0; attempt < 3; attempt++) {
-        let lease = this.leases.get(c.accountId);
-        if (lease && lease.left >= c.cost && performance.now() < lease.validUntil) return this.spend(lease, c);
-        if (lease?.refilling) {
-          await lease.refilling; // another request of the account is reserving: look again
-          continue;
+    for (let round = 0; round < 3; round++) {
+      if (!direct && !this.closed) {
+        for (let attempt = 0; attempt < 3; attempt++) {
+          let lease = this.leases.get(c.accountId);
+          if (lease && lease.left >= c.cost && performance.now() < lease.validUntil) return this.spend(lease, c);
+          if (lease?.refilling) {
+            await lease.refilling; // another request of the account is reserving: look again
+            continue;
+          }
+          const available = lease ? lease.available : seenAvailable;
+          if (available < this.minBalance) break;
+          lease ??= this.newLease(c.accountId, available);
+          if (!(await this.refill(lease, c.cost))) break;
         }
-        const available = lease ? lease.available : seenAvailable;
-        if (available < this.minBalance) break;
-        lease ??= this.newLease(c.accountId, available);
-        if (!(await this.refill(lease, c.cost))) break;
+        const held = this.leases.get(c.accountId);
+        if (held && !held.refilling) await this.giveBack([held]);
       }
+      await this.returning.get(c.accountId);
+      const left = await chargeCredits(this.db, c);
+      if (left !== null || direct || this.closed) return left;
+      // Refused: unless this replica itself took a lease of the account meanwhile, the balance is spent.
       const held = this.leases.get(c.accountId);
-      if (held) await this.giveBack([held]);
+      if (!held || (held.left < c.cost && !held.refilling)) return null;
+      seenAvailable = 0n; // no new lease from a stale balance
     }
-    return chargeCredits(this.db, c);
+    return null;
+  }
+
+  /** Runs one lease statement after this replica's previous one (see `queue`). */
+  private run<T>(sql: string, params: unknown[]): Promise<T[]> {
+    const next = this.queue.then(
+      () => this.db.query<T>(sql, params),
+      () => this.db.query<T>(sql, params),
+    );
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
   private newLease(accountId: string, available: bigint): Lease {
@@ -201,7 +227,7 @@ export class CreditLeases {
         if (want < cost) want = cost;
         if (lease.available - want < this.minBalance / 2n) return false;
         const confirmed = performance.now();
-        const rows = await this.db.query<{ available: string }>(RESERVE_SQL, [lease.accountId, want.toString(), lease.id, this.replicaId, this.leaseSeconds]);
+        const rows = await this.run<{ available: string }>(RESERVE_SQL, [lease.accountId, want.toString(), lease.id, this.replicaId, this.leaseSeconds]);
         if (!rows[0]) return false;
         lease.left += want;
         lease.size = want;
@@ -230,7 +256,7 @@ export class CreditLeases {
         const rows = batch.flatMap((b) => b.rows.map((r) => ({ ...r, leaseId: b.lease.id })));
         try {
           const confirmed = performance.now();
-          const result = await this.db.query<{ account_id: string; available: string; recorded: number }>(FLUSH_SQL, [
+          const result = await this.run<{ account_id: string; available: string; recorded: number }>(FLUSH_SQL, [
             rows.map((r) => r.leaseId),
             rows.map((r) => r.accountId),
             rows.map((r) => r.cost.toString()),
@@ -278,7 +304,14 @@ export class CreditLeases {
     const gone = leases.filter((l) => l.pending.length === 0 && this.leases.get(l.accountId) === l);
     if (gone.length === 0) return;
     for (const l of gone) this.leases.delete(l.accountId);
-    await this.db.query(RETURN_SQL, [gone.map((l) => l.id)]);
+    const done = this.run(RETURN_SQL, [gone.map((l) => l.id)]).then(() => undefined);
+    const settled = done.catch(() => undefined);
+    for (const l of gone) this.returning.set(l.accountId, settled);
+    try {
+      await done;
+    } finally {
+      for (const l of gone) if (this.returning.get(l.accountId) === settled) this.returning.delete(l.accountId);
+    }
   }
 
   /** Number of leases this replica holds (for tests and metrics). */

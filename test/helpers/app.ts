@@ -77,7 +77,10 @@ export async function testApp(deps: Omit<AppDeps, 'db'> = {}): Promise<TestApp> 
           body: JSON.stringify({ query, variables }),
         }),
       ),
-    close: () => db.destroy(),
+    close: async () => {
+      await app.close();
+      await db.destroy();
+    },
   };
   return t;
 }

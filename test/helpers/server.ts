@@ -8,6 +8,8 @@ export interface ServerProcess {
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   stop(): Promise<void>;
+  /** Sends `signal` (e.g. SIGKILL: no shutdown work at all) and resolves when the process has exited. */
+  kill(signal: NodeJS.Signals): Promise<void>;
 }
 
 /** Starts `quotegate serve` on a free port with `env` added; resolves once it listens. */
@@ -33,9 +35,15 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     output: () => out,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
+      }),
+    kill: (signal) =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
       }),
   };
 }

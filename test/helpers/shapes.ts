@@ -9,6 +9,11 @@ export const QUOTE_KEYS = [
   'is_all_items_same_price', 'changed_at', 'observed_at', 'delisted_at', 'fresh_at', 'valuation',
 ];
 export const VALUATION_KEYS = ['valuation_date', 'credibility', 'uncertainty', 'is_two_sided', 'ask_amount', 'bid_amount', 'ask_quote_count', 'bid_quote_count'];
+/** Every field of a GraphQL MarketQuote with its valuation (camelCase, no aliases): the largest quote selection. */
+export const QUOTE_SELECTION = `{ marketCode providerCode side marketCurrencyCode marketPriceAmount quantity isQuantityMinimum isAllItemsSamePrice
+  changedAt observedAt delistedAt freshAt valuation { valuationDate credibility uncertainty isTwoSided askAmount bidAmount askQuoteCount bidQuoteCount } }`;
+/** The selection of a full batchPrices answer with every quote field. */
+export const BATCH_SELECTION = `{ appId side items { marketHashName markets ${QUOTE_SELECTION} } }`;
 export const ENDPOINT_KEYS = ['method', 'path', 'premium', 'credit_cost', 'recommended_interval_seconds', 'rate_limit', 'unit_pricing', 'roles'];
 
 /** Asserts `obj` has exactly these keys (no extra, none missing). */

@@ -13,6 +13,7 @@ import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { schema } from '../../src/graphql/schema.js';
 import { DOCUMENTS } from '../../src/rest/documents.js';
+import { BATCH_SELECTION } from '../helpers/shapes.js';
 import { estimateCost, MAX_ALIASES, MAX_COMPLEXITY, MAX_DEPTH, MAX_QUERY_NODES, RESULT_CHECK_COST, maxResultBytes } from '../../src/plugins/safety.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
@@ -48,8 +49,7 @@ const PADDING =
 
 /** Every quote field of the REST batch document, without its aliases. */
 function batchSelection(): string {
-  const fields = DOCUMENTS.batchPrices.slice(DOCUMENTS.batchPrices.lastIndexOf('batchPrices(')).replace(/\b\w+: (\w+)/g, '$1');
-  return fields.slice(fields.indexOf('{'), fields.lastIndexOf('}'));
+  return BATCH_SELECTION;
 }
 
 const thousandNames = Array.from({ length: 1000 }, (_, i) => (i % 2 === 0 ? ITEM : `unknown ${i}`));

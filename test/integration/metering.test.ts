@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
-import { expectEnvelope, expectError, expectKeys } from '../helpers/shapes.js';
+import { BATCH_SELECTION, expectEnvelope, expectError, expectKeys } from '../helpers/shapes.js';
 import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
 import { grantCredits } from '../../src/services/billing.js';
 import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
@@ -361,9 +361,7 @@ describe('GraphQL safety limits', () => {
     const aliases = await t.gql(nested, {}, bearer(a.key));
     expect(aliases.body.errors[0].message).toMatch(/alias/i);
     // Every quote field, camelCase (no aliases): one such batch is allowed, two are too costly.
-    const quote = `marketCode providerCode side marketCurrencyCode marketPriceAmount quantity isQuantityMinimum isAllItemsSamePrice
-      changedAt observedAt delistedAt freshAt valuation { valuationDate credibility uncertainty isTwoSided askAmount bidAmount askQuoteCount bidQuoteCount }`;
-    const selection = `{ appId side items { marketHashName markets { ${quote} } } }`;
+    const selection = BATCH_SELECTION;
     const one = await t.gql(`query($n: [String!]!) { a: batchPrices(marketHashNames: $n) ${selection} }`, { n: names(1000) }, bearer(a.key));
     expect(one.status).toBe(200);
     const afterAllowed = t.db.queryCount();

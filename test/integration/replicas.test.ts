@@ -169,8 +169,10 @@ describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes)'
     await expect.poll(statuses, { timeout: 2000, interval: 100 }).toEqual([401, 403, 401, 403]);
   });
 
-  it('a committed ingestion is visible on both replicas within 1 s', async () => {
+  it('a committed ingestion is visible on both replicas within 1 s (their quote caches hold the item before it)', async () => {
     const a = await createAccount(db, { credits: 100n });
+    const ask = (r: Reply) => r.body.data.markets.find((q: { market_code: string; side: string }) => q.market_code === 'BUFF163' && q.side === 'ask')?.market_price_amount;
+    for (const s of servers) for (let i = 0; i < 2; i++) expect(ask(await send(s.url, PRICES, a.key))).toBe('201.85');
     await ingestQuotes(db.prisma, [obs(ITEM, { price: '205.5', observedAt: new Date('2026-07-17T00:00:00Z') })]);
     const asks = async () =>
       Promise.all(
@@ -178,6 +180,73 @@ describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes)'
       );
     await expect.poll(asks, { timeout: 1000, interval: 50 }).toEqual(['205.5', '205.5']);
   });
+});
+
+describe.skipIf(!serverUrl)('credit leases: two replicas charging one large balance, one of them killed', () => {
+  let db: TestDatabase;
+  let servers: ServerProcess[] = [];
+
+  beforeAll(async () => {
+    db = await testDatabase();
+    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    const env = { DATABASE_URL: db.url!, QUOTEGATE_RATE_LIMITS: 'off', VALUATION_JOB: 'off', EXPORT_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn', CREDIT_LEASE_SECONDS: '11' };
+    servers = await Promise.all([0, 1].map(() => startServerProcess(env)));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await db?.destroy();
+  });
+
+  async function reserved(accountId: string) {
+    const [row] = await db.query<{ reserved: string; leases: string }>(
+      `SELECT credits_reserved::text AS reserved, (SELECT COALESCE(sum(amount), 0) FROM credit_lease WHERE account_id = $1)::text AS leases
+         FROM account WHERE id = $1`,
+      [accountId],
+    );
+    return { reserved: Number(row!.reserved), leases: Number(row!.leases) };
+  }
+
+  it('charges exactly what both served; after a SIGKILL under load never more than was served, and the dead lease comes back', async () => {
+    const a = await createAccount(db, { credits: 1_000_000n });
+    const burst = async (base: string, n: number, parallel: number) => {
+      let ok = 0;
+      await Promise.all(
+        Array.from({ length: parallel }, async () => {
+          for (let i = 0; i < n / parallel; i++) {
+            const r = await send(base, PRICES, a.key).catch(() => null);
+            if (r?.status === 200 && r.body.meta.billable === true) ok += 1;
+          }
+        }),
+      );
+      return ok;
+    };
+    const served = (await Promise.all(servers.map((s) => burst(s.url, 200, 10)))).reduce((x, y) => x + y, 0);
+    expect(served).toBe(400);
+    // Leases in use: both replicas hold credits reserved, and flush what they spent within a few hundred ms.
+    expect((await reserved(a.accountId)).reserved).toBeGreaterThan(0);
+    await expect.poll(async () => (await counters(db, a.accountId)).used, { timeout: 2000, interval: 50 }).toBe(400);
+    expect((await counters(db, a.accountId)).charged).toBe(400);
+
+    // Kill the second replica with SIGKILL in the middle of a burst: no flush, no lease returned.
+    const load = burst(servers[1]!.url, 2000, 10);
+    await new Promise((r) => setTimeout(r, 300));
+    await servers[1]!.kill('SIGKILL');
+    const servedByDead = await load;
+    expect(servedByDead).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 500));
+    const after = await counters(db, a.accountId);
+    expect(after.charged).toBe(after.used); // ledger = used, always
+    // Never charged for anything not served; what was served and not yet recorded is lost (the crash bound).
+    expect(after.used).toBeLessThanOrEqual(400 + servedByDead);
+    expect(after.used).toBeGreaterThanOrEqual(400);
+    // The dead replica's lease expires (11 s) and the live one sweeps it back; the live one returns its own when idle.
+    await expect.poll(async () => reserved(a.accountId), { timeout: 25_000, interval: 500 }).toEqual({ reserved: 0, leases: 0 });
+    const final = await counters(db, a.accountId);
+    expect(final.used).toBe(after.used);
+    // The whole balance is usable again: a request on the live replica shows it.
+    const r = await send(servers[0]!.url, PRICES, a.key);
+    expect(r.body.meta.credit.remaining).toBe(1_000_000 - final.used - 1);
+  }, 60_000);
 });
 
 describe.skipIf(!serverUrl || !redisUrl)('two server processes sharing rate limits in Redis', () => {

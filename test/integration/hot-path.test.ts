@@ -1,0 +1,192 @@
+/**
+ * The quote path as a client and an operator see it, on PGlite (a real PostgreSQL database with
+ * TEST_DATABASE_URL): quotes answered from the replica's cache and never stale after a committed change,
+ * charges taken from credit leases and still exact, and the node:http fast path answering exactly what
+ * the fetch-adapter path answers. Across processes: replicas.test.ts.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { obs, testApp, type TestApp } from '../helpers/app.js';
+import { expectEnvelope, expectError } from '../helpers/shapes.js';
+import { createAccount, createServiceToken } from '../../src/services/accounts.js';
+import { ingestBatch, completeMarketScanTx } from '../../src/services/ingestion.js';
+import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+
+const ITEM = 'AK-47 | Redline (Field-Tested)';
+const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;
+const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+
+let t: TestApp;
+
+beforeAll(async () => {
+  // Leases from 200 credits up, so the concurrency test below runs both the lease and the one-statement path.
+  t = await testApp({ creditLeases: { minBalance: 200n } });
+  await ingestBatch(t.db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '195' })]);
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const ask = (data: any) => data.markets.find((q: { market_code: string; side: string }) => q.market_code === 'BUFF163' && q.side === 'ask');
+
+describe('quotes come from the replica cache and are never stale', () => {
+  it('a repeated GET /prices reads no quotes from the database; each committed change shows on the very next request', async () => {
+    const a = await createAccount(t.db, { credits: 100n });
+    expect(ask(expectEnvelope(await t.get(PRICES, bearer(a.key)))).market_price_amount).toBe('201.85');
+    const before = t.db.queryCount();
+    expect(ask(expectEnvelope(await t.get(PRICES, bearer(a.key)))).market_price_amount).toBe('201.85');
+    expect(t.db.queryCount() - before).toBe(1); // the charge alone (caller and quotes cached)
+
+    // A collector's batch through the GraphQL mutation (one transaction).
+    const token = (await createServiceToken(t.db, 'collector')).token;
+    const ingest = await t.gql(
+      `mutation($q: [SourceQuoteInput!]!) { ingestQuotes(quotes: $q) { inserted updated skipped } }`,
+      {
+        q: [{ appId: '730', marketHashName: ITEM, marketCode: 'BUFF163', providerCode: 'BUFF163', side: 'ask', currencyCode: 'CNY', price: '204.5', quantity: 3, isQuantityMinimum: false, isAllItemsSamePrice: false, observedAt: '2026-07-16T01:00:00.000Z' }],
+      },
+      bearer(token),
+    );
+    expect(ingest.body.errors).toBeUndefined();
+    expect(ask(expectEnvelope(await t.get(PRICES, bearer(a.key)))).market_price_amount).toBe('204.5');
+
+    // A full scan that did not see the quote delists it.
+    await completeMarketScanTx(t.db.prisma, {
+      marketCode: 'BUFF163',
+      providerCode: 'BUFF163',
+      startedAt: new Date('2026-07-16T02:00:00Z'),
+      completedAt: new Date('2026-07-16T03:00:00Z'),
+      delistUnseen: true,
+    });
+    const delisted = ask(expectEnvelope(await t.get(PRICES, bearer(a.key))));
+    expect(delisted.delisted_at).toBe('2026-07-16T03:00:00.000Z');
+    expect(delisted.quantity).toBe(0);
+
+    // An unknown item is cached as unknown, and found once it is ingested.
+    const fresh = 'Glock-18 | Fade (Factory New)';
+    expectError(await t.get(`/prices?market_hash_name=${encodeURIComponent(fresh)}`, bearer(a.key)), 404, 'not_found');
+    await ingestBatch(t.db.prisma, [obs(fresh, { price: '3000' })]);
+    expect(ask(expectEnvelope(await t.get(`/prices?market_hash_name=${encodeURIComponent(fresh)}`, bearer(a.key)))).market_price_amount).toBe('3000');
+  });
+
+  it('GraphQL reads the same cached quotes; marketsJson is the REST shape', async () => {
+    const a = await createAccount(t.db, { credits: 100n });
+    const rest = expectEnvelope(await t.get(PRICES, bearer(a.key)));
+    const res = await t.gql(`query($n: String!) { prices(marketHashName: $n) { marketsJson markets { marketCode marketPriceAmount } } }`, { n: ITEM }, bearer(a.key));
+    expect(res.body.data.prices.marketsJson).toEqual(rest.markets);
+    expect(res.body.data.prices.markets.map((q: { marketCode: string }) => q.marketCode)).toEqual(rest.markets.map((q: { market_code: string }) => q.market_code));
+  });
+});
+
+describe('credit leases: exact charges without a statement per request', () => {
+  it('a large balance: each answer shows the exact remaining; GET /me and the ledger agree at once', async () => {
+    const a = await createAccount(t.db, { credits: 1_000_000n });
+    const ids: string[] = [];
+    for (let i = 1; i <= 30; i++) {
+      const res = await t.get(PRICES, bearer(a.key));
+      expect(expectEnvelope(res) && res.body.meta.credit).toEqual({ cost: 1, remaining: 1_000_000 - i });
+      ids.push(res.headers.get('x-request-id')!);
+    }
+    const before = t.db.queryCount();
+    for (let i = 0; i < 20; i++) await t.get(PRICES, bearer(a.key));
+    expect(t.db.queryCount() - before).toBeLessThan(5); // leases: no statement per request
+    const [row] = await t.db.query<{ used: string; reserved: string }>(`SELECT credits_used::text AS used, credits_reserved::text AS reserved FROM account WHERE id = $1`, [a.accountId]);
+    expect(Number(row!.reserved)).toBeGreaterThan(0);
+    // GET /me records what this replica charged first.
+    const me = await t.get('/me', bearer(a.key));
+    expect(expectEnvelope(me).credit).toMatchObject({ used: 50, remaining: 1_000_000 - 50 });
+    await t.app.close(); // what a graceful shutdown does: every pending charge recorded, every lease given back
+    const ledger = await t.db.query<{ request_id: string }>(`SELECT request_id FROM credit_ledger WHERE account_id = $1 AND kind = 'charge' ORDER BY id`, [a.accountId]);
+    expect(ledger.length).toBe(50);
+    expect(ledger.map((r) => r.request_id)).toEqual(expect.arrayContaining(ids)); // one row per answer, named by its X-Request-ID
+    const [after] = await t.db.query<{ used: string; reserved: string; leases: string }>(
+      `SELECT credits_used::text AS used, credits_reserved::text AS reserved, (SELECT count(*) FROM credit_lease)::text AS leases FROM account WHERE id = $1`,
+      [a.accountId],
+    );
+    expect(after).toEqual({ used: '50', reserved: '0', leases: '0' });
+    // After close the app still charges, one statement per request.
+    expect((await t.get(PRICES, bearer(a.key))).body.meta.credit).toEqual({ cost: 1, remaining: 1_000_000 - 51 });
+  });
+
+  it('300 concurrent requests on 230 credits: exactly 230 answered and charged, the rest 402, never below 0', async () => {
+    // Rate limits off: 300 requests of one account exceed its 120 a minute; this measures billing alone.
+    const app = await testApp({ creditLeases: { minBalance: 200n }, rateLimiter: createRateLimiter({ enabled: false }) });
+    try {
+      await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+      const a = await createAccount(app.db, { credits: 230n });
+      const replies = await Promise.all(Array.from({ length: 300 }, () => app.get(PRICES, bearer(a.key))));
+      const ok = replies.filter((r) => r.status === 200);
+      expect(ok.length).toBe(230);
+      for (const r of replies.filter((x) => x.status !== 200)) expectError(r, 402, 'credit_insufficient');
+      for (const r of ok) expect(r.body.meta.credit.remaining).toBeGreaterThanOrEqual(0);
+      await app.app.close();
+      const [row] = await app.db.query<{ used: string; charged: string; reserved: string }>(
+        `SELECT credits_used::text AS used, credits_reserved::text AS reserved,
+                (SELECT sum(amount) FROM credit_ledger WHERE account_id = $1 AND kind = 'charge')::text AS charged FROM account WHERE id = $1`,
+        [a.accountId],
+      );
+      expect(row).toEqual({ used: '230', charged: '230', reserved: '0' });
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('the node:http fast path answers what the adapter answers', () => {
+  let server: http.Server;
+  let base: string;
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await testApp();
+    await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+    server = http.createServer(app.app.listener);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await app.close();
+  });
+
+  const cases = [
+    { name: 'GET /prices', method: 'GET', path: PRICES, key: true },
+    { name: 'HEAD /prices', method: 'HEAD', path: PRICES, key: true },
+    { name: 'GET /prices without a key (401)', method: 'GET', path: PRICES, key: false },
+    { name: 'GET /prices with bad parameters (422)', method: 'GET', path: '/prices?side=sideways', key: true },
+    { name: 'GET /prices of an unknown item (404)', method: 'GET', path: '/prices?market_hash_name=nope', key: true },
+    { name: 'GET /websites', method: 'GET', path: '/websites', key: false },
+    { name: 'GET /health', method: 'GET', path: '/health', key: false },
+  ];
+  // A request with an Origin header takes the adapter (its CORS plugin); the same without takes the fast path.
+  it.each(cases)('$name: same status, headers and body on both paths', async ({ method, path, key }) => {
+    const a = await createAccount(app.db, { credits: 100n });
+    const headers = key ? bearer(a.key) : {};
+    const fast = await fetch(base + path, { method, headers });
+    const viaAdapter = await fetch(base + path, { method, headers: { ...headers, Origin: 'https://dash.example' } });
+    expect(fast.status).toBe(viaAdapter.status);
+    const strip = (h: Headers) =>
+      Object.fromEntries(
+        // Framing differs (the fast path sends Content-Length, the adapter may stream chunked); CORS headers only on the adapter.
+        [...h.entries()].filter(
+          ([n]) =>
+            !['x-request-id', 'date', 'connection', 'keep-alive', 'vary', 'content-length', 'transfer-encoding'].includes(n) && !n.startsWith('ratelimit') && !n.startsWith('access-control-'),
+        ),
+      );
+    expect(strip(fast.headers)).toEqual(strip(viaAdapter.headers));
+    expect(fast.headers.get('ratelimit') !== null).toBe(viaAdapter.headers.get('ratelimit') !== null);
+    const [f, v] = [await fast.text(), await viaAdapter.text()];
+    if (method === 'HEAD') {
+      expect([f, v]).toEqual(['', '']);
+      return;
+    }
+    expect(Number(fast.headers.get('content-length'))).toBe(Buffer.byteLength(f));
+    const withoutIds = (text: string) => {
+      const body = JSON.parse(text);
+      if (body.meta) delete body.meta.request_id;
+      if (body.meta?.credit) delete body.meta.credit.remaining;
+      return body;
+    };
+    expect(withoutIds(f)).toEqual(withoutIds(v));
+    expect(fast.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
