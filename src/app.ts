@@ -33,7 +33,7 @@ import { credentialFromHeaders, sameSecret } from './services/accounts.js';
 import { CallerCache } from './services/caller-cache.js';
 import { QuoteCache } from './services/quote-cache.js';
 import { CreditLeases, type CreditLeaseOptions } from './services/credit-leases.js';
-import { readBodyLimited } from './lib/body.js';
+import { readBodyLimited, readNodeBodyLimited } from './lib/body.js';
 import { graphqlBodyLimit } from './graphql/types/ingestion.js';
 import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
 import { createPages } from './pages/index.js';
@@ -122,6 +122,8 @@ interface RestRequest {
   headers: HeaderReader;
   /** The fetch Request on the adapter face (bodies and the export's responder need it); null on the fast path. */
   request: Request | null;
+  /** node:http's request on the fast path (its body is read from it). */
+  incoming?: http.IncomingMessage;
 }
 
 /** The body of the error envelope (spec: ErrorEnvelope): `meta.billable` is false on metered operations. */
@@ -329,7 +331,7 @@ export function createApp(deps: AppDeps): App {
         }
       }
       let body: unknown = undefined;
-      if (route.body) body = await readJsonBody(input.request!);
+      if (route.body) body = await readJsonBody(input.request ? () => readBodyLimited(input.request!, MAX_BODY_BYTES) : () => readNodeBodyLimited(input.incoming!, MAX_BODY_BYTES));
       variableValues = route.variables({ path, query: input.searchParams, body, headers: input.headers });
     } catch (e) {
       if (!(e instanceof ServiceError) || e.status !== 422) throw e;
@@ -463,18 +465,19 @@ export function createApp(deps: AppDeps): App {
   const adapter = createServerAdapter(handle, { plugins: corsPlugins(deps.corsOrigins) });
 
   /**
-   * The REST route a request may take on the fast path, or null: GET and HEAD of a route that answers
-   * JSON from its parameters (no body, no file), without an Origin header (browsers' requests go through
-   * the adapter, whose CORS plugin answers them). Everything else, 405s and 404s included, goes through
+   * The REST route a request may take on the fast path, or null: a route's own method (GET, HEAD of a GET,
+   * POST with its JSON body) when it answers JSON (not the export file), without an Origin header (browsers'
+   * requests go through the adapter, whose CORS plugin answers them). Everything else, 405s and 404s included, goes through
    * the adapter; both run `runRoute`, so there is one request pipeline.
    */
   function fastRoute(method: string | undefined, pathname: string, headers: http.IncomingHttpHeaders): { route: CompiledRoute; match: RegExpExecArray } | null {
-    if ((method !== 'GET' && method !== 'HEAD') || headers.origin !== undefined) return null;
+    if ((method !== 'GET' && method !== 'HEAD' && method !== 'POST') || headers.origin !== undefined) return null;
     if (pathname === '/metrics' || pathname === '/openapi.json' || pages.match(pathname)) return null;
     for (const route of routes) {
       const match = route.pattern.exec(pathname);
       if (!match) continue;
-      return route.method === 'GET' && !route.respond && !route.body ? { route, match } : null;
+      const sameMethod = route.method === method || (route.method === 'GET' && method === 'HEAD');
+      return sameMethod && !route.respond ? { route, match } : null;
     }
     return null;
   }
@@ -492,13 +495,14 @@ export function createApp(deps: AppDeps): App {
     const started = performance.now();
     let reply: Reply;
     try {
-      reply = (await requestScope.run(state, () => runRoute(route, match, { searchParams: url.searchParams, headers: nodeHeaders(req.headers), request: null }, state))) as Reply;
+      reply = (await requestScope.run(state, () => runRoute(route, match, { searchParams: url.searchParams, headers: nodeHeaders(req.headers), request: null, incoming: req }, state))) as Reply;
     } catch (error) {
       reply = errorReply(state.requestId, toServiceError(error, state.log), route.metered);
     }
-    const body = reply.body ?? '';
+    // Encoded once: a spliced answer is a rope of many strings, and measuring it apart from writing it costs a second pass.
+    const body = Buffer.from(reply.body ?? '', 'utf8');
     const headers: Record<string, string> = { ...reply.headers, 'X-Request-ID': state.requestId, ...rateLimitHeaders(state) };
-    headers['Content-Length'] = String(Buffer.byteLength(body));
+    headers['Content-Length'] = String(body.length);
     if (!res.destroyed) {
       res.writeHead(reply.status, headers);
       // HEAD (README): the GET's status and headers, no body.
@@ -537,9 +541,9 @@ export function createApp(deps: AppDeps): App {
   return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga, close };
 }
 
-/** Reads a JSON body up to MAX_BODY_BYTES; 413 above it (see lib/body.ts), 422 for malformed JSON. */
-async function readJsonBody(request: Request): Promise<unknown> {
-  const bytes = await readBodyLimited(request, MAX_BODY_BYTES);
+/** Parses the body `read` returns (at most MAX_BODY_BYTES: 413 above it, see lib/body.ts) as JSON; 422 for bad UTF-8, an empty body or malformed JSON. */
+async function readJsonBody(read: () => Promise<Uint8Array>): Promise<unknown> {
+  const bytes = await read();
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

@@ -75,3 +75,48 @@ export async function readBodyLimited(request: Request, max: number): Promise<Ui
   }
   return bytes;
 }
+
+/**
+ * `readBodyLimited` for node:http's request stream (the REST fast path in app.ts), with the same rules:
+ * 413 `payload_too_large` past `max` bytes, as soon as the declared Content-Length or the bytes received
+ * exceed it; the rest drained up to DRAIN_MAX_BYTES so a keep-alive connection stays usable; a body
+ * declared larger than that is left unread and the 413 carries `Connection: close`.
+ */
+export async function readNodeBodyLimited(req: import('node:http').IncomingMessage, max: number): Promise<Buffer> {
+  const declared = req.headers['content-length']?.trim();
+  const drainRest = (budget: number) => {
+    let left = budget;
+    req.on('data', (chunk: Buffer) => {
+      left -= chunk.byteLength;
+      if (left < 0) req.destroy();
+    });
+    req.on('error', () => undefined);
+    req.resume();
+  };
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > max) {
+    if (Number(declared) <= max + DRAIN_MAX_BYTES) {
+      drainRest(Number(declared));
+      throw payloadTooLarge(max);
+    }
+    throw payloadTooLarge(max, true);
+  }
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > max) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        drainRest(DRAIN_MAX_BYTES);
+        reject(payloadTooLarge(max));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks, size));
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', reject);
+  });
+}

@@ -20,7 +20,7 @@
  *   `minBalance` a replica returns its lease at the next flush.
  * - Spent credits are flushed every `flushMs` (default 200 ms), on `flush()` (GET /me first flushes
  *   its account, so it shows what this replica charged), when a lease is given back, and on `close()`.
- * - A lease unused for `idleMs` (default 2 s) is given back. A lease is renewed by every flush that
+ * - A lease unused for `idleMs` (default half of `leaseSeconds`: 15 s) is given back. A lease is renewed by every flush that
  *   records spending on it; its row expires `leaseSeconds` (default 30 s) after the last renewal, and
  *   this replica stops spending it 10 s before that (clock skew and a slow flush cannot make both
  *   sides use it).
@@ -47,7 +47,7 @@ export interface CreditLeaseOptions {
   maxLease?: bigint;
   /** Interval between flushes of spent credits (default 200 ms). */
   flushMs?: number;
-  /** A lease unused this long is given back (default 2,000 ms). */
+  /** A lease unused this long is given back (default: half of leaseSeconds). */
   idleMs?: number;
   /** Lifetime of a lease row after its last renewal, in seconds (default 30). */
   leaseSeconds?: number;
@@ -146,8 +146,8 @@ export class CreditLeases {
   ) {
     this.minBalance = opts.minBalance ?? 10_000n;
     this.maxLease = opts.maxLease ?? 1000n;
-    this.idleMs = opts.idleMs ?? 2000;
     this.leaseSeconds = opts.leaseSeconds ?? 30;
+    this.idleMs = opts.idleMs ?? (this.leaseSeconds * 1000) / 2;
     this.replicaId = (opts.replicaId ?? crypto.randomUUID()).slice(0, 64);
     const flushMs = opts.flushMs ?? 200;
     this.timers = [

@@ -148,7 +148,7 @@ describe('the node:http fast path answers what the adapter answers', () => {
     await app.close();
   });
 
-  const cases = [
+  const cases: { name: string; method: string; path: string; key: boolean; body?: string }[] = [
     { name: 'GET /prices', method: 'GET', path: PRICES, key: true },
     { name: 'HEAD /prices', method: 'HEAD', path: PRICES, key: true },
     { name: 'GET /prices without a key (401)', method: 'GET', path: PRICES, key: false },
@@ -156,13 +156,16 @@ describe('the node:http fast path answers what the adapter answers', () => {
     { name: 'GET /prices of an unknown item (404)', method: 'GET', path: '/prices?market_hash_name=nope', key: true },
     { name: 'GET /websites', method: 'GET', path: '/websites', key: false },
     { name: 'GET /health', method: 'GET', path: '/health', key: false },
+    { name: 'POST /prices/batch', method: 'POST', path: '/prices/batch', key: true, body: JSON.stringify({ market_hash_names: [ITEM, 'nope', ITEM] }) },
+    { name: 'POST /prices/batch, malformed JSON (422)', method: 'POST', path: '/prices/batch', key: true, body: '{"market_hash_names": [' },
+    { name: 'POST /prices/batch, no body (422)', method: 'POST', path: '/prices/batch', key: true, body: '' },
   ];
   // A request with an Origin header takes the adapter (its CORS plugin); the same without takes the fast path.
-  it.each(cases)('$name: same status, headers and body on both paths', async ({ method, path, key }) => {
+  it.each(cases)('$name: same status, headers and body on both paths', async ({ method, path, key, body }) => {
     const a = await createAccount(app.db, { credits: 100n });
-    const headers = key ? bearer(a.key) : {};
-    const fast = await fetch(base + path, { method, headers });
-    const viaAdapter = await fetch(base + path, { method, headers: { ...headers, Origin: 'https://dash.example' } });
+    const headers: Record<string, string> = { ...(key ? bearer(a.key) : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) };
+    const fast = await fetch(base + path, { method, headers, body });
+    const viaAdapter = await fetch(base + path, { method, headers: { ...headers, Origin: 'https://dash.example' }, body });
     expect(fast.status).toBe(viaAdapter.status);
     const strip = (h: Headers) =>
       Object.fromEntries(
