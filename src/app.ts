@@ -6,7 +6,6 @@
  */
 import crypto from 'node:crypto';
 import type http from 'node:http';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
@@ -244,6 +243,30 @@ function useCompiledRoutes(): Plugin {
   };
 }
 
+/**
+ * Logs every error of an execution that is not an expected refusal (a ServiceError, a GraphQL input
+ * error, a lost database) with the request's logger, so the line carries its request id; the answer
+ * itself is masked by Yoga's maskError. (Logging there instead would need the request's logger in an
+ * AsyncLocalStorage, whose promise hooks cost every request of the hot path.)
+ */
+function useUnexpectedErrorLog(fallback?: Logger): Plugin<Context> {
+  return {
+    onExecute() {
+      return {
+        onExecuteDone({ args, result }) {
+          const errors = (result as ExecutionResult).errors;
+          if (!errors) return;
+          for (const e of errors) {
+            const original = e.originalError;
+            if (!original || original instanceof ServiceError || original instanceof GraphQLError || isDatabaseUnavailable(original)) continue;
+            ((args.contextValue as Context).state.log ?? fallback)?.error({ err: original }, 'unexpected error');
+          }
+        },
+      };
+    },
+  };
+}
+
 /** GET /metrics: this replica's Prometheus text (prom-client). */
 export async function metricsResponse(requestId: string = crypto.randomUUID()): Promise<Response> {
   const text = await registry.metrics();
@@ -279,13 +302,13 @@ export function createApp(deps: AppDeps): App {
   const callers = authCacheSeconds > 0 ? new CallerCache(db, { maxAgeMs: authCacheSeconds * 1000 }) : null;
   const quotes = deps.quoteCache === false ? null : new QuoteCache(db);
   const leases = deps.creditLeases === false ? null : new CreditLeases(db, deps.creditLeases === true ? {} : deps.creditLeases);
-  // The request's logger wherever code runs for it (Yoga's error masking has no context of its own).
-  const requestScope = new AsyncLocalStorage<RequestState>();
-  const log = () => requestScope.getStore()?.log ?? logger;
   const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
   // Pages (`/`, `/docs`, `/status/page`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();
-  const pages = createPages({ loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: log });
+  const pages = createPages({ loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger });
+  const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}) };
+  /** The resolvers' context of one request (both faces). */
+  const makeContext = (state: RequestState, headers: HeaderReader) => createContext(db, state, headers, contextOptions);
   const yoga = createYoga<ServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -294,7 +317,7 @@ export function createApp(deps: AppDeps): App {
     renderGraphiQL: pages.renderGraphiQL,
     logging: false,
     cors: false, // the server adapter's CORS plugin answers for every path (src/plugins/cors.ts)
-    context: ({ request, state }) => createContext(db, state, request.headers, { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}) }),
+    context: ({ request, state }) => makeContext(state, request.headers),
     maskedErrors: {
       maskError: (error) => {
         const e = error as GraphQLError;
@@ -302,11 +325,11 @@ export function createApp(deps: AppDeps): App {
         if (e instanceof GraphQLError && !e.originalError) return e; // parse/validation errors
         // graphql-js's own input errors (a variable that does not coerce) wrap another GraphQLError: the client's fault.
         if (e instanceof GraphQLError && e.originalError instanceof GraphQLError && !(e.originalError instanceof ServiceError)) return e;
-        const mapped = toServiceError(original, log());
+        const mapped = toServiceError(original); // logged with its request id by useUnexpectedErrorLog
         return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
       },
     },
-    plugins: [useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes()],
+    plugins: [useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes(), useUnexpectedErrorLog(logger)],
   });
 
   const routes = ROUTES.map(compile);
@@ -338,16 +361,17 @@ export function createApp(deps: AppDeps): App {
       invalid = e;
     }
     const request = input.request ?? { headers: input.headers };
-    const { execute, contextFactory } = yoga.getEnveloped({ request, requestId, state, params: { query: DOCUMENTS[route.operationId], variables: variableValues } } as never);
-    const contextValue = (await contextFactory()) as Context;
+    const initial = { request, requestId, state, params: { query: DOCUMENTS[route.operationId], variables: variableValues } };
+    const { execute } = yoga.getEnveloped(initial as never);
+    const contextValue = Object.assign(initial, makeContext(state, input.headers)) as unknown as Context;
     if (invalid) {
       if (route.userOnly) await contextValue.requireUser(route.operationId);
       throw invalid;
     }
     const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
-    if (result.errors && result.errors.length > 0) return errorReply(requestId, resultError(result.errors, log()), route.metered);
+    if (result.errors && result.errors.length > 0) return errorReply(requestId, resultError(result.errors), route.metered);
     const payload = route.payload(result.data as Record<string, unknown>);
-    if (route.respond) return route.respond(payload, { db, state, request: input.request!, logger: log() });
+    if (route.respond) return route.respond(payload, { db, state, request: input.request!, logger: state.log ?? logger });
     const headers = { 'Content-Type': JSON_TYPE, 'X-Request-ID': requestId, ...route.headers };
     // Quotes arrive as JSON text made once per cached quote (RawJson): spliced, not serialized again.
     return { status: 200, headers, body: stringifyWithRaw(route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload) };
@@ -372,7 +396,7 @@ export function createApp(deps: AppDeps): App {
       httpRequests.inc({ operation: 'openapi', method: request.method, status: '200' });
       return json(200, openApiDocument(), { 'X-Request-ID': state.requestId, 'Cache-Control': 'public, max-age=300' });
     }
-    let response = await requestScope.run(state, () => dispatch(request, state));
+    let response = await dispatch(request, state);
     if (state.head && response.body !== null) {
       // HEAD (README): the GET's status and headers, no body; never billed (metering), counted like a GET.
       void response.body.cancel().catch(() => undefined);
@@ -495,7 +519,7 @@ export function createApp(deps: AppDeps): App {
     const started = performance.now();
     let reply: Reply;
     try {
-      reply = (await requestScope.run(state, () => runRoute(route, match, { searchParams: url.searchParams, headers: nodeHeaders(req.headers), request: null, incoming: req }, state))) as Reply;
+      reply = (await runRoute(route, match, { searchParams: url.searchParams, headers: nodeHeaders(req.headers), request: null, incoming: req }, state)) as Reply;
     } catch (error) {
       reply = errorReply(state.requestId, toServiceError(error, state.log), route.metered);
     }
