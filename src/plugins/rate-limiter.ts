@@ -126,24 +126,23 @@ if ARGV[4] == '' then
 else
   now = tonumber(ARGV[4])
 end
-local log = redis.call('LRANGE', key, 0, -1)
-local expired = 0
-while expired < #log and tonumber(log[expired + 1]) <= now - window do expired = expired + 1 end
-if expired > 0 then
-  if expired == #log then redis.call('DEL', key) else redis.call('LTRIM', key, expired, -1) end
+-- Drop expired entries from the head (oldest first): amortized O(1) per request, never a read of the whole log.
+local used = redis.call('LLEN', key)
+while used > 0 and tonumber(redis.call('LINDEX', key, 0)) <= now - window do
+  redis.call('LPOP', key)
+  used = used - 1
 end
-local used = #log - expired
 if used + points <= limit then
   local entries = {}
   for i = 1, points do entries[i] = string.format('%d', now) end
   redis.call('RPUSH', key, unpack(entries))
   redis.call('PEXPIRE', key, window)
   local oldest = now
-  if used > 0 then oldest = tonumber(log[expired + 1]) end
+  if used > 0 then oldest = tonumber(redis.call('LINDEX', key, 0)) end
   return {1, limit - used - points, oldest + window - now}
 end
 if points > limit then return {0, limit - used, window} end
-return {0, limit - used, tonumber(log[expired + used + points - limit]) + window - now}
+return {0, limit - used, tonumber(redis.call('LINDEX', key, used + points - limit - 1)) + window - now}
 `;
 
 /** One policy's sliding logs in process memory, per key. */
@@ -158,9 +157,9 @@ class MemoryLog {
 
   consume(key: string, now: number, points: number): Decision {
     if (now >= this.nextSweep) this.sweep(now);
-    const stored = this.logs.get(key) ?? [];
-    const firstLive = stored.findIndex((t) => t > now - this.windowMs);
-    const log = firstLive < 0 ? [] : firstLive === 0 ? stored : stored.slice(firstLive);
+    const log = this.logs.get(key) ?? [];
+    // Expired entries leave from the head (oldest first); the log is changed in place.
+    while (log.length > 0 && log[0]! <= now - this.windowMs) log.shift();
     const d = decide(log, now, this.limit, this.windowMs, points);
     if (log.length > 0) this.logs.set(key, log);
     else this.logs.delete(key);
