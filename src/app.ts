@@ -360,10 +360,11 @@ export function createApp(deps: AppDeps): App {
       if (!(e instanceof ServiceError) || e.status !== 422) throw e;
       invalid = e;
     }
-    const request = input.request ?? { headers: input.headers };
-    const initial = { request, requestId, state, params: { query: DOCUMENTS[route.operationId], variables: variableValues } };
-    const { execute } = yoga.getEnveloped(initial as never);
-    const contextValue = Object.assign(initial, makeContext(state, input.headers)) as unknown as Context;
+    // The envelop pipeline of Yoga (every plugin's onExecute and onExecuteDone); the resolvers' context is the
+    // one Yoga's `context` option builds, made here directly (no context-building hooks are registered).
+    const { execute } = yoga.getEnveloped({ requestId, state } as never);
+    const contextValue = makeContext(state, input.headers);
+    state.trustedVariables = invalid === null;
     if (invalid) {
       if (route.userOnly) await contextValue.requireUser(route.operationId);
       throw invalid;

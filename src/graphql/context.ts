@@ -65,6 +65,15 @@ export class Loaders {
   get currency() {
     return this.make('currency', (ids: readonly number[]) => catalogue.currenciesById(this.db.prisma, ids));
   }
+  /**
+   * The quotes of one item (null: none): at once from the replica's quote cache when it holds the item,
+   * else through the `quotes` loader.
+   */
+  quotesOf(appId: string, name: string): MarketQuote[] | null | Promise<MarketQuote[] | null> {
+    const cached = this.quoteCache?.peek(appId, name);
+    if (cached !== undefined) return cached.length > 0 ? cached : null;
+    return this.quotes.load(`${appId}\u0000${name}`);
+  }
   /** Quotes per item: from the replica's quote cache, else one SQL statement per app id for all names requested in one tick. */
   get quotes() {
     return this.make('quotes', async (keys: readonly string[]): Promise<(MarketQuote[] | null)[]> => {
@@ -113,6 +122,11 @@ export interface RequestState {
   waived: Set<string>;
   /** True for a HEAD request: metered fields are rate limited like a GET but never billed (README, HEAD). */
   head: boolean;
+  /**
+   * True when a REST route built and checked the variables itself (with the shared rules): metering reads the
+   * arguments from them without coercing or checking them again.
+   */
+  trustedVariables?: boolean;
   /** The catalogue operation the request runs (`graphql` for /graphql), for logs and metrics. */
   operationId?: string;
   /** The request's logger: every line carries `request_id`. */

@@ -112,6 +112,7 @@ export function planMeteredFields(
   document: DocumentNode,
   operationName: string | null | undefined,
   rawVariables: Record<string, unknown> | null | undefined,
+  trusted = false,
 ): MeteringPlan | null {
   const { operation, fragments, fixedFields } = lookUpOperation(schema, document, operationName);
   const empty: MeteringPlan = { rows: [], fields: [], problems: [], mutation: false };
@@ -119,6 +120,7 @@ export function planMeteredFields(
   if (operation.operation === 'mutation') return { ...empty, mutation: true };
   if (operation.operation !== 'query') return empty;
   const queryType = schema.getQueryType()!;
+  if (trusted && fixedFields) return trustedPlan(fixedFields, rawVariables ?? {});
   const coerced = coerceVariables(schema, operation, rawVariables);
   if (coerced.errors) return null;
   const fields = fixedFields ?? collectFields(schema, fragments, coerced.coerced, queryType, operation.selectionSet);
@@ -153,6 +155,27 @@ export function planMeteredFields(
   return plan;
 }
 
+/**
+ * The plan of a REST route's fixed document, whose variables the route built and checked with the same
+ * rules (src/rest/routes.ts, validation/params.ts): no coercion and no second check; each metered field's
+ * arguments are read from the variables its argument nodes name.
+ */
+function trustedPlan(fields: NonNullable<OperationLookup['fixedFields']>, variables: Record<string, unknown>): MeteringPlan {
+  const plan: MeteringPlan = { rows: [], fields: [], problems: [], mutation: false };
+  for (const [responseKey, nodes] of fields) {
+    const row = METERED_BY_FIELD.get(nodes[0]!.name.value);
+    if (!row) continue;
+    const args: Record<string, unknown> = {};
+    for (const a of nodes[0]!.arguments ?? []) if (a.value.kind === Kind.VARIABLE) args[a.name.value] = variables[a.value.name.value];
+    const list = row.unitPricing ? args[camel(row.unitPricing.unitsBodyField)] : undefined;
+    const units = Array.isArray(list) ? list.length : 1;
+    const conditional = args.ifNoneMatch !== null && args.ifNoneMatch !== undefined;
+    if (!plan.rows.includes(row)) plan.rows.push(row);
+    plan.fields.push({ responseKey, row, units, cost: operationCost(row, units), conditional });
+  }
+  return plan;
+}
+
 function fieldFailed(result: ExecutionResult, responseKey: string): boolean {
   const data = result.data as Record<string, unknown> | null | undefined;
   if (!data || data[responseKey] === null || data[responseKey] === undefined) return true;
@@ -165,7 +188,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
     async onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
       const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [error] });
-      const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
+      const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, ctx.state.trustedVariables === true);
       if (!plan) return;
       try {
         // Credential first, on every operation: mutations need a service token before their arguments are judged.

@@ -129,6 +129,17 @@ export class QuoteCache {
     return out;
   }
 
+  /**
+   * The cached quotes of one name without waiting: its list (empty = no quotes) when a fresh entry is held,
+   * undefined when the database must be asked (`load`).
+   */
+  peek(appId: string, name: string): MarketQuote[] | undefined {
+    const e = this.lru.get(`${appId}\u0000${name}`);
+    if (!e || performance.now() - e.at >= (this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs)) return undefined;
+    this.stats.hits += 1;
+    return e.quotes;
+  }
+
   /** Drops every entry (a change signal); loads in flight are not stored. */
   clear(): void {
     this.generation += 1;

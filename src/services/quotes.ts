@@ -176,7 +176,8 @@ export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, nam
 }
 
 /** Applies the `markets` and `side` filters (spec: filter every item identically). */
-export function filterQuotes(quotes: readonly MarketQuote[], filter: QuoteFilter): MarketQuote[] {
+export function filterQuotes(quotes: readonly MarketQuote[], filter: QuoteFilter): readonly MarketQuote[] {
+  if (filter.markets === null && filter.side === 'all') return quotes; // the same list: its JSON text is made once (quotesText)
   const markets = filter.markets ? new Set(filter.markets) : null;
   return quotes.filter((q) => (markets === null || markets.has(q.marketCode)) && (filter.side === 'all' || q.side === filter.side));
 }
@@ -230,9 +231,16 @@ export function quoteText(q: MarketQuote): string {
   return text;
 }
 
-/** A list of quotes as a JSON array text (see quoteText). */
+/** JSON texts of whole quote lists (a cached item's unfiltered list), made once per list object. */
+const listTexts = new WeakMap<readonly MarketQuote[], string>();
+
+/** A list of quotes as a JSON array text (see quoteText); written once per list object. */
 export function quotesText(quotes: readonly MarketQuote[]): string {
-  let out = '[';
+  let out = listTexts.get(quotes);
+  if (out !== undefined) return out;
+  out = '[';
   for (let i = 0; i < quotes.length; i++) out += (i === 0 ? '' : ',') + quoteText(quotes[i]!);
-  return out + ']';
+  out += ']';
+  listTexts.set(quotes, out);
+  return out;
 }

@@ -60,12 +60,12 @@ const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').implement({
 interface ItemPrices {
   appId: string;
   marketHashName: string;
-  markets: MarketQuote[];
+  markets: readonly MarketQuote[];
 }
 interface BatchPrices {
   appId: string;
   side: SideFilter;
-  items: { marketHashName: string; markets: MarketQuote[] }[];
+  items: { marketHashName: string; markets: readonly MarketQuote[] }[];
 }
 
 const ItemPricesRef = builder.objectRef<ItemPrices>('ItemPrices').implement({
@@ -116,7 +116,7 @@ builder.queryFields((t) => ({
     validate: v.pricesArgs,
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPrices');
-      const quotes = await ctx.loaders.quotes.load(`${args.appId}\u0000${args.marketHashName}`);
+      const quotes = await ctx.loaders.quotesOf(args.appId, args.marketHashName);
       if (!quotes) throw notFound(`No quotes for ${JSON.stringify(args.marketHashName)} (app ${args.appId}).`);
       const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
       return { appId: args.appId, marketHashName: args.marketHashName, markets: filterQuotes(quotes, filter) };
