@@ -15,13 +15,19 @@ import fs from 'node:fs';
 import http from 'node:http';
 import inspector from 'node:inspector/promises';
 import path from 'node:path';
-import { loadEnv } from '../src/env.js';
-import { openDatabase } from '../src/db/client.js';
-import { createApp } from '../src/app.js';
-import { importPath, isEmpty } from '../src/services/importers.js';
-import { createAccount } from '../src/services/accounts.js';
-import { createRateLimiter } from '../src/plugins/rate-limiter.js';
+import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/lib/paths.js';
+
+// The service as `npm start` runs it: the compiled dist/src (npm run bench builds it first); BENCH_SOURCE=1 loads
+// the TypeScript source through tsx instead (slower: tsx wraps every function it creates).
+const from = (module: string) =>
+  process.env.BENCH_SOURCE === '1' ? pathToFileURL(path.join(projectRoot, 'src', `${module}.ts`)).href : pathToFileURL(path.join(projectRoot, 'dist', 'src', `${module}.js`)).href;
+const { loadEnv } = (await import(from('env'))) as typeof import('../src/env.js');
+const { openDatabase } = (await import(from('db/client'))) as typeof import('../src/db/client.js');
+const { createApp } = (await import(from('app'))) as typeof import('../src/app.js');
+const { importPath, isEmpty } = (await import(from('services/importers'))) as typeof import('../src/services/importers.js');
+const { createAccount } = (await import(from('services/accounts'))) as typeof import('../src/services/accounts.js');
+const { createRateLimiter } = (await import(from('plugins/rate-limiter'))) as typeof import('../src/plugins/rate-limiter.js');
 
 const env = loadEnv();
 const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });

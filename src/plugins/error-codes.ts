@@ -52,6 +52,8 @@ export function useErrorCodes(): Plugin {
       };
     },
     onExecute({ args, setResultAndStopExecution }) {
+      // A REST route's variables were built and checked by the route itself (RequestState.trustedVariables).
+      if ((args.contextValue as { state?: { trustedVariables?: boolean } } | undefined)?.state?.trustedVariables) return;
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
       if (!operation) return;
       const coerced = coerceVariables(args.schema, operation, args.variableValues as Record<string, unknown> | undefined);

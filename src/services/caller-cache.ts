@@ -90,7 +90,7 @@ export class CallerCache {
   charged(accountId: string, used: bigint): void {
     for (const hash of this.byAccount.get(accountId) ?? []) {
       const e = this.byHash.get(hash);
-      if (e) e.caller = { ...e.caller, creditsUsed: used };
+      if (e) e.caller.creditsUsed = used; // only the up-front 402 check reads it; requests in flight have done theirs
     }
   }
 
