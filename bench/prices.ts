@@ -99,7 +99,12 @@ for (const c of cases) {
 }
 const out = path.join(projectRoot, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
-fs.writeFileSync(path.join(out, `prices-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, connections, rows }, null, 2));
+const peakRssMiB = later.map((l) => (JSON.parse(l) as { peakRssMiB?: number }).peakRssMiB).find((x) => x !== undefined) ?? null;
+fs.writeFileSync(
+  path.join(out, `prices-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
+  JSON.stringify({ database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, connections, peakRssMiB, rows }, null, 2),
+);
+if (peakRssMiB !== null) console.log(`peak RSS of the servers' process (Quotegate and the bare server, during the runs): ${peakRssMiB} MiB`);
 for (const line of later) {
   const { profile } = JSON.parse(line) as { profile?: string };
   if (!profile) continue;

@@ -92,7 +92,12 @@ if (process.env.BENCH_PROFILE === '1') {
 }
 
 console.log(JSON.stringify({ app: appPort, bare: barePort, keys, subscriptionKeys, limiter: rateLimiter.kind, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
+// Peak resident memory of this process (both servers, the app's caches included) over the measured runs, in MiB.
+let peakRss = process.memoryUsage().rss;
+const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
 process.once('SIGTERM', async () => {
+  clearInterval(rssTimer);
+  console.log(JSON.stringify({ peakRssMiB: Math.round(peakRss / 1048576) }));
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop');
     const dir = path.join(projectRoot, 'bench', 'results', 'profiles');
