@@ -234,6 +234,9 @@ samples.push({ at_s: Math.round((Date.now() - started) / 1000), rss_mib: mib(end
 bar.update(SECONDS, { requests: sent, rss: mib(endMemory.rss) });
 bar.stop();
 
+// The service stops gracefully first: charges still pending in its credit leases are recorded (README, Billing).
+await server.stop();
+
 // Counters, ledger and billed responses per account.
 const failures: string[] = [];
 const ledger = [];
@@ -275,7 +278,6 @@ else {
     failures.push(`median RSS grew from ${warm.rss_mib} MiB (second quarter) to ${end.rss_mib} MiB (last quarter)`);
   }
 }
-await server.stop();
 await db.close();
 
 const figures = {

@@ -14,7 +14,7 @@
  *   (`Database.listening`), and at most `unlistenedMaxAgeMs` (default 1 s) while its LISTEN
  *   connection is down; when it comes back every entry is dropped. So no replica serves a quote
  *   more than 1 s after a committed change, whatever fails.
- * - The cache is bounded by an estimate of its bytes (`maxBytes`, default 64 MiB; LRU beyond it), so
+ * - The cache is bounded by an estimate of its bytes (`maxBytes`, default 32 MiB; LRU beyond it), so
  *   the full-scale catalogue does not grow memory without bound.
  * Unknown names are cached too (as "no quotes"), so repeated misses stay cheap; ingestion of a new
  * item signals like any other change.
@@ -61,7 +61,7 @@ export interface QuoteCacheOptions {
   maxAgeMs?: number;
   /** Longest an entry is served while the LISTEN connection is down, in ms (default 1,000). */
   unlistenedMaxAgeMs?: number;
-  /** Bound on the estimated bytes held (default 64 MiB). */
+  /** Bound on the estimated bytes held (default 32 MiB). */
   maxBytes?: number;
 }
 
@@ -72,8 +72,11 @@ interface Entry {
   at: number;
 }
 
-/** Rough bytes of one cached MarketQuote (objects, strings, Decimal), for the size bound. */
-const QUOTE_BYTES = 600;
+/**
+ * Rough bytes of one cached quote, for the size bound: the MarketQuote object with its Decimal amounts, Dates and
+ * strings (about 600), and its JSON text once written (about 500).
+ */
+const QUOTE_BYTES = 1100;
 
 /** The per-replica quote cache (see the module doc). */
 export class QuoteCache {
@@ -92,7 +95,7 @@ export class QuoteCache {
     this.maxAgeMs = opts.maxAgeMs ?? 60_000;
     this.unlistenedMaxAgeMs = opts.unlistenedMaxAgeMs ?? 1000;
     this.lru = new LRUCache<string, Entry>({
-      maxSize: opts.maxBytes ?? 64 * 1024 * 1024,
+      maxSize: opts.maxBytes ?? 32 * 1024 * 1024,
       sizeCalculation: (e, key) => 200 + key.length * 2 + e.quotes.length * QUOTE_BYTES,
     });
     const drop = () => this.clear();
