@@ -22,7 +22,7 @@ import { summarizeSelfTime } from './profile-summary.js';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
-const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'bench', 'servers.ts')], {
+const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(projectRoot, 'bench', 'servers.ts')], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, NODE_ENV: 'production' },
 });
@@ -99,12 +99,17 @@ for (const c of cases) {
 }
 const out = path.join(projectRoot, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
-const peakRssMiB = later.map((l) => (JSON.parse(l) as { peakRssMiB?: number }).peakRssMiB).find((x) => x !== undefined) ?? null;
+const memory = later.map((l) => JSON.parse(l) as { peakRssMiB?: number; afterGc?: { rssMiB: number; heapUsedMiB: number } }).find((x) => x.peakRssMiB !== undefined);
+const peakRssMiB = memory?.peakRssMiB ?? null;
 fs.writeFileSync(
   path.join(out, `prices-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
-  JSON.stringify({ database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, connections, peakRssMiB, rows }, null, 2),
+  JSON.stringify({ database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, connections, peakRssMiB, afterGc: memory?.afterGc ?? null, rows }, null, 2),
 );
-if (peakRssMiB !== null) console.log(`peak RSS of the servers' process (Quotegate and the bare server, during the runs): ${peakRssMiB} MiB`);
+if (memory?.afterGc) {
+  console.log(
+    `servers' process (Quotegate and the bare server): peak RSS during the runs ${peakRssMiB} MiB; after a full collection at the end: RSS ${memory.afterGc.rssMiB} MiB, heap used ${memory.afterGc.heapUsedMiB} MiB`,
+  );
+}
 for (const line of later) {
   const { profile } = JSON.parse(line) as { profile?: string };
   if (!profile) continue;
