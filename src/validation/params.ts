@@ -66,5 +66,9 @@ export const batchPricesArgs = z.looseObject({ marketHashNames, appId, markets: 
 export const ifNoneMatch = chars(0, 4096);
 /** Arguments of the GraphQL `priceExport` field (REST: GET /prices/export). */
 export const exportArgs = z.looseObject({ appId, ifNoneMatch: ifNoneMatch.nullish() });
+/** Arguments of the GraphQL `item` field (billed as GET /prices). */
+export const itemArgs = z.looseObject({ marketHashName, appId });
+/** Arguments of `Item.quotes` (the filters of GET /prices). */
+export const quoteFilterArgs = z.looseObject({ markets: marketList.nullish() });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs };

@@ -103,3 +103,48 @@ describe('GraphQL as a graph: a quote reaches its marketplace and fee schedule',
     expect(r.body.extensions.billing).toEqual({ billable: true, credit: { cost: 1, remaining: 9 } });
   });
 });
+
+describe('GraphQL item root', () => {
+  const ITEM_QUERY = `query($n: String!) { item(marketHashName: $n) {
+    marketHashName
+    quotes(side: ask) { marketCode side marketPriceAmount website { code feeSchedule { slots { sale { calculationChain { steps { kind } } } } } } }
+    valuation { valuationDate }
+  } }`;
+
+  it("traverses an item's quotes to each marketplace's fee chain in one query, billed as one GET /prices", async () => {
+    const { createAccount } = await import('../../src/services/accounts.js');
+    const a = await createAccount(t.db, { credits: 10n });
+    const res = await gql(ITEM_QUERY, { n: 'Recoil Case' }, { Authorization: `Bearer ${a.key}` });
+    expect(res.body.errors).toBeUndefined();
+    const item = res.body.data.item;
+    expect(item.marketHashName).toBe('Recoil Case');
+    // Earlier tests of this file added quotes on other markets: every one is an ask and reaches its own marketplace.
+    expect(item.quotes.length).toBeGreaterThan(0);
+    for (const q of item.quotes) expect([q.side, q.website.code]).toEqual(['ask', q.marketCode]);
+    expect(item.quotes.find((q: { marketCode: string }) => q.marketCode === 'BUFF163')).toEqual({
+      marketCode: 'BUFF163',
+      side: 'ask',
+      marketPriceAmount: '2.59',
+      website: { code: 'BUFF163', feeSchedule: { slots: { sale: { calculationChain: { steps: [{ kind: 'fee' }, { kind: 'convert' }] } } } } },
+    });
+    expect(item.valuation).toBeNull(); // not valued yet
+    expect(res.body.extensions.billing).toEqual({ billable: true, credit: { cost: 1, remaining: 9 } });
+    expect(res.headers.get('ratelimit')).toContain('"getPrices";r=119');
+
+    // With prices in the same operation: two metered fields, two credits, two requests of the limit.
+    const both = await gql(`query($n: String!) { item(marketHashName: $n) { marketHashName } prices(marketHashName: $n) { appId } }`, { n: 'Recoil Case' }, { Authorization: `Bearer ${a.key}` });
+    expect(both.body.extensions.billing).toEqual({ billable: true, credit: { cost: 2, remaining: 7 } });
+  });
+
+  it('an unknown item is null and not billed; a bad name is 422; no key is 401', async () => {
+    const { createAccount } = await import('../../src/services/accounts.js');
+    const a = await createAccount(t.db, { credits: 10n });
+    const unknown = await gql(ITEM_QUERY, { n: 'No Such Item' }, { Authorization: `Bearer ${a.key}` });
+    expect(unknown.body.data.item).toBeNull();
+    expect(unknown.body.extensions?.billing ?? { billable: false }).toEqual({ billable: false });
+    const bad = await gql(ITEM_QUERY, { n: '' }, { Authorization: `Bearer ${a.key}` });
+    expect(bad.body.errors[0].extensions.code).toBe('validation_failed');
+    const anonymous = await gql(ITEM_QUERY, { n: 'Recoil Case' });
+    expect(anonymous.body.errors[0].extensions.code).toBe('unauthorized');
+  });
+});

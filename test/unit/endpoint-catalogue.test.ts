@@ -9,7 +9,7 @@ describe('endpoint catalogue (data/endpoints.json)', () => {
   it('holds the 13 operations with the spec costs and limits', () => {
     expect(ENDPOINTS).toHaveLength(13);
     const row = (id: string) => ENDPOINTS.find((e) => e.operationId === id)!;
-    expect(row('getPrices')).toMatchObject({ creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['prices'] });
+    expect(row('getPrices')).toMatchObject({ creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['prices', 'item'] });
     expect(row('batchPrices').rateLimit).toEqual({ maxRequests: 20, windowSeconds: 60 });
     expect(row('exportPrices')).toMatchObject({ creditCost: 10, rateLimit: { maxRequests: 2, windowSeconds: 60 } });
     expect(ENDPOINTS.filter((e) => e.premium)).toEqual([]);

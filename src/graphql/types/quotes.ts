@@ -6,7 +6,7 @@ import { builder, listComplexity } from '../builder.js';
 const MAX_MARKETS_PER_ITEM = 48;
 import * as v from '../../validation/params.js';
 import { RawJson } from '../../lib/raw-json.js';
-import { filterQuotes, quotesText, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
+import { filterQuotes, quotesText, VALUATION_MARKET, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
 import { notFound } from '../../lib/errors.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import { WebsiteRef } from './catalogue.js';
@@ -101,7 +101,55 @@ const BatchPricesRef = builder.objectRef<BatchPrices>('BatchPrices').implement({
   }),
 });
 
+/** One item as GraphQL traverses it (the `item` root): its published quotes, loaded once. */
+interface ItemView {
+  appId: string;
+  marketHashName: string;
+  quotes: readonly MarketQuote[];
+}
+
+const ItemRef = builder.objectRef<ItemView>('Item').implement({
+  description: 'One item with its quotes on every market and its CSCP valuation (root field `item`).',
+  fields: (t) => ({
+    appId: t.exposeString('appId'),
+    marketHashName: t.exposeString('marketHashName'),
+    quotes: t.field({
+      type: [MarketQuoteRef],
+      description: 'Quotes by market code then side, filtered like GET /prices (`markets`, `side`); each reaches its marketplace and fee schedule through `website`.',
+      extensions: listComplexity(MAX_MARKETS_PER_ITEM),
+      args: {
+        markets: t.arg.stringList({ required: false }),
+        side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
+      },
+      validate: v.quoteFilterArgs,
+      resolve: (x, args) => [...filterQuotes(x.quotes, { markets: args.markets ?? null, side: args.side })],
+    }),
+    valuation: t.field({
+      type: ValuationRef,
+      nullable: true,
+      description: 'The CSCP consensus valuation (the `mid` quote of market CSCP, in CNY); null before the item was first valued.',
+      resolve: (x) => x.quotes.find((q) => q.marketCode === VALUATION_MARKET)?.valuation ?? null,
+    }),
+  }),
+});
+
 builder.queryFields((t) => ({
+  item: t.field({
+    type: ItemRef,
+    nullable: true,
+    description:
+      'One item, to traverse: its quotes (each with its marketplace and fee schedule) and its valuation. Billed and rate limited as GET /prices (needs an API key); null, and not billed, when the item has no quotes.',
+    args: {
+      marketHashName: t.arg.string({ required: true }),
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
+    },
+    validate: v.itemArgs,
+    resolve: async (_r, args, ctx) => {
+      await ctx.requireUser('getPrices');
+      const quotes = await ctx.loaders.quotesOf(args.appId, args.marketHashName);
+      return quotes ? { appId: args.appId, marketHashName: args.marketHashName, quotes } : null;
+    },
+  }),
   prices: t.field({
     type: ItemPricesRef,
     description:
