@@ -2,12 +2,14 @@
  * The REST route table: each documented path is a row naming its catalogue operation, the GraphQL
  * document it runs, how request parameters become variables (validated with the shared zod rules;
  * every invalid parameter is reported), and how the result becomes the documented payload.
+ * Each route's method and path template come from its catalogue row (data/endpoints.json) only.
  */
 import type { HeaderReader } from '../lib/headers.js';
 import type { z } from 'zod';
 import * as v from '../validation/params.js';
 import { validationError, type ValidationDetail } from '../lib/errors.js';
 import { DOCUMENTS } from './documents.js';
+import { endpoint } from '../catalogue/endpoints.js';
 import { CS2_APP_ID } from '../services/importers.js';
 import type { Database } from '../db/client.js';
 import type { RequestState } from '../graphql/context.js';
@@ -33,12 +35,9 @@ export interface RespondContext {
   logger?: Logger;
 }
 
-/** One REST route (see module doc). */
-export interface Route {
+/** One row of the route table: how a catalogue operation's request becomes its document's variables and back. */
+export interface RouteSpec {
   operationId: keyof typeof DOCUMENTS;
-  method: 'GET' | 'POST';
-  /** Path template as in the spec, e.g. `/websites/{code}`. */
-  path: string;
   /** Builds the document's variables; throws `validation_failed` (422) listing every bad parameter. */
   variables(input: RouteInput): Record<string, unknown>;
   /** Picks the payload out of the GraphQL result data. */
@@ -51,6 +50,13 @@ export interface Route {
   body?: boolean;
   /** Builds the whole response instead of the JSON envelope (the export file). */
   respond?(payload: unknown, ctx: RespondContext): Response;
+}
+
+/** One REST route: its table row with the method and path template of its catalogue row (data/endpoints.json). */
+export interface Route extends RouteSpec {
+  method: 'GET' | 'POST';
+  /** Path template as in the spec, e.g. `/websites/{code}`. */
+  path: string;
 }
 
 class Collector {
@@ -101,18 +107,18 @@ function parseMarkets(c: Collector, location: ValidationDetail['location'], raw:
 
 const pick = (key: string) => (data: Record<string, unknown>) => data[key];
 
-/** Every REST route of the service. */
-export const ROUTES: readonly Route[] = [
-  { operationId: 'getHealth', method: 'GET', path: '/health', envelope: false, variables: () => ({}), payload: pick('health') },
+/** The route table; method and path come from the catalogue only (ROUTES). */
+const TABLE: readonly RouteSpec[] = [
+  { operationId: 'getHealth', envelope: false, variables: () => ({}), payload: pick('health') },
   {
-    operationId: 'getConfig', method: 'GET', path: '/config', envelope: true, headers: { 'Cache-Control': 'no-store' },
+    operationId: 'getConfig', envelope: true, headers: { 'Cache-Control': 'no-store' },
     variables: () => ({}), payload: pick('config'),
   },
-  { operationId: 'getStatus', method: 'GET', path: '/status', envelope: true, headers: { 'Cache-Control': 'no-store' }, variables: () => ({}), payload: pick('status') },
-  { operationId: 'getMe', method: 'GET', path: '/me', envelope: true, variables: () => ({}), payload: pick('me') },
-  { operationId: 'listEndpoints', method: 'GET', path: '/endpoints', envelope: true, variables: () => ({}), payload: pick('endpoints') },
+  { operationId: 'getStatus', envelope: true, headers: { 'Cache-Control': 'no-store' }, variables: () => ({}), payload: pick('status') },
+  { operationId: 'getMe', envelope: true, variables: () => ({}), payload: pick('me') },
+  { operationId: 'listEndpoints', envelope: true, variables: () => ({}), payload: pick('endpoints') },
   {
-    operationId: 'listWebsites', method: 'GET', path: '/websites', envelope: true, payload: pick('websites'),
+    operationId: 'listWebsites', envelope: true, payload: pick('websites'),
     variables: ({ query }) => {
       const c = new Collector();
       const includeDeprecated = parseBoolean(c, 'include_deprecated', c.one(query, 'include_deprecated'), false);
@@ -121,7 +127,7 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
-    operationId: 'getWebsite', method: 'GET', path: '/websites/{code}', envelope: true, payload: pick('website'),
+    operationId: 'getWebsite', envelope: true, payload: pick('website'),
     variables: ({ path }) => {
       const c = new Collector();
       const code = c.check('path', 'code', v.websiteCode, path.code);
@@ -130,7 +136,7 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
-    operationId: 'getFeeSchedule', method: 'GET', path: '/websites/{code}/fee-schedule', envelope: true,
+    operationId: 'getFeeSchedule', envelope: true,
     payload: (data) => (data.website as { feeSchedule: unknown }).feeSchedule,
     variables: ({ path }) => {
       const c = new Collector();
@@ -140,7 +146,7 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
-    operationId: 'listCurrencies', method: 'GET', path: '/currencies', envelope: true, payload: pick('currencies'),
+    operationId: 'listCurrencies', envelope: true, payload: pick('currencies'),
     variables: ({ query }) => {
       const c = new Collector();
       const raw = c.one(query, 'search');
@@ -150,7 +156,7 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
-    operationId: 'getCurrency', method: 'GET', path: '/currencies/{currency_id}', envelope: true, payload: pick('currency'),
+    operationId: 'getCurrency', envelope: true, payload: pick('currency'),
     variables: ({ path }) => {
       const c = new Collector();
       const raw = path.currency_id ?? '';
@@ -162,7 +168,7 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
-    operationId: 'getPrices', method: 'GET', path: '/prices', envelope: true, payload: pick('prices'),
+    operationId: 'getPrices', envelope: true, payload: pick('prices'),
     variables: ({ query }) => {
       const c = new Collector();
       const nameRaw = c.one(query, 'market_hash_name');
@@ -178,7 +184,7 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
-    operationId: 'exportPrices', method: 'GET', path: '/prices/export', envelope: false, payload: pick('priceExport'),
+    operationId: 'exportPrices', envelope: false, payload: pick('priceExport'),
     variables: ({ query, headers }) => {
       const c = new Collector();
       const appRaw = c.one(query, 'app_id');
@@ -220,7 +226,7 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
-    operationId: 'batchPrices', method: 'POST', path: '/prices/batch', envelope: true, body: true, payload: pick('batchPrices'),
+    operationId: 'batchPrices', envelope: true, body: true, payload: pick('batchPrices'),
     variables: ({ body }) => {
       const c = new Collector();
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -238,3 +244,10 @@ export const ROUTES: readonly Route[] = [
     },
   },
 ];
+
+/** Every REST route of the service: the table's rows with the method and path of their catalogue rows. */
+export const ROUTES: readonly Route[] = TABLE.map((spec) => {
+  const row = endpoint(spec.operationId);
+  return { ...spec, method: row.method, path: row.path };
+});
+
