@@ -207,6 +207,31 @@ describe('GET /status', () => {
     expect(summary.service[unix('2026-11-21T09:00:00Z')]).toBeUndefined();
   });
 
+  it('GraphQL statusHistory is the same history as GET /status, as typed lists', async () => {
+    const rest = (await t.get('/status')).body.data;
+    const g = await t.gql(`{ statusHistory {
+      summary { area bucketStart score }
+      service { component bucketStart ok total availability latencyMs }
+      datasourceRealtime { marketCode bucketStart observations }
+      datasourceHourly { marketCode bucketStart observations }
+      infrastructure { component bucketStart latencyMs }
+      distribution { latitude longitude nodeCount datacenterCount } } }`);
+    expect(g.body.errors).toBeUndefined();
+    const h = g.body.data.statusHistory;
+    const iso = (unix: string) => new Date(Number(unix) * 1000).toISOString();
+    const entries = <V>(m: Record<string, Record<string, V>>) => Object.entries(m).flatMap(([k, b]) => Object.entries(b).map(([u, v]) => [k, iso(u), v] as const));
+    expect(h.summary).toEqual(entries<string>(rest.summary).map(([area, bucketStart, score]) => ({ area, bucketStart, score })));
+    expect(h.service).toEqual(
+      entries<any>(rest.service).map(([component, bucketStart, v]) => ({ component, bucketStart, ok: v.ok, total: v.total, availability: v.availability, latencyMs: v.latency_ms })),
+    );
+    expect(h.datasourceRealtime).toEqual(entries<number>(rest.datasource.realtime).map(([marketCode, bucketStart, observations]) => ({ marketCode, bucketStart, observations })));
+    expect(h.datasourceHourly).toEqual(entries<number>(rest.datasource.result).map(([marketCode, bucketStart, observations]) => ({ marketCode, bucketStart, observations })));
+    expect(h.infrastructure).toEqual(entries<any>(rest.infrastructure).map(([component, bucketStart, v]) => ({ component, bucketStart, latencyMs: v.latency_ms })));
+    expect(h.distribution.length).toBe(Object.keys(rest.distribution).length);
+    // The history is not empty here (earlier tests recorded it), so the comparison says something.
+    expect(h.service.length + h.infrastructure.length + h.datasourceHourly.length).toBeGreaterThan(0);
+  });
+
   it('the recorder job: the infrastructure work runs once per 5-minute bucket, the probes every tick', async () => {
     const opts = {
       checks: [flaky],
