@@ -11,8 +11,7 @@ import { sortedEndpoints, type EndpointInfo } from '../catalogue/endpoints.js';
 import { ROUTES } from '../rest/routes.js';
 import * as v from '../validation/params.js';
 
-const decimal = z.string().regex(/^-?\d+(\.\d+)?$/).meta({ description: 'Decimal number as a string, plain notation.' });
-const timestamp = z.string().meta({ description: 'RFC 3339 timestamp, UTC.', format: 'date-time' });
+import { decimal, MarketQuoteOut, timestamp } from '../shapes/quote.js';
 
 const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ id: 'CreditMeta' });
 const Meta = z
@@ -103,35 +102,6 @@ const FeeScheduleOut = z
     slots: z.strictObject({ deposit: FeeScheduleSlotOut.nullable(), sale: FeeScheduleSlotOut.nullable(), withdraw: FeeScheduleSlotOut.nullable() }),
   })
   .meta({ id: 'FeeScheduleOut' });
-const ValuationOut = z
-  .strictObject({
-    valuation_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-    credibility: z.number().min(0).max(1),
-    uncertainty: z.number().min(0),
-    is_two_sided: z.boolean(),
-    ask_amount: decimal,
-    bid_amount: decimal.nullable(),
-    ask_quote_count: z.int(),
-    bid_quote_count: z.int(),
-  })
-  .meta({ id: 'ValuationOut' });
-const MarketQuoteOut = z
-  .strictObject({
-    market_code: z.string(),
-    provider_code: z.string(),
-    side: z.enum(['ask', 'bid', 'mid']),
-    market_currency_code: z.string(),
-    market_price_amount: decimal.nullable(),
-    quantity: z.int().nullable(),
-    is_quantity_minimum: z.boolean().nullable(),
-    is_all_items_same_price: z.boolean().nullable(),
-    changed_at: timestamp,
-    observed_at: timestamp.nullable(),
-    delisted_at: timestamp.nullable(),
-    fresh_at: timestamp,
-    valuation: ValuationOut.nullable(),
-  })
-  .meta({ id: 'MarketQuoteOut' });
 const BatchItemOut = z.strictObject({ market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'BatchItemOut' });
 const sideEnum = z.enum(['ask', 'bid', 'mid', 'all']);
 const ItemPricesOut = z.strictObject({ app_id: z.string(), market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'ItemPricesOut' });

@@ -10,6 +10,7 @@
 import type { Database } from '../db/client.js';
 import { formatDecimal, toMoney, type Money } from '../lib/money.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
+import type { MarketQuoteJson } from '../shapes/quote.js';
 import { byCodePoint } from '../lib/order.js';
 
 /** Market code of the consensus valuation quote. */
@@ -183,11 +184,12 @@ export function filterQuotes(quotes: readonly MarketQuote[], filter: QuoteFilter
 }
 
 /**
- * A quote as the REST API writes it (spec: MarketQuoteOut, ValuationOut): snake_case names, amounts as
- * decimal strings in the market's currency, RFC 3339 timestamps. The one JSON writer of a quote: GET
+ * A quote as the REST API writes it (spec: MarketQuoteOut, ValuationOut; typed by the schema in
+ * shapes/quote.ts): snake_case names, amounts as decimal strings in the market's currency, RFC 3339
+ * timestamps. The one JSON writer of a quote: GET
  * /prices, POST /prices/batch and the export file all use it (through `quoteText`).
  */
-export function quoteJson(q: MarketQuote): Record<string, unknown> {
+export function quoteJson(q: MarketQuote): MarketQuoteJson {
   const v = q.valuation;
   return {
     market_code: q.marketCode,

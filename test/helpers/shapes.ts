@@ -1,14 +1,13 @@
 /** Exact field sets of the spec's "no extra fields" / "all fields required" objects. */
 import { expect } from 'vitest';
+import { MarketQuoteOut, ValuationOut } from '../../src/shapes/quote.js';
 
 export const WEBSITE_KEYS = ['code', 'name', 'url', 'category', 'subCategory', 'is_deprecated'];
 export const CURRENCY_KEYS = ['id', 'code', 'name', 'kind', 'usd_rate', 'owner_user_id', 'is_official', 'ref_count', 'is_deleted'];
 export const PUBLIC_CURRENCY_KEYS = ['id', 'code', 'name', 'kind', 'usd_rate'];
-export const QUOTE_KEYS = [
-  'market_code', 'provider_code', 'side', 'market_currency_code', 'market_price_amount', 'quantity', 'is_quantity_minimum',
-  'is_all_items_same_price', 'changed_at', 'observed_at', 'delisted_at', 'fresh_at', 'valuation',
-];
-export const VALUATION_KEYS = ['valuation_date', 'credibility', 'uncertainty', 'is_two_sided', 'ask_amount', 'bid_amount', 'ask_quote_count', 'bid_quote_count'];
+/** Keys of a quote and of its valuation, from the one definition of the shape (src/shapes/quote.ts). */
+export const QUOTE_KEYS = Object.keys(MarketQuoteOut.shape);
+export const VALUATION_KEYS = Object.keys(ValuationOut.shape);
 /** Every field of a GraphQL MarketQuote with its valuation (camelCase, no aliases): the largest quote selection. */
 export const QUOTE_SELECTION = `{ marketCode providerCode side marketCurrencyCode marketPriceAmount quantity isQuantityMinimum isAllItemsSamePrice
   changedAt observedAt delistedAt freshAt valuation { valuationDate credibility uncertainty isTwoSided askAmount bidAmount askQuoteCount bidQuoteCount } }`;

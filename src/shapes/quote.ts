@@ -1,0 +1,46 @@
+/**
+ * The quote shape, defined once (spec: MarketQuoteOut, ValuationOut): the OpenAPI document serves these
+ * schemas, the one JSON writer of a quote (`quoteJson` in services/quotes.ts) is typed by them, and the
+ * tests take their key lists from them.
+ */
+import { z } from 'zod';
+
+/** A decimal number as a string in plain notation (money, rates). */
+export const decimal = z.string().regex(/^-?\d+(\.\d+)?$/).meta({ description: 'Decimal number as a string, plain notation.' });
+/** An RFC 3339 timestamp in UTC with milliseconds. */
+export const timestamp = z.string().meta({ description: 'RFC 3339 timestamp, UTC.', format: 'date-time' });
+
+/** The CSCP valuation of a quote (spec: ValuationOut); amounts in CNY. */
+export const ValuationOut = z
+  .strictObject({
+    valuation_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+    credibility: z.number().min(0).max(1),
+    uncertainty: z.number().min(0),
+    is_two_sided: z.boolean(),
+    ask_amount: decimal,
+    bid_amount: decimal.nullable(),
+    ask_quote_count: z.int(),
+    bid_quote_count: z.int(),
+  })
+  .meta({ id: 'ValuationOut' });
+/** One published quote (spec: MarketQuoteOut); the price in the market's own currency. */
+export const MarketQuoteOut = z
+  .strictObject({
+    market_code: z.string(),
+    provider_code: z.string(),
+    side: z.enum(['ask', 'bid', 'mid']),
+    market_currency_code: z.string(),
+    market_price_amount: decimal.nullable(),
+    quantity: z.int().nullable(),
+    is_quantity_minimum: z.boolean().nullable(),
+    is_all_items_same_price: z.boolean().nullable(),
+    changed_at: timestamp,
+    observed_at: timestamp.nullable(),
+    delisted_at: timestamp.nullable(),
+    fresh_at: timestamp,
+    valuation: ValuationOut.nullable(),
+  })
+  .meta({ id: 'MarketQuoteOut' });
+
+/** A quote as JSON (MarketQuoteOut). */
+export type MarketQuoteJson = z.infer<typeof MarketQuoteOut>;
