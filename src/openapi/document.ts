@@ -12,6 +12,7 @@ import { ROUTES } from '../rest/routes.js';
 import * as v from '../validation/params.js';
 
 import { decimal, MarketQuoteOut, timestamp } from '../shapes/quote.js';
+import { CurrencyOut, PublicCurrencyOut, WebsiteOut } from '../shapes/catalogue.js';
 
 const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ id: 'CreditMeta' });
 const Meta = z
@@ -45,25 +46,6 @@ const ValidationErrorEnvelope = z
 
 const envelope = (data: z.ZodType) => z.strictObject({ data, meta: Meta });
 
-const WebsiteOut = z
-  .strictObject({ code: z.string(), name: z.string(), url: z.string().nullable(), category: z.string(), subCategory: z.string().nullable(), is_deprecated: z.boolean() })
-  .meta({ id: 'WebsiteOut' });
-const CurrencyOut = z
-  .strictObject({
-    id: z.int().nullable(),
-    code: z.string(),
-    name: z.string().nullable(),
-    kind: z.string(),
-    usd_rate: decimal,
-    owner_user_id: z.string().nullable(),
-    is_official: z.boolean(),
-    ref_count: z.int(),
-    is_deleted: z.boolean(),
-  })
-  .meta({ id: 'CurrencyOut' });
-const PublicCurrencyOut = z
-  .strictObject({ id: z.int().nullable(), code: z.string(), name: z.string().nullable(), kind: z.string(), usd_rate: decimal })
-  .meta({ id: 'PublicCurrencyOut' });
 const convertFields = {
   id: z.int().nullable(),
   name: z.string(),

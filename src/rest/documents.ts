@@ -3,13 +3,14 @@
  * document's result is already the documented JSON shape (spec field names are exact). Quotes are
  * selected as `marketsJson`: the text `quoteJson` (services/quotes.ts) wrote once per cached quote.
  */
+import { CurrencyOut, PublicCurrencyOut, selectionOf, WebsiteOut } from '../shapes/catalogue.js';
 
 
-const WEBSITE_FIELDS = `code name url category subCategory is_deprecated: isDeprecated`;
+const WEBSITE_FIELDS = selectionOf(WebsiteOut);
 
-const CURRENCY_FIELDS = `id code name kind usd_rate: usdRate owner_user_id: ownerUserId is_official: isOfficial ref_count: refCount is_deleted: isDeleted`;
+const CURRENCY_FIELDS = selectionOf(CurrencyOut);
 
-const PUBLIC_CURRENCY = `id code name kind usd_rate: usdRate`;
+const PUBLIC_CURRENCY = selectionOf(PublicCurrencyOut);
 
 const CONVERT_FIELDS = `from { ${PUBLIC_CURRENCY} } to { ${PUBLIC_CURRENCY} } mode rate`;
 

@@ -1,10 +1,12 @@
 /** Exact field sets of the spec's "no extra fields" / "all fields required" objects. */
 import { expect } from 'vitest';
 import { MarketQuoteOut, ValuationOut } from '../../src/shapes/quote.js';
+import { CurrencyOut, PublicCurrencyOut, WebsiteOut } from '../../src/shapes/catalogue.js';
 
-export const WEBSITE_KEYS = ['code', 'name', 'url', 'category', 'subCategory', 'is_deprecated'];
-export const CURRENCY_KEYS = ['id', 'code', 'name', 'kind', 'usd_rate', 'owner_user_id', 'is_official', 'ref_count', 'is_deleted'];
-export const PUBLIC_CURRENCY_KEYS = ['id', 'code', 'name', 'kind', 'usd_rate'];
+/** Keys of the catalogue shapes, from their one definition (src/shapes/catalogue.ts). */
+export const WEBSITE_KEYS = Object.keys(WebsiteOut.shape);
+export const CURRENCY_KEYS = Object.keys(CurrencyOut.shape);
+export const PUBLIC_CURRENCY_KEYS = Object.keys(PublicCurrencyOut.shape);
 /** Keys of a quote and of its valuation, from the one definition of the shape (src/shapes/quote.ts). */
 export const QUOTE_KEYS = Object.keys(MarketQuoteOut.shape);
 export const VALUATION_KEYS = Object.keys(ValuationOut.shape);
