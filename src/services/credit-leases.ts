@@ -136,6 +136,8 @@ export class CreditLeases {
    * its row and its account in opposite orders, which would otherwise deadlock.
    */
   private queue: Promise<unknown> = Promise.resolve();
+  /** The tail of each account's queue of reservations and one-statement charges (see `withAccount`). */
+  private readonly locks = new Map<string, Promise<void>>();
   /** Leases being given back, by account: a one-statement charge of the account waits for it (else the credits look reserved). */
   private readonly returning = new Map<string, Promise<void>>();
   private closed = false;
@@ -166,32 +168,48 @@ export class CreditLeases {
    * charge (charges that may be refunded). Throws when the database fails (nothing is charged then).
    */
   async charge(c: Charge, seenAvailable: bigint, direct = false): Promise<bigint | null> {
-    for (let round = 0; round < 3; round++) {
-      if (!direct && !this.closed) {
-        for (let attempt = 0; attempt < 3; attempt++) {
-          let lease = this.leases.get(c.accountId);
-          if (lease && lease.left >= c.cost && performance.now() < lease.validUntil) return this.spend(lease, c);
-          if (lease?.refilling) {
-            await lease.refilling; // another request of the account is reserving: look again
-            continue;
-          }
-          const available = lease ? lease.available : seenAvailable;
-          if (available < this.minBalance) break;
-          lease ??= this.newLease(c.accountId, available);
-          if (!(await this.refill(lease, c.cost))) break;
-        }
-        const held = this.leases.get(c.accountId);
-        if (held && !held.refilling) await this.giveBack([held]);
-      }
+    const lease = this.leases.get(c.accountId);
+    const leasing = !direct && !this.closed;
+    if (leasing && lease && lease.left >= c.cost && performance.now() < lease.validUntil) return this.spend(lease, c);
+    // No lease in play for the account on this replica and none wanted: one statement, concurrently with others.
+    if ((!leasing || seenAvailable < this.minBalance) && !lease && !this.locks.has(c.accountId)) {
       await this.returning.get(c.accountId);
       const left = await chargeCredits(this.db, c);
-      if (left !== null || direct || this.closed) return left;
-      // Refused: unless this replica itself took a lease of the account meanwhile, the balance is spent.
-      const held = this.leases.get(c.accountId);
-      if (!held || (held.left < c.cost && !held.refilling)) return null;
-      seenAvailable = 0n; // no new lease from a stale balance
+      if (left !== null || (!this.leases.has(c.accountId) && !this.locks.has(c.accountId))) return left;
+      // Refused while this replica started a lease of the account: decide again under the account's lock.
     }
-    return null;
+    // Reserving, giving back and the one-statement charge that follows happen one request at a time per
+    // account, so a charge is never refused for credits this replica itself holds.
+    return this.withAccount(c.accountId, async () => {
+      if (leasing && !this.closed) {
+        let held = this.leases.get(c.accountId);
+        if (held && held.left >= c.cost && performance.now() < held.validUntil) return this.spend(held, c);
+        const available = held ? held.available : seenAvailable;
+        if (available >= this.minBalance) {
+          held ??= this.newLease(c.accountId, available);
+          if ((await this.refill(held, c.cost)) && this.leases.get(c.accountId) === held && held.left >= c.cost) return this.spend(held, c);
+        }
+      }
+      const held = this.leases.get(c.accountId);
+      if (held) await this.giveBack([held]);
+      await this.returning.get(c.accountId);
+      return chargeCredits(this.db, c);
+    });
+  }
+
+  /** Runs `work` after every earlier `withAccount` work of the same account has settled. */
+  private withAccount<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(accountId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const tail = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.locks.set(accountId, tail);
+    void tail.then(() => {
+      if (this.locks.get(accountId) === tail) this.locks.delete(accountId);
+    });
+    return next;
   }
 
   /** Runs one lease statement after this replica's previous one (see `queue`). */

@@ -44,7 +44,22 @@ async function account(credits: bigint, opts: { keys?: number; subscription?: { 
 }
 
 /** The account's counters and ledger sums straight from the database. */
+/**
+ * The account's counters and ledger sums once they stand still: charges taken from a credit lease (balances of
+ * 10,000 credits and more) are recorded within 200 ms (README, Billing).
+ */
 async function ledger(accountId: string) {
+  let last = await readLedger(accountId);
+  for (let i = 0; i < 12; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    const next = await readLedger(accountId);
+    if (JSON.stringify(next) === JSON.stringify(last)) return next;
+    last = next;
+  }
+  return last;
+}
+
+async function readLedger(accountId: string) {
   const [row] = await t.db.query<{ total: string; used: string; charged: string; granted: string; rows: string }>(
     `SELECT a.credits_total::text AS total, a.credits_used::text AS used,
             COALESCE((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'charge'), 0)::text AS charged,
