@@ -146,10 +146,7 @@ export function planMeteredFields(
       }
       continue;
     }
-    const list = row.unitPricing ? args[camel(row.unitPricing.unitsBodyField)] : undefined;
-    const units = Array.isArray(list) ? list.length : 1;
-    const conditional = 'ifNoneMatch' in args && args.ifNoneMatch !== null && args.ifNoneMatch !== undefined;
-    plan.fields.push({ responseKey, row, units, cost: operationCost(row, units), conditional });
+    plan.fields.push(meteredField(responseKey, row, args));
   }
   plan.rows = [...rows];
   return plan;
@@ -167,13 +164,18 @@ function trustedPlan(fields: NonNullable<OperationLookup['fixedFields']>, variab
     if (!row) continue;
     const args: Record<string, unknown> = {};
     for (const a of nodes[0]!.arguments ?? []) if (a.value.kind === Kind.VARIABLE) args[a.name.value] = variables[a.value.name.value];
-    const list = row.unitPricing ? args[camel(row.unitPricing.unitsBodyField)] : undefined;
-    const units = Array.isArray(list) ? list.length : 1;
-    const conditional = args.ifNoneMatch !== null && args.ifNoneMatch !== undefined;
     if (!plan.rows.includes(row)) plan.rows.push(row);
-    plan.fields.push({ responseKey, row, units, cost: operationCost(row, units), conditional });
+    plan.fields.push(meteredField(responseKey, row, args));
   }
   return plan;
+}
+
+/** A metered field with its units (names of a batch, else 1), cost and whether it is conditional (`ifNoneMatch` given). */
+function meteredField(responseKey: string, row: EndpointInfo, args: Record<string, unknown>): MeteredField {
+  const list = row.unitPricing ? args[camel(row.unitPricing.unitsBodyField)] : undefined;
+  const units = Array.isArray(list) ? list.length : 1;
+  const conditional = args.ifNoneMatch !== null && args.ifNoneMatch !== undefined;
+  return { responseKey, row, units, cost: operationCost(row, units), conditional };
 }
 
 function fieldFailed(result: ExecutionResult, responseKey: string): boolean {

@@ -111,13 +111,10 @@ export class QuoteCache {
     const out = new Map<string, MarketQuote[]>();
     const missing: string[] = [];
     const now = performance.now();
-    const maxAge = this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs;
     for (const name of names) {
-      const e = this.lru.get(`${appId}\u0000${name}`);
-      if (e && now - e.at < maxAge) {
-        this.stats.hits += 1;
-        if (e.quotes.length > 0) out.set(name, e.quotes);
-      } else missing.push(name);
+      const quotes = this.peek(appId, name);
+      if (quotes === undefined) missing.push(name);
+      else if (quotes.length > 0) out.set(name, quotes);
     }
     if (missing.length === 0) return out;
     this.stats.misses += missing.length;
@@ -138,6 +135,7 @@ export class QuoteCache {
    */
   peek(appId: string, name: string): MarketQuote[] | undefined {
     const e = this.lru.get(`${appId}\u0000${name}`);
+    // The freshness rule of the module doc: 60 s while change signals are heard, 1 s while they are not.
     if (!e || performance.now() - e.at >= (this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs)) return undefined;
     this.stats.hits += 1;
     return e.quotes;
