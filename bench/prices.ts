@@ -5,8 +5,8 @@
  * accounts (see bench/servers.ts); a second GET case uses subscription accounts (no charge write).
  * Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50; batch uses a fifth),
  * BENCH_ACCOUNTS (default 2,000: 120 requests a minute each), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
- * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated words: only the cases whose name contains
- * one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
+ * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated: only the cases whose id is one of them,
+ * `get-billed`, `get-subscription`, `batch-billed`, or whose name contains one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
  * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see
  * bench/profile-summary.ts).
  * Prints a table and writes bench/results/prices-<timestamp>.json.
@@ -22,7 +22,8 @@ import { summarizeSelfTime } from './profile-summary.js';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
-const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(projectRoot, 'bench', 'servers.ts')], {
+// The servers run with the young-generation size `npm start` gives the service (package.json, README: Operations).
+const child = spawn(process.execPath, ['--expose-gc', '--max-semi-space-size=64', '--import', 'tsx', path.join(projectRoot, 'bench', 'servers.ts')], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, NODE_ENV: 'production' },
 });
@@ -74,11 +75,11 @@ async function load(name: string, server: 'quotegate' | 'bare', opts: { path: st
 const rows: Row[] = [];
 const only = (process.env.BENCH_CASES ?? '').split(',').map((w) => w.trim()).filter((w) => w !== '');
 const allCases = [
-  { name: 'GET /prices (1 item), billed', path: info.single, method: 'GET' as const, connections, keys: info.keys },
-  { name: 'GET /prices (1 item), subscription', path: info.single, method: 'GET' as const, connections, keys: info.subscriptionKeys },
-  { name: 'POST /prices/batch (1000 names), billed', path: '/prices/batch', method: 'POST' as const, body: info.batchBody, connections: Math.max(1, Math.round(connections / 5)), keys: info.keys },
+  { id: 'get-billed', name: 'GET /prices (1 item), billed', path: info.single, method: 'GET' as const, connections, keys: info.keys },
+  { id: 'get-subscription', name: 'GET /prices (1 item), subscription', path: info.single, method: 'GET' as const, connections, keys: info.subscriptionKeys },
+  { id: 'batch-billed', name: 'POST /prices/batch (1000 names), billed', path: '/prices/batch', method: 'POST' as const, body: info.batchBody, connections: Math.max(1, Math.round(connections / 5)), keys: info.keys },
 ];
-const cases = only.length === 0 ? allCases : allCases.filter((c) => only.some((w) => c.name.includes(w)));
+const cases = only.length === 0 ? allCases : allCases.filter((c) => only.some((w) => c.id === w || c.name.includes(w)));
 // A profiling run loads Quotegate only, so the profile holds its requests alone (ratios need a run without it).
 const profiling = process.env.BENCH_PROFILE === '1';
 const servers = profiling ? (['quotegate'] as const) : (['bare', 'quotegate'] as const);

@@ -95,6 +95,7 @@ console.log(JSON.stringify({ app: appPort, bare: barePort, keys, subscriptionKey
 // Peak resident memory of this process (both servers, the app's caches included) over the measured runs, in MiB.
 let peakRss = process.memoryUsage().rss;
 const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+if (process.env.BENCH_MEMLOG === "1") setInterval(() => { const m = process.memoryUsage(); console.error(JSON.stringify({ rss: m.rss >> 20, heapTotal: m.heapTotal >> 20, heapUsed: m.heapUsed >> 20, external: m.external >> 20, ab: m.arrayBuffers >> 20 })); }, 1000).unref();
 process.once('SIGTERM', async () => {
   clearInterval(rssTimer);
   // What stays after a full collection (node --expose-gc, as bench/prices.ts starts this process): a leak shows here.

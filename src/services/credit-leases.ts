@@ -232,7 +232,21 @@ export class CreditLeases {
     lease.left -= c.cost;
     lease.pending.push({ ...c, at: new Date() });
     lease.lastUsed = performance.now();
+    if (lease.left * 2n < lease.size && lease.refilling === null) this.refillAhead(lease, c.cost);
     return lease.available + lease.left;
+  }
+
+  /**
+   * Reserves the lease's next block in the background once half of the last one is spent, so the
+   * account's requests keep spending from memory instead of waiting for the reservation statement (which
+   * queues behind this replica's flushes). Under the account's lock, and only while the lease is still the
+   * account's: a lease being given back is not refilled. A refusal or a failure is left to the next charge.
+   */
+  private refillAhead(lease: Lease, cost: bigint): void {
+    void this.withAccount(lease.accountId, async () => {
+      if (this.closed || this.leases.get(lease.accountId) !== lease || lease.left * 2n >= lease.size) return;
+      await this.refill(lease, cost);
+    }).catch(() => undefined);
   }
 
   /** Reserves the lease's next block (at least `cost`); false when the balance does not allow it. */
