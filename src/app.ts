@@ -29,6 +29,7 @@ import { ROUTES, type Route } from './rest/routes.js';
 import { DOCUMENTS, GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable, unauthorized, validationError, validationProblems } from './lib/errors.js';
 import { credentialFromHeaders, sameSecret } from './services/accounts.js';
+import { serviceErrorOf, toGraphQLError } from './graphql/errors.js';
 import { CallerCache } from './services/caller-cache.js';
 import { QuoteCache } from './services/quote-cache.js';
 import { CreditLeases, type CreditLeaseOptions } from './services/credit-leases.js';
@@ -157,8 +158,8 @@ function successMeta(state: RequestState, metered: boolean): Record<string, unkn
 
 /** Maps any thrown value to a ServiceError: expected ones pass, a lost database is 503, the rest 500. */
 function toServiceError(error: unknown, logger?: Logger): ServiceError {
-  if (error instanceof ServiceError) return error;
-  if (error instanceof GraphQLError && error.originalError instanceof ServiceError) return error.originalError;
+  const known = serviceErrorOf(error);
+  if (known) return known;
   if (isDatabaseUnavailable(error)) return dependencyUnavailable('The database is unavailable; retry shortly.');
   logger?.error({ err: error }, 'unexpected error');
   return new ServiceError('internal_error', 500, 'Unexpected error.');
@@ -168,7 +169,8 @@ function toServiceError(error: unknown, logger?: Logger): ServiceError {
 function resultError(errors: readonly GraphQLError[], logger?: Logger): ServiceError {
   const mapped = errors.map((e) => {
     const code = e.extensions?.code;
-    if (e.originalError instanceof ServiceError) return e.originalError;
+    const known = serviceErrorOf(e);
+    if (known) return known;
     if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' && typeof (e.extensions?.http as { status?: number })?.status === 'number') {
       const http = e.extensions.http as { status: number; headers?: Record<string, string> };
       return new ServiceError(code, http.status, e.message, e.extensions.details, http.headers ?? {});
@@ -326,7 +328,7 @@ export function createApp(deps: AppDeps): App {
         // graphql-js's own input errors (a variable that does not coerce) wrap another GraphQLError: the client's fault.
         if (e instanceof GraphQLError && e.originalError instanceof GraphQLError && !(e.originalError instanceof ServiceError)) return e;
         const mapped = toServiceError(original); // logged with its request id by useUnexpectedErrorLog
-        return new GraphQLError(mapped.message, { ...(e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {}), extensions: mapped.extensions });
+        return toGraphQLError(mapped, e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {});
       },
     },
     plugins: [useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes(), useUnexpectedErrorLog(logger)],

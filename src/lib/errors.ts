@@ -8,8 +8,10 @@
  * `query_too_complex` 422 (GraphQL cost limit), `response_too_large` 422 (GraphQL answer size limit),
  * `bad_request` 400, `not_acceptable` 406, `unsupported_media_type` 415,
  * `dependency_unavailable` 503, `payload_too_large` 413, `internal_error` 500.
+ *
+ * Services throw these domain errors and know nothing of either face: the REST facade writes them as the
+ * envelope (src/app.ts), the GraphQL edge as errors with extensions (src/graphql/errors.ts).
  */
-import { GraphQLError } from 'graphql';
 
 /** One invalid parameter or body field. `location` is `query`, `path`, `header`, `body` or `argument` (GraphQL). */
 export interface ValidationDetail {
@@ -18,20 +20,19 @@ export interface ValidationDetail {
   message: string;
 }
 
-/** An error a client can cause or a dependency can raise; never masked. */
-export class ServiceError extends GraphQLError {
+/**
+ * An error a client can cause or a dependency can raise; never masked. `code` is the envelope's
+ * `error.code`, `status` the HTTP status, `details` the envelope's `error.details` (absent = none) and
+ * `headers` response headers the refusal needs (Retry-After, Allow).
+ */
+export class ServiceError extends Error {
   readonly code: string;
   readonly status: number;
   readonly details: unknown;
   readonly headers: Record<string, string>;
   constructor(code: string, status: number, message: string, details?: unknown, headers: Record<string, string> = {}) {
-    super(message, {
-      extensions: {
-        code,
-        http: { status, headers },
-        ...(details === undefined ? {} : { details }),
-      },
-    });
+    super(message);
+    this.name = 'ServiceError';
     this.code = code;
     this.status = status;
     this.details = details;

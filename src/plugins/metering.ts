@@ -25,6 +25,7 @@ import { coerceVariables } from './variables.js';
 import { ENDPOINTS, type EndpointInfo } from '../catalogue/endpoints.js';
 import { meteredFieldArgs } from '../validation/params.js';
 import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
+import { toGraphQLError } from '../graphql/errors.js';
 import { chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
 import type { Context } from '../graphql/context.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -189,7 +190,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
   return {
     async onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
-      const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [error] });
+      const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [toGraphQLError(error)] });
       const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, ctx.state.trustedVariables === true);
       if (!plan) return;
       try {
@@ -249,7 +250,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
                   `SELECT GREATEST(credits_total - credits_used - credits_reserved, 0)::text AS remaining FROM account WHERE id = $1`,
                   [caller.accountId],
                 ))[0];
-                setResult({ errors: [creditInsufficient(cost, BigInt(now?.remaining ?? '0'))] });
+                setResult({ errors: [toGraphQLError(creditInsufficient(cost, BigInt(now?.remaining ?? '0')))] });
                 return;
               }
               after = left;

@@ -32,6 +32,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { ServiceError, type ValidationDetail } from '../lib/errors.js';
+import { toGraphQLError } from '../graphql/errors.js';
 import { coerceVariables } from './variables.js';
 
 /** Deepest selection accepted (the full fee-schedule query of GraphiQL needs 9); inside `__schema` the cost limit applies instead. */
@@ -269,7 +270,7 @@ function useComplexityLimit(max: number): Plugin {
     onExecute({ args, setResultAndStopExecution }) {
       // A REST route's fixed document: its worst case was checked at start (registerRouteDocument).
       if (routeDocuments.has(args.document)) return;
-      const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [error] });
+      const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [toGraphQLError(error)] });
       const operation = getOperationAST(args.document, args.operationName);
       // No operation to run (several without operationName, or an unknown name): execution refuses it before any resolver.
       if (!operation) return;
@@ -316,7 +317,7 @@ function useComplexityLimit(max: number): Plugin {
           const message = `The answer would be ${bytes} bytes, over the limit of ${maxBytes} bytes for the query's estimated cost ${complexity}; ask for fewer fields or split the query.`;
           // Runs before metering's own onExecuteDone: with no data, nothing is charged.
           setResult({
-            errors: [queryRefusal('response_too_large', args.contextValue, message, { bytes, max_bytes: maxBytes, complexity })],
+            errors: [toGraphQLError(queryRefusal('response_too_large', args.contextValue, message, { bytes, max_bytes: maxBytes, complexity }))],
           });
         },
       };

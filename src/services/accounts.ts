@@ -14,7 +14,6 @@ import type { HeaderReader } from '../lib/headers.js';
 import crypto from 'node:crypto';
 import type { Database } from '../db/client.js';
 import { ServiceError, notFound, validationError } from '../lib/errors.js';
-import { remainingCredits } from './billing.js';
 
 /** Recognisable prefix of every API key (role `user`). */
 export const KEY_PREFIX = 'qg_';
@@ -373,4 +372,9 @@ export async function syncUserView(db: Database, accountId: string, now = new Da
     subscription: r.sub_category !== null ? { category: r.sub_category, planId: r.sub_plan_id!, expiresAt: new Date(r.sub_expires_at!) } : null,
     credit: { total, used, remaining: remainingCredits(total, used) },
   };
+}
+
+/** Credits left: total - used, never below 0 (whole credits; spec: CreditMeta.remaining). */
+export function remainingCredits(total: bigint, used: bigint): bigint {
+  return total > used ? total - used : 0n;
 }

@@ -31,10 +31,7 @@ export function isBillable(caller: UserCaller, row: EndpointInfo, cost: bigint):
   return true;
 }
 
-/** Credits left: total - used, never below 0. */
-export function remainingCredits(total: bigint, used: bigint): bigint {
-  return total > used ? total - used : 0n;
-}
+export { remainingCredits } from './accounts.js';
 
 /** 402 `credit_insufficient` with `details.required` and `details.remaining` (whole credits). */
 export function creditInsufficient(required: bigint, remaining: bigint): ServiceError {
