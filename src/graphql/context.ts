@@ -20,6 +20,7 @@ import { forbidden, unauthorized } from '../lib/errors.js';
 import * as catalogue from '../services/catalogue.js';
 import { loadQuotes, type MarketQuote } from '../services/quotes.js';
 import { defaultStatusSettings, type StatusSettings } from '../services/status.js';
+import { loadFeeBook, type FeeBook } from '../services/valuation.js';
 import type { Charge } from '../services/billing.js';
 import type { CallerCache } from '../services/caller-cache.js';
 import type { QuoteCache } from '../services/quote-cache.js';
@@ -64,6 +65,11 @@ export class Loaders {
   }
   get currency() {
     return this.make('currency', (ids: readonly number[]) => catalogue.currenciesById(this.db.prisma, ids));
+  }
+  private book: Promise<FeeBook> | null = null;
+  /** Fee schedules (with exact rules) and official rates with their dates, loaded once per request (`afterFees`, `converted`). */
+  feeBook(): Promise<FeeBook> {
+    return (this.book ??= loadFeeBook(this.db));
   }
   /**
    * The quotes of one item (null: none): at once from the replica's quote cache when it holds the item,

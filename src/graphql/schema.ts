@@ -3,6 +3,8 @@ import { lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.js';
 import './types/catalogue.js';
 import './types/quotes.js';
+import './types/fees-applied.js';
+import './types/routes.js';
 import './types/meta.js';
 import './types/account.js';
 import './types/exports.js';

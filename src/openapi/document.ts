@@ -13,6 +13,7 @@ import * as v from '../validation/params.js';
 
 import { decimal, MarketQuoteOut, timestamp } from '../shapes/quote.js';
 import { CurrencyOut, PublicCurrencyOut, WebsiteOut } from '../shapes/catalogue.js';
+import { ItemRoutesOut } from '../shapes/routes.js';
 
 const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ id: 'CreditMeta' });
 const Meta = z
@@ -152,6 +153,7 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean }> = {
   getCurrency: { schema: CurrencyOut, envelope: true },
   getPrices: { schema: ItemPricesOut, envelope: true },
   batchPrices: { schema: BatchPricesOut, envelope: true },
+  getRoutes: { schema: ItemRoutesOut, envelope: true },
   exportPrices: { schema: ExportOut, envelope: false },
   getMe: { schema: SyncUserView, envelope: true },
   getStatus: { schema: StatusOut, envelope: true },
@@ -175,6 +177,16 @@ const QUERIES: Record<string, z.ZodObject> = {
     side: v.side.optional(),
   }),
   exportPrices: z.object({ app_id: v.appId.optional(), side: v.side.optional() }),
+  getRoutes: z.object({
+    market_hash_name: v.marketHashName,
+    app_id: v.appId.optional(),
+    currency: v.currencyCode.meta({ description: 'The currency of every amount: an official currency code (GET /currencies).' }),
+    buy_on: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes to buy on (default: every market with an ask).' }),
+    sell_on: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes to sell on (default: every market).' }),
+    fund: v.funding.optional().meta({ description: "cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there." }),
+    payout: v.funding.optional().meta({ description: "cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market." }),
+    min_credibility: z.string().regex(/^(0(\.\d+)?|1(\.0+)?)$/).optional().meta({ description: 'Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.' }),
+  }),
 };
 
 const PATH_PARAMS: Record<string, z.ZodObject> = {
@@ -200,7 +212,7 @@ function errorStatuses(row: EndpointInfo): number[] {
   if (row.roles.includes('user')) [401, 403].forEach((s) => statuses.add(s));
   if (row.creditCost > 0) statuses.add(402);
   if (row.rateLimit) statuses.add(429);
-  if (['getWebsite', 'getFeeSchedule', 'getCurrency', 'getPrices', 'exportPrices', 'getMe'].includes(row.operationId)) statuses.add(404);
+  if (['getWebsite', 'getFeeSchedule', 'getCurrency', 'getPrices', 'getRoutes', 'exportPrices', 'getMe'].includes(row.operationId)) statuses.add(404);
   if (QUERIES[row.operationId] || PATH_PARAMS[row.operationId] || row.operationId === 'batchPrices') statuses.add(422);
   if (row.operationId === 'exportPrices') statuses.add(304);
   if (row.operationId === 'batchPrices') statuses.add(413);

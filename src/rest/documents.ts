@@ -4,6 +4,7 @@
  * selected as `marketsJson`: the text `quoteJson` (services/quotes.ts) wrote once per cached quote.
  */
 import { CurrencyOut, PublicCurrencyOut, selectionOf, WebsiteOut } from '../shapes/catalogue.js';
+import { ItemRoutesOut } from '../shapes/routes.js';
 
 
 const WEBSITE_FIELDS = selectionOf(WebsiteOut);
@@ -53,6 +54,9 @@ export const DOCUMENTS = {
   batchPrices: `query batchPrices($marketHashNames: [String!]!, $appId: String!, $markets: [String!], $side: SideFilter!) {
     batchPrices(marketHashNames: $marketHashNames, appId: $appId, markets: $markets, side: $side) {
       app_id: appId side items { market_hash_name: marketHashName markets: marketsJson } } }`,
+  getRoutes: `query getRoutes($marketHashName: String!, $appId: String!, $currency: String!, $buyOn: [String!], $sellOn: [String!], $fund: RouteFunding!, $payout: RoutePayout!, $minCredibility: Float!) {
+    routes(marketHashName: $marketHashName, appId: $appId, currency: $currency, buyOn: $buyOn, sellOn: $sellOn, fund: $fund, payout: $payout, minCredibility: $minCredibility) {
+      ${selectionOf(ItemRoutesOut)} } }`,
   exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
     priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {
       snapshotId etag generatedAt byteSize notModified } }`,

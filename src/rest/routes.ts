@@ -105,6 +105,16 @@ function parseMarkets(c: Collector, location: ValidationDetail['location'], raw:
   return c.check(location, 'markets', v.marketList, raw.split(',').map((s) => s.trim())) ?? null;
 }
 
+/** A comma-separated list of market codes in query parameter `name` (null when absent). */
+function parseMarketList(c: Collector, name: string, raw: string | undefined): string[] | null {
+  if (raw === undefined) return null;
+  if (raw.length === 0) {
+    c.add('query', name, 'must not be empty');
+    return null;
+  }
+  return c.check('query', name, v.marketList, raw.split(',').map((s) => s.trim())) ?? null;
+}
+
 const pick = (key: string) => (data: Record<string, unknown>) => data[key];
 
 /** The route table; method and path come from the catalogue only (ROUTES). */
@@ -181,6 +191,35 @@ const TABLE: readonly RouteSpec[] = [
       const side = sideRaw === undefined ? 'all' : c.check('query', 'side', v.side, sideRaw);
       c.done();
       return { marketHashName, appId, markets, side };
+    },
+  },
+  {
+    // A documented extension (README, Extensions): an item's cross-market routes after fees.
+    operationId: 'getRoutes', envelope: true, payload: pick('routes'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const nameRaw = c.one(query, 'market_hash_name');
+      if (nameRaw === undefined) c.add('query', 'market_hash_name', 'is required');
+      const marketHashName = nameRaw === undefined ? undefined : c.check('query', 'market_hash_name', v.marketHashName, nameRaw);
+      const appRaw = c.one(query, 'app_id');
+      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      const currencyRaw = c.one(query, 'currency');
+      if (currencyRaw === undefined) c.add('query', 'currency', 'is required');
+      const currency = currencyRaw === undefined ? undefined : c.check('query', 'currency', v.currencyCode, currencyRaw);
+      const buyOn = parseMarketList(c, 'buy_on', c.one(query, 'buy_on'));
+      const sellOn = parseMarketList(c, 'sell_on', c.one(query, 'sell_on'));
+      const fundRaw = c.one(query, 'fund');
+      const fund = fundRaw === undefined ? 'cash' : c.check('query', 'fund', v.funding, fundRaw);
+      const payoutRaw = c.one(query, 'payout');
+      const payout = payoutRaw === undefined ? 'cash' : c.check('query', 'payout', v.funding, payoutRaw);
+      const credRaw = c.one(query, 'min_credibility');
+      let minCredibility: number | undefined = 0;
+      if (credRaw !== undefined) {
+        minCredibility = /^(0(\.\d+)?|1(\.0+)?)$/.test(credRaw) ? Number(credRaw) : undefined;
+        if (minCredibility === undefined) c.add('query', 'min_credibility', 'must be a number from 0 to 1');
+      }
+      c.done();
+      return { marketHashName, appId, currency, buyOn, sellOn, fund, payout, minCredibility };
     },
   },
   {

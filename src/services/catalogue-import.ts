@@ -15,7 +15,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
+import { parseExactRule, sameRule } from '../fees/exact-rules.js';
 import { toMoney } from '../lib/money.js';
 
 /** The home currency official chains convert into (spec: ConfigOut). */
@@ -36,10 +37,14 @@ interface FeeFact {
   name: string;
   purpose?: 'deposit' | 'sale' | 'withdraw';
   steps: { kind: 'fee'; operator: 'add' | 'sub' | 'mul' | 'div'; value: string; currency_code?: string }[];
+  /** The marketplace's exact rule where the steps approximate it (src/fees/exact-rules.ts). */
+  exact_rule?: unknown;
 }
 interface CurrencyFile {
+  /** The day of the primary set's rates (YYYY-MM-DD). */
+  date?: string;
   currencies: { code: string; name?: string; usd_per_unit: string }[];
-  alternates: { currencies: { code: string; usd_per_unit: string }[] }[];
+  alternates: { date?: string; currencies: { code: string; usd_per_unit: string }[] }[];
 }
 
 const NOT_CURRENT_OR_NOT_FIAT = new Set(['BGN', 'HRK', 'BTC', 'ETH', 'FET']);
@@ -57,21 +62,24 @@ export async function importCatalogue(prisma: PrismaClient, dataDir: string): Pr
   const currencyFile = JSON.parse(fs.readFileSync(path.join(dataDir, 'currencies.json'), 'utf8')) as CurrencyFile;
   const fees = JSON.parse(fs.readFileSync(path.join(dataDir, 'fees.json'), 'utf8')) as FeeFact[];
 
-  const currencyRows = new Map<string, { name: string | null; usdRate: string }>();
-  for (const c of currencyFile.currencies) currencyRows.set(c.code, { name: c.name ?? null, usdRate: c.usd_per_unit });
-  for (const c of currencyFile.alternates[0]?.currencies ?? []) {
-    if (!currencyRows.has(c.code) && !NOT_CURRENT_OR_NOT_FIAT.has(c.code)) currencyRows.set(c.code, { name: null, usdRate: c.usd_per_unit });
+  const day = (d: string | undefined) => (d && /^\d{4}-\d{2}-\d{2}$/.test(d) ? new Date(`${d}T00:00:00Z`) : null);
+  const currencyRows = new Map<string, { name: string | null; usdRate: string; rateDate: Date | null }>();
+  for (const c of currencyFile.currencies) currencyRows.set(c.code, { name: c.name ?? null, usdRate: c.usd_per_unit, rateDate: day(currencyFile.date) });
+  const alternate = currencyFile.alternates[0];
+  for (const c of alternate?.currencies ?? []) {
+    if (!currencyRows.has(c.code) && !NOT_CURRENT_OR_NOT_FIAT.has(c.code)) currencyRows.set(c.code, { name: null, usdRate: c.usd_per_unit, rateDate: day(alternate?.date) });
   }
   let currencies = 0;
   for (const code of [...currencyRows.keys()].sort()) {
     const row = currencyRows.get(code)!;
     const usdRate = toMoney(row.usdRate);
     const existing = await prisma.currency.findUnique({ where: { code } });
-    if (existing && existing.name === row.name && toMoney(existing.usdRate).eq(usdRate) && existing.kind === 'fiat' && existing.isOfficial && !existing.isDeleted) continue;
+    const sameDate = (existing?.rateDate?.getTime() ?? null) === (row.rateDate?.getTime() ?? null);
+    if (existing && existing.name === row.name && toMoney(existing.usdRate).eq(usdRate) && sameDate && existing.kind === 'fiat' && existing.isOfficial && !existing.isDeleted) continue;
     await prisma.currency.upsert({
       where: { code },
-      create: { code, name: row.name, kind: 'fiat', usdRate: usdRate.toFixed(), isOfficial: true },
-      update: { name: row.name, kind: 'fiat', usdRate: usdRate.toFixed(), isOfficial: true, isDeleted: false },
+      create: { code, name: row.name, kind: 'fiat', usdRate: usdRate.toFixed(), rateDate: row.rateDate, isOfficial: true },
+      update: { name: row.name, kind: 'fiat', usdRate: usdRate.toFixed(), rateDate: row.rateDate, isOfficial: true, isDeleted: false },
     });
     currencies += 1;
   }
@@ -115,12 +123,16 @@ async function upsertOfficialChain(
   const key = `official:${website.code}:${purpose}`;
   const name = fact.name;
   const before = await prisma.calculationChain.findUnique({ where: { key }, include: { steps: true } });
+  // Checked before anything is written: a fact whose rule does not parse fails the import.
+  const exactRule = fact.exact_rule === undefined ? null : parseExactRule(fact.exact_rule);
+  const ruleJson = exactRule === null ? Prisma.DbNull : (exactRule as unknown as Prisma.InputJsonValue);
   const chain = await prisma.calculationChain.upsert({
     where: { key },
-    create: { key, name, startCurrencyCode: website.currency, isOfficial: true },
-    update: { name, startCurrencyCode: website.currency, isOfficial: true },
+    create: { key, name, startCurrencyCode: website.currency, isOfficial: true, exactRule: ruleJson },
+    update: { name, startCurrencyCode: website.currency, isOfficial: true, exactRule: ruleJson },
   });
-  let changed = !before || before.name !== name || before.startCurrencyCode !== website.currency;
+  let changed =
+    !before || before.name !== name || before.startCurrencyCode !== website.currency || !sameRule(before.exactRule, exactRule);
   const steps: { kind: 'fee' | 'convert'; feeOperatorId?: number; convertOperatorId?: number }[] = [];
   for (const [i, s] of fact.steps.entries()) {
     const opKey = `${key}#${i}`;

@@ -15,6 +15,7 @@
 import { quotesChanged, signalQuotes } from './quote-cache.js';
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
+import { exactRuleOf } from '../fees/exact-rules.js';
 import { formatDate } from '../lib/time.js';
 import { BIWEIGHT_C, MIN_KNOWN_FEE_MARKETS, NU0, type SideConsensus } from '../valuation/consensus.js';
 import {
@@ -68,9 +69,14 @@ export class FeeBook {
   private readonly paths = new Map<string, FeePath | null>();
   /** Why a path could not be computed, by `MARKET/side/CURRENCY`. */
   readonly failures = new Map<string, string>();
+  /**
+   * `rates`: USD value per currency code; `fees`: schedules by website code; `rateDates`: the day each rate
+   * was published (YYYY-MM-DD, absent = not known).
+   */
   constructor(
     readonly rates: UsdRates,
     private readonly fees: ReadonlyMap<string, MarketFees>,
+    readonly rateDates: ReadonlyMap<string, string> = new Map(),
   ) {}
 
   /** The fee schedule of a market (unknown markets: every slot null). */
@@ -103,8 +109,11 @@ export class FeeBook {
 
 /** Loads currencies, official slots and their chains into a FeeBook. */
 export async function loadFeeBook(db: Pick<Database, 'query'>): Promise<FeeBook> {
-  const currencies = await db.query<{ id: number; code: string; usd_rate: string }>(`SELECT id, code, usd_rate::text AS usd_rate FROM currency WHERE NOT is_deleted`);
+  const currencies = await db.query<{ id: number; code: string; usd_rate: string; rate_date: string | null }>(
+    `SELECT id, code, usd_rate::text AS usd_rate, to_char(rate_date, 'YYYY-MM-DD') AS rate_date FROM currency WHERE NOT is_deleted`,
+  );
   const rates = new Map(currencies.map((c) => [c.code, toMoney(c.usd_rate)]));
+  const rateDates = new Map(currencies.filter((c) => c.rate_date !== null).map((c) => [c.code, c.rate_date!]));
   const codeOf = new Map(currencies.map((c) => [c.id, c.code]));
   const converts = new Map(
     (
@@ -127,8 +136,8 @@ export async function loadFeeBook(db: Pick<Database, 'query'>): Promise<FeeBook>
       (r) => [r.id, r] as const,
     ),
   );
-  const slots = await db.query<{ website_code: string; purpose: 'deposit' | 'sale' | 'withdraw'; chain_id: number; name: string | null; start_currency_code: string | null }>(
-    `SELECT s.website_code, s.purpose::text AS purpose, s.chain_id, c.name, c.start_currency_code
+  const slots = await db.query<{ website_code: string; purpose: 'deposit' | 'sale' | 'withdraw'; chain_id: number; name: string | null; start_currency_code: string | null; exact_rule: unknown }>(
+    `SELECT s.website_code, s.purpose::text AS purpose, s.chain_id, c.name, c.start_currency_code, c.exact_rule
        FROM fee_schedule_slot s JOIN calculation_chain c ON c.id = s.chain_id`,
   );
   const steps = await db.query<{ chain_id: number; kind: Step['kind']; fee_operator_id: number | null; convert_operator_id: number | null; group_id: number | null }>(
@@ -147,10 +156,10 @@ export async function loadFeeBook(db: Pick<Database, 'query'>): Promise<FeeBook>
   const fees = new Map<string, MarketFees>();
   for (const w of await db.query<{ code: string }>(`SELECT code FROM website`)) fees.set(w.code, { deposit: null, sale: null, withdraw: null });
   for (const s of slots) {
-    const chain: Chain = { id: s.chain_id, name: s.name, startCurrency: s.start_currency_code, steps: chainSteps.get(s.chain_id) ?? [] };
+    const chain: Chain = { id: s.chain_id, name: s.name, startCurrency: s.start_currency_code, steps: chainSteps.get(s.chain_id) ?? [], exactRule: exactRuleOf(s.exact_rule) };
     fees.get(s.website_code)![s.purpose] = chain;
   }
-  return new FeeBook(rates, fees);
+  return new FeeBook(rates, fees, rateDates);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -31,12 +31,28 @@ export const PublicCurrencyOut = z
 
 const camel = (snake: string) => snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 
+/** The object schema inside `schema` (through nullable, optional and array wrappers), or null for a scalar. */
+function objectInside(schema: z.ZodType): z.ZodObject | null {
+  let s: z.ZodType = schema;
+  for (;;) {
+    if (s instanceof z.ZodObject) return s;
+    if (s instanceof z.ZodNullable || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodType;
+    else if (s instanceof z.ZodArray) s = s.element as z.ZodType;
+    else return null;
+  }
+}
+
 /**
- * The GraphQL selection that answers with exactly the keys of `schema` (a flat strict object): each
- * snake_case key aliases its camelCase GraphQL field (`is_deprecated: isDeprecated`), others are selected as is.
+ * The GraphQL selection that answers with exactly the keys of `schema` (a strict object): each
+ * snake_case key aliases its camelCase GraphQL field (`is_deprecated: isDeprecated`), others are selected
+ * as is; a key whose value is an object (or a list or nullable of one) selects that object's keys the same way.
  */
 export function selectionOf(schema: z.ZodObject): string {
-  return Object.keys(schema.shape)
-    .map((k) => (camel(k) === k ? k : `${k}: ${camel(k)}`))
+  return Object.entries(schema.shape as Record<string, z.ZodType>)
+    .map(([k, field]) => {
+      const head = camel(k) === k ? k : `${k}: ${camel(k)}`;
+      const inner = objectInside(field);
+      return inner ? `${head} { ${selectionOf(inner)} }` : head;
+    })
     .join(' ');
 }

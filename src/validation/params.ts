@@ -70,5 +70,22 @@ export const exportArgs = z.looseObject({ appId, ifNoneMatch: ifNoneMatch.nullis
 export const itemArgs = z.looseObject({ marketHashName, appId });
 /** Arguments of `Item.quotes` (the filters of GET /prices). */
 export const quoteFilterArgs = z.looseObject({ markets: marketList.nullish() });
+/** A currency code argument: 2-16 uppercase letters or digits (unknown codes are refused by the resolver, 422). */
+export const currencyCode = z.string().regex(/^[A-Z0-9]{2,16}$/, { message: 'must be 2-16 uppercase letters or digits (a currency code)' });
+/** Arguments of `MarketQuote.afterFees`. */
+export const afterFeesArgs = z.looseObject({ currency: currencyCode.nullish() });
+/** Arguments of `MarketQuote.converted`. */
+export const convertedArgs = z.looseObject({ currency: currencyCode });
+/** A route's credibility floor: 0-1 (a leg's credibility halves every 24 hours since its quote was observed). */
+export const minCredibility = z
+  .number({ message: 'must be a number from 0 to 1' })
+  .min(0, { message: 'must be a number from 0 to 1' })
+  .max(1, { message: 'must be a number from 0 to 1' });
+/** How a route's buyer pays (`cash`: through the market's deposit fees; `balance`: a balance held there). */
+export const funding = z.enum(['cash', 'balance'], { message: 'must be cash or balance' });
+/** Arguments of `Item.routes`. */
+export const itemRoutesArgs = z.looseObject({ currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility });
+/** Arguments of the GraphQL `routes` root field (REST: GET /prices/routes). */
+export const routesArgs = z.looseObject({ marketHashName, appId, currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs };

@@ -27,6 +27,7 @@
  * `max`). Whether such a source is used at all is decided by the consensus (see consensus.ts).
  */
 import { Money } from '../lib/money.js';
+import type { ExactRule } from '../fees/exact-rules.js';
 
 /** The currency valuations are expressed in (spec: CSCP quote, CNY). */
 export const VALUATION_CURRENCY = 'CNY';
@@ -58,12 +59,17 @@ export interface GroupStep {
 }
 export type Step = FeeStep | ConvertStep | GroupStep;
 
-/** A calculation chain: `startCurrency` null = any currency. */
+/**
+ * A calculation chain: `startCurrency` null = any currency. `exactRule`: the marketplace's exact rule
+ * where the steps approximate it (src/fees/exact-rules.ts); valuations use the steps (an affine path),
+ * GraphQL `afterFees` the rule.
+ */
 export interface Chain {
   id: number;
   name: string | null;
   startCurrency: string | null;
   steps: Step[];
+  exactRule?: ExactRule | null;
 }
 
 /** A market's official fee schedule: a chain per purpose, null = unknown / not offered. */
@@ -111,14 +117,14 @@ function usd(rates: UsdRates, code: string): Money {
   return r;
 }
 
-/** Units of `to` per unit of `from` at the official USD rates (an `auto` conversion). */
+/** Units of `to` per unit of `from` at the official USD rates (an `auto` conversion). Throws ChainError without a rate. */
 export function officialRate(rates: UsdRates, from: string, to: string): Money {
   if (from === to) return new Money(1);
   return usd(rates, from).div(usd(rates, to));
 }
 
 /** The rate of one conversion for an amount in `currency`, or null when it does not apply (other source currency, no rate). */
-function conversionRate(c: Conversion, currency: string, rates: UsdRates): Money | null {
+export function conversionRate(c: Conversion, currency: string, rates: UsdRates): Money | null {
   if (c.from !== currency) return null;
   if (c.mode === 'fixed') return c.rate && c.rate.gt(0) ? c.rate : null;
   const from = rates.get(c.from);

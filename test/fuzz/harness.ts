@@ -52,6 +52,8 @@ export interface FuzzTarget {
   secrets: Record<Exclude<CallerKind, 'none'>, string>;
   websiteCodes: string[];
   currencyIds: number[];
+  /** Codes of the official currencies (GET /prices/routes answers in any of them). */
+  currencyCodes: string[];
   /** ETags of the current export snapshots (app 730). */
   etags: string[];
   /** Log lines of unexpected errors (attached to a failure). */
@@ -85,6 +87,7 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
   const machine = await createServiceToken(db, 'fuzz');
   const websiteCodes = (await db.query<{ code: string }>(`SELECT code FROM website ORDER BY code`)).map((r) => r.code);
   const currencyIds = (await db.query<{ id: number }>(`SELECT id FROM currency WHERE is_official AND NOT is_deleted ORDER BY id`)).map((r) => Number(r.id));
+  const currencyCodes = (await db.query<{ code: string }>(`SELECT code FROM currency WHERE NOT is_deleted ORDER BY code`)).map((r) => r.code);
   const etags = (await db.query<{ etag: string }>(`SELECT b.etag FROM export_current c JOIN export_build b ON b.id = c.build_id`)).map((r) => r.etag);
   return {
     db,
@@ -103,6 +106,7 @@ export async function fuzzTarget(): Promise<FuzzTarget> {
     },
     websiteCodes,
     currencyIds,
+    currencyCodes,
     etags,
     errors,
     close: () => db.destroy(),

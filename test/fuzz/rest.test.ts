@@ -92,6 +92,13 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     code: fc.oneof({ arbitrary: fc.constantFrom(...t.websiteCodes), weight: 5 }, { arbitrary: fc.constantFrom('NOPE', 'buff163', 'x'.repeat(64), '😀'.repeat(64)), weight: 1 }),
     currency_id: fc.oneof({ arbitrary: fc.constantFrom(...t.currencyIds.map(String)), weight: 5 }, { arbitrary: fc.constantFrom('0', '2147483647', '007', '99999'), weight: 1 }),
     'if-none-match': fc.constantFrom(...t.etags, ...t.etags.map((e) => `W/${e}`), '*', `"x", ${t.etags[0]}`, '"x"', 'W/"x"', ''),
+    // GET /prices/routes
+    currency: fc.constantFrom('USD', 'EUR', 'CNY', ...t.currencyCodes),
+    buy_on: fc.tuple(validCodes, fc.constantFrom(',', ', ', ' , ')).map(([codes, sep]) => codes.join(sep)),
+    sell_on: fc.tuple(validCodes, fc.constantFrom(',', ', ', ' , ')).map(([codes, sep]) => codes.join(sep)),
+    fund: fc.constantFrom('cash', 'balance'),
+    payout: fc.constantFrom('cash', 'balance'),
+    min_credibility: fc.constantFrom('0', '0.5', '1', '1.0', '0.000001', '0.99'),
   };
   const invalid: Record<string, fc.Arbitrary<string>> = {
     market_hash_name: fc.oneof(aroundBounds(1, 255), withInserted(fc.constantFrom(...names), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u200b'))),
@@ -106,6 +113,13 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
       fc.integer().map(String),
     ),
     'if-none-match': fc.oneof(fc.string({ unit: 'binary-ascii', maxLength: 60 }), fc.constantFrom(4096, 4097, 20_000).map((n) => `"${'e'.repeat(n - 2)}"`)),
+    // Well-formed but not official (XXX, ZZZ) is refused by the answer itself, not the parameter rules (see expectValid).
+    currency: fc.constantFrom('usd', 'Usd', 'U', '', ' USD', 'USD ', 'U$D', 'A'.repeat(17), 'XXX', 'ZZZ', 'USD\u0000', '€'),
+    buy_on: marketsText,
+    sell_on: marketsText,
+    fund: fc.constantFrom('CASH', 'card', '', 'cash ', 'balance,cash'),
+    payout: fc.constantFrom('BALANCE', 'bank', '', ' cash'),
+    min_credibility: fc.constantFrom('2', '-0', '-0.5', '1.5', '.5', '0.', '1e-3', 'NaN', '', ' 0', '0x1', '1.01'),
   };
   const any = Object.fromEntries(
     Object.keys(valid).map((name) => [
@@ -281,6 +295,11 @@ function expectValid(template: string, method: string, url: URL, headers: Header
       break;
     case 'getPrices':
       statuses = (quoted.get(appId) ?? []).includes(q.get('market_hash_name')!) ? [200] : [404];
+      break;
+    case 'getRoutes':
+      // An item without quotes is 404 first; a well-formed currency code without an official rate is then 422.
+      if (!(quoted.get(appId) ?? []).includes(q.get('market_hash_name')!)) statuses = [404];
+      else statuses = t.currencyCodes.includes(q.get('currency')!) ? [200] : [422];
       break;
     case 'exportPrices':
       statuses = quoted.has(appId) ? (headers.has('if-none-match') ? [200, 304] : [200]) : [404];

@@ -6,9 +6,11 @@ import { CATALOGUE_FILE, ENDPOINTS, loadCatalogue } from '../../src/catalogue/en
 import { operationCost } from '../../src/services/billing.js';
 
 describe('endpoint catalogue (data/endpoints.json)', () => {
-  it('holds the 13 operations with the spec costs and limits', () => {
-    expect(ENDPOINTS).toHaveLength(13);
+  it("holds the spec's 13 operations with the spec costs and limits, and the extensions", () => {
+    expect(ENDPOINTS).toHaveLength(14);
     const row = (id: string) => ENDPOINTS.find((e) => e.operationId === id)!;
+    // Extension (README): an item's cross-market routes, billed and limited like GET /prices.
+    expect(row('getRoutes')).toMatchObject({ method: 'GET', path: '/prices/routes', creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['routes'] });
     expect(row('getPrices')).toMatchObject({ creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['prices', 'item'] });
     expect(row('batchPrices').rateLimit).toEqual({ maxRequests: 20, windowSeconds: 60 });
     expect(row('exportPrices')).toMatchObject({ creditCost: 10, rateLimit: { maxRequests: 2, windowSeconds: 60 } });

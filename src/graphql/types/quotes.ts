@@ -31,7 +31,7 @@ const ValuationRef = builder.objectRef<Valuation>('Valuation').implement({
   }),
 });
 
-const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').implement({
+export const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').implement({
   description: "A quote on one market and side, in the market's own currency (REST: MarketQuoteOut).",
   fields: (t) => ({
     marketCode: t.exposeString('marketCode'),
@@ -102,13 +102,13 @@ const BatchPricesRef = builder.objectRef<BatchPrices>('BatchPrices').implement({
 });
 
 /** One item as GraphQL traverses it (the `item` root): its published quotes, loaded once. */
-interface ItemView {
+export interface ItemView {
   appId: string;
   marketHashName: string;
   quotes: readonly MarketQuote[];
 }
 
-const ItemRef = builder.objectRef<ItemView>('Item').implement({
+export const ItemRef = builder.objectRef<ItemView>('Item').implement({
   description: 'One item with its quotes on every market and its CSCP valuation (root field `item`).',
   fields: (t) => ({
     appId: t.exposeString('appId'),
