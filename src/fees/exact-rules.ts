@@ -63,6 +63,11 @@ export function sameRule(a: unknown, b: unknown): boolean {
   return canonical(a ?? null) === canonical(b ?? null);
 }
 
+/** A stored rule (or any JSON value) as text with sorted keys, for comparisons. */
+export function canonicalRule(v: unknown): string {
+  return canonical(v);
+}
+
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v !== null && typeof v === 'object') {

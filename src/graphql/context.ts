@@ -45,8 +45,9 @@ export class Loaders {
   get website() {
     return this.make('website', (codes: readonly string[]) => catalogue.websitesByCode(this.db.prisma, codes));
   }
+  /** Fee schedule slots in force on a day; keys `websiteCode + '\u0000' + YYYY-MM-DD`. */
   get slots() {
-    return this.make('slots', (codes: readonly string[]) => catalogue.slotsByWebsite(this.db.prisma, codes));
+    return this.make('slots', (keys: readonly string[]) => catalogue.slotsByWebsiteAndDay(this.db.prisma, keys));
   }
   get chain() {
     return this.make('chain', (ids: readonly number[]) => catalogue.chainsById(this.db.prisma, ids));
@@ -67,9 +68,12 @@ export class Loaders {
     return this.make('currency', (ids: readonly number[]) => catalogue.currenciesById(this.db.prisma, ids));
   }
   private book: Promise<FeeBook> | null = null;
-  /** Fee schedules (with exact rules) and official rates with their dates, loaded once per request (`afterFees`, `converted`). */
-  feeBook(): Promise<FeeBook> {
-    return (this.book ??= loadFeeBook(this.db));
+  /**
+   * Fee schedules in force at `now` (with exact rules) and official rates with their dates, loaded once per
+   * request (`afterFees`, `converted`, routes).
+   */
+  feeBook(now: Date): Promise<FeeBook> {
+    return (this.book ??= loadFeeBook(this.db, now));
   }
   /**
    * The quotes of one item (null: none): at once from the replica's quote cache when it holds the item,

@@ -177,6 +177,13 @@ const QUERIES: Record<string, z.ZodObject> = {
     side: v.side.optional(),
   }),
   exportPrices: z.object({ app_id: v.appId.optional(), side: v.side.optional() }),
+  getFeeSchedule: z.object({
+    as_of: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/)
+      .optional()
+      .meta({ format: 'date', description: 'The schedule in force on this UTC day (YYYY-MM-DD, a date that exists); default today. A fee change makes a new version; older days keep theirs.' }),
+  }),
   getRoutes: z.object({
     market_hash_name: v.marketHashName,
     app_id: v.appId.optional(),

@@ -43,7 +43,7 @@ export const DOCUMENTS = {
     roles } }`,
   listWebsites: `query listWebsites($includeDeprecated: Boolean!) { websites(includeDeprecated: $includeDeprecated) { ${WEBSITE_FIELDS} } }`,
   getWebsite: `query getWebsite($code: String!) { website(code: $code) { ${WEBSITE_FIELDS} } }`,
-  getFeeSchedule: `query getFeeSchedule($code: String!) { website(code: $code) { feeSchedule {
+  getFeeSchedule: `query getFeeSchedule($code: String!, $asOf: Date) { website(code: $code) { feeSchedule(asOf: $asOf) {
     website_code: websiteCode
     slots { deposit { ${SLOT_FIELDS} } sale { ${SLOT_FIELDS} } withdraw { ${SLOT_FIELDS} } } } } }`,
   listCurrencies: `query listCurrencies($search: String) { currencies(search: $search) { ${CURRENCY_FIELDS} } }`,

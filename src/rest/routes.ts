@@ -148,11 +148,14 @@ const TABLE: readonly RouteSpec[] = [
   {
     operationId: 'getFeeSchedule', envelope: true,
     payload: (data) => (data.website as { feeSchedule: unknown }).feeSchedule,
-    variables: ({ path }) => {
+    variables: ({ path, query }) => {
       const c = new Collector();
       const code = c.check('path', 'code', v.websiteCode, path.code);
+      // `as_of` (an addition to the spec's path, README: Extensions): the schedule in force that day; absent = today.
+      const asOfRaw = c.one(query, 'as_of');
+      const asOf = asOfRaw === undefined ? null : c.check('query', 'as_of', v.day, asOfRaw);
       c.done();
-      return { code };
+      return { code, asOf };
     },
   },
   {

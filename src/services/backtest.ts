@@ -70,7 +70,6 @@ export async function backtestDays(db: Pick<Database, 'query'>): Promise<Date[]>
 
 /** Runs the backtest over `dates` (default: every backtestable day). Reads only; stores nothing. */
 export async function runBacktest(db: Pick<Database, 'query'>, dates?: Date[], onDay?: (d: BacktestDay) => void): Promise<BacktestResult> {
-  const book = await loadFeeBook(db);
   const all: number[] = [];
   const plain = acc();
   const markets = new Map<string, Acc>();
@@ -78,6 +77,7 @@ export async function runBacktest(db: Pick<Database, 'query'>, dates?: Date[], o
   const dm = { cons: [] as number[], plain: acc(), markets: new Map<string, Acc>() };
   const days: BacktestDay[] = [];
   for (const date of dates ?? (await backtestDays(db))) {
+    const book = await loadFeeBook(db, date); // the schedules in force on the day scored
     const c = await computeValuations(db, date, { keepCloses: true });
     const rows = await db.query<{ item_id: number; market_code: string; side: 'ask' | 'bid'; currency_code: string; price: string }>(
       `SELECT DISTINCT ON (c.item_id, c.market_code, c.side) c.item_id, c.market_code, c.side::text AS side, c.currency_code, c.price::text AS price

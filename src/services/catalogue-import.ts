@@ -9,6 +9,8 @@
  *   (BTC, ETH, FET) are left out.
  * - Fee chains: one official chain per (website, purpose) that fees.json gives a purpose for; the first
  *   entry wins when several exist (BitSkins: the public-listing maximum 10%, not the private 2.5%).
+ *   Schedules are versioned by day (`fee_schedule_slot.valid_from`): a changed fact adds a version from its
+ *   `effective_from` (else the import's day) and the old version stays (see importSlot).
  *   A chain starts in the website's currency and, when that is not the home currency USD, ends with an
  *   `auto` convert step into USD (spec: ConfigOut.home_currency). Purposes with no entry stay null:
  *   unknown is never published as free.
@@ -16,7 +18,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { parseExactRule, sameRule } from '../fees/exact-rules.js';
+import { canonicalRule, parseExactRule } from '../fees/exact-rules.js';
+import { formatDate } from '../lib/time.js';
 import { toMoney } from '../lib/money.js';
 
 /** The home currency official chains convert into (spec: ConfigOut). */
@@ -39,6 +42,8 @@ interface FeeFact {
   steps: { kind: 'fee'; operator: 'add' | 'sub' | 'mul' | 'div'; value: string; currency_code?: string }[];
   /** The marketplace's exact rule where the steps approximate it (src/fees/exact-rules.ts). */
   exact_rule?: unknown;
+  /** The day this fact took effect (YYYY-MM-DD); a changed fact without it takes effect on the import's day. */
+  effective_from?: string;
 }
 interface CurrencyFile {
   /** The day of the primary set's rates (YYYY-MM-DD). */
@@ -101,29 +106,100 @@ export async function importCatalogue(prisma: PrismaClient, dataDir: string): Pr
   }
 
   const currencyIds = new Map((await prisma.currency.findMany({ select: { id: true, code: true } })).map((c) => [c.code, c.id]));
+  const now = new Date();
+  const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
   let chains = 0;
   for (const w of websites) {
     for (const purpose of ['deposit', 'sale', 'withdraw'] as const) {
       const fact = fees.find((f) => f.market === w.fees_market && f.purpose === purpose);
       if (!fact) continue;
-      const changed = await upsertOfficialChain(prisma, w, purpose, fact, currencyIds);
+      const changed = await importSlot(prisma, w, purpose, fact, currencyIds, today);
       if (changed) chains += 1;
     }
   }
   return { websites: websiteWrites, currencies, chains };
 }
 
-async function upsertOfficialChain(
+/** A chain as the import compares it: name, start currency, exact rule and steps, as one string. */
+function chainSignature(c: { name: string | null; start: string | null; rule: unknown; steps: string[] }): string {
+  return JSON.stringify([c.name, c.start, c.rule === null || c.rule === undefined ? null : canonicalRule(c.rule), c.steps]);
+}
+
+/** The chain a fee fact describes for a website (see the module doc). */
+function plannedChain(website: WebsiteRow, fact: FeeFact): string {
+  const steps = fact.steps.map((s) => {
+    const currencyCode = s.operator === 'add' || s.operator === 'sub' ? (s.currency_code ?? website.currency) : null;
+    return `fee:${s.operator}:${toMoney(s.value).toFixed()}:${currencyCode}`;
+  });
+  if (website.currency !== HOME_CURRENCY) steps.push(`convert:auto:${website.currency}:${HOME_CURRENCY}`);
+  const rule = fact.exact_rule === undefined ? null : parseExactRule(fact.exact_rule);
+  return chainSignature({ name: fact.name, start: website.currency, rule, steps });
+}
+
+/** The stored chain `chainId` in the form of plannedChain. */
+async function storedChain(prisma: PrismaClient, chainId: number): Promise<string> {
+  const chain = await prisma.calculationChain.findUniqueOrThrow({
+    where: { id: chainId },
+    include: { steps: { orderBy: { position: 'asc' }, include: { feeOperator: true, convertOperator: { include: { fromCurrency: true, toCurrency: true } } } } },
+  });
+  const steps = chain.steps.map((s) =>
+    s.kind === 'fee' && s.feeOperator
+      ? `fee:${s.feeOperator.operator}:${toMoney(s.feeOperator.value).toFixed()}:${s.feeOperator.currencyCode}`
+      : s.kind === 'convert' && s.convertOperator
+        ? `convert:${s.convertOperator.mode}:${s.convertOperator.fromCurrency.code}:${s.convertOperator.toCurrency.code}`
+        : `${s.kind}:${s.groupId}`,
+  );
+  return chainSignature({ name: chain.name, start: chain.startCurrencyCode, rule: chain.exactRule, steps });
+}
+
+/**
+ * Imports one slot's fee fact as a version of the website's schedule (docs/fees.md, fee schedules through
+ * time): the first version is valid from 1970-01-01; a fact that differs from the version in force last
+ * adds a version valid from the fact's `effective_from` (else the import's UTC day), and the older one stays;
+ * a change dated on or before the last version's day corrects that version in place. Returns true when
+ * anything was written.
+ */
+async function importSlot(
   prisma: PrismaClient,
   website: WebsiteRow,
   purpose: 'deposit' | 'sale' | 'withdraw',
   fact: FeeFact,
   currencyIds: Map<string, number>,
+  today: Date,
 ): Promise<boolean> {
-  const key = `official:${website.code}:${purpose}`;
+  const baseKey = `official:${website.code}:${purpose}`;
+  const planned = plannedChain(website, fact); // throws for a malformed rule before anything is written
+  const latest = await prisma.feeScheduleSlot.findFirst({ where: { websiteCode: website.code, purpose }, orderBy: { validFrom: 'desc' }, include: { chain: true } });
+  if (!latest) {
+    const chainId = await writeChain(prisma, baseKey, website, fact, currencyIds);
+    await prisma.feeScheduleSlot.create({ data: { websiteCode: website.code, purpose, validFrom: FIRST_VERSION, chainId } });
+    return true;
+  }
+  if ((await storedChain(prisma, latest.chainId)) === planned) return false;
+  const from = effectiveFrom(fact) ?? today;
+  if (from.getTime() <= latest.validFrom.getTime()) {
+    await writeChain(prisma, latest.chain.key, website, fact, currencyIds);
+    return true;
+  }
+  const chainId = await writeChain(prisma, `${baseKey}@${formatDate(from)}`, website, fact, currencyIds);
+  await prisma.feeScheduleSlot.create({ data: { websiteCode: website.code, purpose, validFrom: from, chainId } });
+  return true;
+}
+
+/** The day the first version of every slot is valid from (the first known schedule stands for earlier days too). */
+const FIRST_VERSION = new Date('1970-01-01T00:00:00Z');
+
+/** A fact's `effective_from` day (YYYY-MM-DD), or null when it has none. Throws for a malformed date. */
+function effectiveFrom(fact: FeeFact): Date | null {
+  if (fact.effective_from === undefined) return null;
+  const d = /^\d{4}-\d{2}-\d{2}$/.test(fact.effective_from) ? new Date(`${fact.effective_from}T00:00:00Z`) : null;
+  if (!d || Number.isNaN(d.getTime()) || formatDate(d) !== fact.effective_from) throw new Error(`fees.json ${fact.market} ${fact.purpose}: effective_from must be a date YYYY-MM-DD, got ${fact.effective_from}`);
+  return d;
+}
+
+/** Writes chain `key` (created, or updated in place with its operators and steps) as `fact` describes it; returns its id. */
+async function writeChain(prisma: PrismaClient, key: string, website: WebsiteRow, fact: FeeFact, currencyIds: Map<string, number>): Promise<number> {
   const name = fact.name;
-  const before = await prisma.calculationChain.findUnique({ where: { key }, include: { steps: true } });
-  // Checked before anything is written: a fact whose rule does not parse fails the import.
   const exactRule = fact.exact_rule === undefined ? null : parseExactRule(fact.exact_rule);
   const ruleJson = exactRule === null ? Prisma.DbNull : (exactRule as unknown as Prisma.InputJsonValue);
   const chain = await prisma.calculationChain.upsert({
@@ -131,18 +207,12 @@ async function upsertOfficialChain(
     create: { key, name, startCurrencyCode: website.currency, isOfficial: true, exactRule: ruleJson },
     update: { name, startCurrencyCode: website.currency, isOfficial: true, exactRule: ruleJson },
   });
-  let changed =
-    !before || before.name !== name || before.startCurrencyCode !== website.currency || !sameRule(before.exactRule, exactRule);
   const steps: { kind: 'fee' | 'convert'; feeOperatorId?: number; convertOperatorId?: number }[] = [];
   for (const [i, s] of fact.steps.entries()) {
     const opKey = `${key}#${i}`;
     const value = toMoney(s.value);
     const currencyCode = s.operator === 'add' || s.operator === 'sub' ? (s.currency_code ?? website.currency) : null;
     const opName = `${fact.name} (${s.operator} ${value.toFixed()})`;
-    const existing = await prisma.feeOperator.findUnique({ where: { key: opKey } });
-    if (!existing || existing.name !== opName || existing.operator !== s.operator || !toMoney(existing.value).eq(value) || existing.currencyCode !== currencyCode) {
-      changed = true;
-    }
     const op = await prisma.feeOperator.upsert({
       where: { key: opKey },
       create: { key: opKey, name: opName, operator: s.operator, value: value.toFixed(), currencyCode },
@@ -163,26 +233,12 @@ async function upsertOfficialChain(
     steps.push({ kind: 'convert', convertOperatorId: conv.id });
   }
   for (const [position, s] of steps.entries()) {
-    const prev = before?.steps.find((x) => x.position === position);
-    if (!prev || prev.kind !== s.kind || prev.feeOperatorId !== (s.feeOperatorId ?? null) || prev.convertOperatorId !== (s.convertOperatorId ?? null)) {
-      changed = true;
-      await prisma.chainStep.upsert({
-        where: { chainId_position: { chainId: chain.id, position } },
-        create: { chainId: chain.id, position, kind: s.kind, feeOperatorId: s.feeOperatorId ?? null, convertOperatorId: s.convertOperatorId ?? null },
-        update: { kind: s.kind, feeOperatorId: s.feeOperatorId ?? null, convertOperatorId: s.convertOperatorId ?? null, groupId: null },
-      });
-    }
-  }
-  const extra = await prisma.chainStep.deleteMany({ where: { chainId: chain.id, position: { gte: steps.length } } });
-  if (extra.count > 0) changed = true;
-  const slot = await prisma.feeScheduleSlot.findUnique({ where: { websiteCode_purpose: { websiteCode: website.code, purpose } } });
-  if (!slot || slot.chainId !== chain.id) {
-    changed = true;
-    await prisma.feeScheduleSlot.upsert({
-      where: { websiteCode_purpose: { websiteCode: website.code, purpose } },
-      create: { websiteCode: website.code, purpose, chainId: chain.id },
-      update: { chainId: chain.id },
+    await prisma.chainStep.upsert({
+      where: { chainId_position: { chainId: chain.id, position } },
+      create: { chainId: chain.id, position, kind: s.kind, feeOperatorId: s.feeOperatorId ?? null, convertOperatorId: s.convertOperatorId ?? null },
+      update: { kind: s.kind, feeOperatorId: s.feeOperatorId ?? null, convertOperatorId: s.convertOperatorId ?? null, groupId: null },
     });
   }
-  return changed;
+  await prisma.chainStep.deleteMany({ where: { chainId: chain.id, position: { gte: steps.length } } });
+  return chain.id;
 }

@@ -35,6 +35,8 @@ export interface FeeSlot {
   websiteCode: string;
   purpose: 'deposit' | 'sale' | 'withdraw';
   chainId: number;
+  /** The first day this version of the slot is in force. */
+  validFrom: Date;
 }
 
 /** A calculation chain without its steps (steps load separately). */
@@ -145,10 +147,26 @@ export async function currenciesById(prisma: PrismaClient, ids: readonly number[
   return ids.map((id) => map.get(id) ?? null);
 }
 
-/** Fee schedule slots of each website, in key order. */
-export async function slotsByWebsite(prisma: PrismaClient, codes: readonly string[]): Promise<FeeSlot[][]> {
-  const rows = await prisma.feeScheduleSlot.findMany({ where: { websiteCode: { in: [...codes] } } });
-  return codes.map((c) => rows.filter((r) => r.websiteCode === c));
+/**
+ * The fee schedule slots in force on a day, per key `websiteCode + '\u0000' + YYYY-MM-DD`, in key order: for
+ * each purpose the version with the latest `valid_from` on or before that day (none = the slot is null).
+ */
+export async function slotsByWebsiteAndDay(prisma: PrismaClient, keys: readonly string[]): Promise<FeeSlot[][]> {
+  const pairs = keys.map((k) => k.split('\u0000') as [string, string]);
+  const rows = await prisma.$queryRawUnsafe<{ website_code: string; day: string; purpose: FeeSlot['purpose']; chain_id: number; valid_from: string }[]>(
+    `SELECT DISTINCT ON (k.website_code, k.day, s.purpose) k.website_code, to_char(k.day, 'YYYY-MM-DD') AS day, s.purpose::text AS purpose, s.chain_id,
+            (s.valid_from::text || 'T00:00:00Z') AS valid_from
+       FROM unnest($1::text[], $2::date[]) AS k(website_code, day)
+       JOIN fee_schedule_slot s ON s.website_code = k.website_code AND s.valid_from <= k.day
+      ORDER BY k.website_code, k.day, s.purpose, s.valid_from DESC`,
+    pairs.map((p) => p[0]),
+    pairs.map((p) => p[1]),
+  );
+  return pairs.map(([code, day]) =>
+    rows
+      .filter((r) => r.website_code === code && r.day === day)
+      .map((r) => ({ websiteCode: code, purpose: r.purpose, chainId: Number(r.chain_id), validFrom: new Date(r.valid_from) })),
+  );
 }
 
 /** Chains by id in key order. */

@@ -107,8 +107,11 @@ export class FeeBook {
   }
 }
 
-/** Loads currencies, official slots and their chains into a FeeBook. */
-export async function loadFeeBook(db: Pick<Database, 'query'>): Promise<FeeBook> {
+/**
+ * Loads currencies, the official slots in force on the UTC day of `asOf` (default now: for each website
+ * and purpose the version with the latest `valid_from` on or before it) and their chains into a FeeBook.
+ */
+export async function loadFeeBook(db: Pick<Database, 'query'>, asOf: Date = new Date()): Promise<FeeBook> {
   const currencies = await db.query<{ id: number; code: string; usd_rate: string; rate_date: string | null }>(
     `SELECT id, code, usd_rate::text AS usd_rate, to_char(rate_date, 'YYYY-MM-DD') AS rate_date FROM currency WHERE NOT is_deleted`,
   );
@@ -137,8 +140,11 @@ export async function loadFeeBook(db: Pick<Database, 'query'>): Promise<FeeBook>
     ),
   );
   const slots = await db.query<{ website_code: string; purpose: 'deposit' | 'sale' | 'withdraw'; chain_id: number; name: string | null; start_currency_code: string | null; exact_rule: unknown }>(
-    `SELECT s.website_code, s.purpose::text AS purpose, s.chain_id, c.name, c.start_currency_code, c.exact_rule
-       FROM fee_schedule_slot s JOIN calculation_chain c ON c.id = s.chain_id`,
+    `SELECT DISTINCT ON (s.website_code, s.purpose) s.website_code, s.purpose::text AS purpose, s.chain_id, c.name, c.start_currency_code, c.exact_rule
+       FROM fee_schedule_slot s JOIN calculation_chain c ON c.id = s.chain_id
+      WHERE s.valid_from <= $1::date
+      ORDER BY s.website_code, s.purpose, s.valid_from DESC`,
+    [formatDate(asOf)],
   );
   const steps = await db.query<{ chain_id: number; kind: Step['kind']; fee_operator_id: number | null; convert_operator_id: number | null; group_id: number | null }>(
     `SELECT chain_id, kind::text AS kind, fee_operator_id, convert_operator_id, group_id FROM chain_step ORDER BY chain_id, position`,
@@ -309,7 +315,7 @@ export interface ValuationComputation {
  * the results.
  */
 export async function computeValuations(db: Pick<Database, 'query'>, date: Date, opts: { explain?: string[]; keepCloses?: boolean } = {}): Promise<ValuationComputation> {
-  const book = await loadFeeBook(db);
+  const book = await loadFeeBook(db, date); // the schedules in force on the day it values
   const fitted = await fitSample(db, date, book);
   const model: ValuationModel = {
     marketSigma: (market, side) => marketSigma(fitted, market, side),

@@ -87,5 +87,16 @@ export const funding = z.enum(['cash', 'balance'], { message: 'must be cash or b
 export const itemRoutesArgs = z.looseObject({ currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility });
 /** Arguments of the GraphQL `routes` root field (REST: GET /prices/routes). */
 export const routesArgs = z.looseObject({ marketHashName, appId, currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility });
+/** A UTC calendar day, YYYY-MM-DD, that exists (2026-02-30 does not). */
+export const day = z.string().refine(
+  (d) => {
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(d)) return false;
+    const t = new Date(`${d}T00:00:00Z`);
+    return !Number.isNaN(t.getTime()) && t.toISOString().slice(0, 10) === d;
+  },
+  { message: 'must be a date YYYY-MM-DD that exists' },
+);
+/** Arguments of `Website.feeSchedule` (REST: GET /websites/{code}/fee-schedule `as_of`). */
+export const feeScheduleArgs = z.looseObject({ asOf: day.nullish() });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
 export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs };

@@ -99,6 +99,8 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     fund: fc.constantFrom('cash', 'balance'),
     payout: fc.constantFrom('cash', 'balance'),
     min_credibility: fc.constantFrom('0', '0.5', '1', '1.0', '0.000001', '0.99'),
+    // GET /websites/{code}/fee-schedule
+    as_of: fc.constantFrom('2026-11-23', '1970-01-01', '2024-02-29', '2000-01-01', '2099-12-31', '0001-01-01'),
   };
   const invalid: Record<string, fc.Arbitrary<string>> = {
     market_hash_name: fc.oneof(aroundBounds(1, 255), withInserted(fc.constantFrom(...names), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u200b'))),
@@ -120,6 +122,7 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     fund: fc.constantFrom('CASH', 'card', '', 'cash ', 'balance,cash'),
     payout: fc.constantFrom('BALANCE', 'bank', '', ' cash'),
     min_credibility: fc.constantFrom('2', '-0', '-0.5', '1.5', '.5', '0.', '1e-3', 'NaN', '', ' 0', '0x1', '1.01'),
+    as_of: fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '26-11-23', '2026-11-23T00:00:00Z', 'today', '', ' 2026-11-23', '2026/11/23', '20261123'),
   };
   const any = Object.fromEntries(
     Object.keys(valid).map((name) => [

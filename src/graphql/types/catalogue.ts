@@ -4,6 +4,7 @@ import * as v from '../../validation/params.js';
 import * as catalogue from '../../services/catalogue.js';
 import { listCurrencies, listWebsites } from '../../services/catalogue.js';
 import { notFound } from '../../lib/errors.js';
+import { formatDate } from '../../lib/time.js';
 import type { Context } from '../context.js';
 
 export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implement({
@@ -17,8 +18,11 @@ export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implem
     isDeprecated: t.exposeBoolean('isDeprecated'),
     feeSchedule: t.field({
       type: FeeScheduleRef,
-      description: 'The official fee schedule: one slot per purpose, each a chain or null (unknown or not offered).',
-      resolve: (w) => ({ websiteCode: w.code }),
+      description:
+        'The official fee schedule in force on `asOf` (a UTC day; default today): one slot per purpose, each a chain or null (unknown or not offered). A fee change makes a new version; older days keep the schedule they had.',
+      args: { asOf: t.arg({ type: 'Date', required: false }) },
+      validate: v.feeScheduleArgs,
+      resolve: (w, args, ctx) => ({ websiteCode: w.code, asOf: args.asOf ?? formatDate(ctx.now) }),
     }),
   }),
 });
@@ -46,6 +50,8 @@ const StepKind = builder.enumType('StepKind', { values: ['fee', 'convert', 'conv
 
 interface FeeScheduleShape {
   websiteCode: string;
+  /** The UTC day the schedule is read for, YYYY-MM-DD. */
+  asOf: string;
 }
 type Slots = Partial<Record<'deposit' | 'sale' | 'withdraw', catalogue.FeeSlot>>;
 
@@ -58,10 +64,11 @@ const FeeScheduleRef = builder.objectRef<FeeScheduleShape>('FeeSchedule').implem
   description: 'The official fee schedule of a marketplace (REST: FeeScheduleOut).',
   fields: (t) => ({
     websiteCode: t.exposeString('websiteCode'),
+    asOf: t.field({ type: 'Date', description: 'The day this schedule is in force for.', resolve: (s) => new Date(`${s.asOf}T00:00:00Z`) }),
     slots: t.field({
       type: FeeScheduleSlotsRef,
       resolve: async (s, _a, ctx) => {
-        const slots = await ctx.loaders.slots.load(s.websiteCode);
+        const slots = await ctx.loaders.slots.load(`${s.websiteCode}\u0000${s.asOf}`);
         return Object.fromEntries(slots.map((x) => [x.purpose, x])) as Slots;
       },
     }),
@@ -82,6 +89,7 @@ const FeeScheduleSlotsRef = builder.objectRef<Slots>('FeeScheduleSlots').impleme
 const FeeScheduleSlotRef = builder.objectRef<catalogue.FeeSlot>('FeeScheduleSlot').implement({
   fields: (t) => ({
     purpose: t.field({ type: FeePurpose, resolve: (s) => s.purpose }),
+    validFrom: t.field({ type: 'Date', description: 'The first day this version of the slot is in force (1970-01-01 for the first known version).', resolve: (s) => s.validFrom }),
     calculationChain: t.field({
       type: ChainRef,
       resolve: async (s, _a, ctx) => {

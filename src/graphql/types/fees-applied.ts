@@ -96,7 +96,7 @@ builder.objectFields(MarketQuoteRef, (t) => ({
     validate: v.afterFeesArgs,
     resolve: async (q, args, ctx) => {
       if (q.marketCode === VALUATION_MARKET) return null;
-      const book = await bookFor(() => ctx.loaders.feeBook(), args.currency);
+      const book = await bookFor(() => ctx.loaders.feeBook(ctx.now), args.currency);
       const target = args.currency ?? q.currencyCode;
       const feeCtx = { fees: book.feesOf(q.marketCode), rates: book.rates, rateDates: book.rateDates };
       if (q.price === null) {
@@ -112,7 +112,7 @@ builder.objectFields(MarketQuoteRef, (t) => ({
     args: { currency: t.arg.string({ required: true }) },
     validate: v.convertedArgs,
     resolve: async (q, args, ctx) => {
-      const book = await bookFor(() => ctx.loaders.feeBook(), args.currency);
+      const book = await bookFor(() => ctx.loaders.feeBook(ctx.now), args.currency);
       if (q.price === null) return null;
       if (!book.rates.has(q.currencyCode)) throw new Error(`no official rate for the quote currency ${q.currencyCode}`);
       return convertAmount(book, q.price, q.currencyCode, args.currency);

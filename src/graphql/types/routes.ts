@@ -89,7 +89,7 @@ const ItemRoutesRef = builder.objectRef<ItemRoutes>('ItemRoutes').implement({
 
 /** The ranked routes of `quotes` for the arguments; 422 when `currency` has no official rate. */
 async function routesOf(ctx: Context, quotes: readonly MarketQuote[], args: Omit<RouteOptions, 'now'>): Promise<TradeRoute[]> {
-  const book = await ctx.loaders.feeBook();
+  const book = await ctx.loaders.feeBook(ctx.now);
   if (!book.rates.has(args.currency)) {
     throw validationError([{ location: 'argument', field: 'currency', message: `is not an official currency (GET /currencies lists them): ${args.currency}` }]);
   }
