@@ -9,11 +9,13 @@ import { z } from 'zod';
 export const decimal = z.string().regex(/^-?\d+(\.\d+)?$/).meta({ description: 'Decimal number as a string, plain notation.' });
 /** An RFC 3339 timestamp in UTC with milliseconds. */
 export const timestamp = z.string().meta({ description: 'RFC 3339 timestamp, UTC.', format: 'date-time' });
+/** A UTC calendar date, YYYY-MM-DD. */
+export const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).meta({ description: 'A UTC calendar date, YYYY-MM-DD.' });
 
 /** The CSCP valuation of a quote (spec: ValuationOut); amounts in CNY. */
 export const ValuationOut = z
   .strictObject({
-    valuation_date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+    valuation_date: day,
     credibility: z.number().min(0).max(1),
     uncertainty: z.number().min(0),
     is_two_sided: z.boolean(),

@@ -4,10 +4,10 @@
  * their key lists from them. Amounts are decimal strings in the route's currency.
  */
 import { z } from 'zod';
-import { decimal, timestamp } from './quote.js';
+import { day, decimal, timestamp } from './quote.js';
 
 /** One official rate a leg used, with its publication day. */
-export const RateUsedOut = z.strictObject({ currency_code: z.string(), usd_rate: decimal, rate_date: z.string().nullable() }).meta({ id: 'RateUsedOut' });
+export const RateUsedOut = z.strictObject({ currency_code: z.string(), usd_rate: decimal, rate_date: day.nullable() }).meta({ id: 'RateUsedOut' });
 
 /** One step of a leg's fees as applied: its operand and the running amount before and after. */
 export const AppliedFeeStepOut = z

@@ -1,5 +1,7 @@
 /** GraphQL types and root fields for websites, currencies and fee schedules (spec: Website, Currency, Fee schedule). */
 import { builder, listComplexity } from '../builder.js';
+import { shapeFields } from '../shape-fields.js';
+import { CurrencyOut, WebsiteOut } from '../../shapes/catalogue.js';
 import * as v from '../../validation/params.js';
 import * as catalogue from '../../services/catalogue.js';
 import { listCurrencies, listWebsites } from '../../services/catalogue.js';
@@ -10,12 +12,8 @@ import type { Context } from '../context.js';
 export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implement({
   description: 'A marketplace (REST: WebsiteOut).',
   fields: (t) => ({
-    code: t.exposeString('code', { description: 'Unique marketplace code.' }),
-    name: t.exposeString('name'),
-    url: t.exposeString('url', { nullable: true }),
-    category: t.exposeString('category'),
-    subCategory: t.exposeString('subCategory', { nullable: true }),
-    isDeprecated: t.exposeBoolean('isDeprecated'),
+    // The REST shape's fields (shapes/catalogue.ts), in camelCase.
+    ...shapeFields(t, WebsiteOut, { descriptions: { code: 'Unique marketplace code.' } }),
     feeSchedule: t.field({
       type: FeeScheduleRef,
       description:
@@ -29,17 +27,8 @@ export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implem
 
 export const CurrencyRef = builder.objectRef<catalogue.Currency>('Currency').implement({
   description: 'A currency (REST: CurrencyOut; inside fee schedules: PublicCurrencyOut).',
-  fields: (t) => ({
-    id: t.exposeInt('id', { nullable: true }),
-    code: t.exposeString('code'),
-    name: t.exposeString('name', { nullable: true }),
-    kind: t.exposeString('kind'),
-    usdRate: t.field({ type: 'Decimal', description: 'USD value of one unit.', resolve: (c) => c.usdRate }),
-    ownerUserId: t.exposeString('ownerUserId', { nullable: true }),
-    isOfficial: t.exposeBoolean('isOfficial'),
-    refCount: t.exposeInt('refCount', { description: 'Number of convert operators using this currency.' }),
-    isDeleted: t.exposeBoolean('isDeleted'),
-  }),
+  fields: (t) =>
+    shapeFields(t, CurrencyOut, { descriptions: { usd_rate: 'USD value of one unit.', ref_count: 'Number of convert operators using this currency.' } }),
 });
 
 const FeePurpose = builder.enumType('FeePurpose', { values: ['deposit', 'sale', 'withdraw'] as const });

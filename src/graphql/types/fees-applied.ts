@@ -5,6 +5,8 @@
  * spec's shapes. Both ride on the quote's root field (`prices`, `item`, `batchPrices`) and its billing.
  */
 import { builder } from '../builder.js';
+import { shapeFields } from '../shape-fields.js';
+import { AppliedFeeStepOut, RateUsedOut } from '../../shapes/routes.js';
 import * as v from '../../validation/params.js';
 import { validationError } from '../../lib/errors.js';
 import { afterFees, convertAmount, type AfterFees, type AppliedStep, type Converted, type RateUsed } from '../../fees/applied.js';
@@ -24,30 +26,27 @@ const FeePathEnum = builder.enumType('FeePath', {
 });
 
 export const RateUsedRef = builder.objectRef<RateUsed>('RateUsed').implement({
-  description: 'An official USD rate an answer used, with the day its source published it.',
-  fields: (t) => ({
-    currencyCode: t.exposeString('currencyCode'),
-    usdRate: t.field({ type: 'Decimal', description: 'USD per unit (REST: CurrencyOut.usd_rate).', resolve: (r) => r.usdRate }),
-    rateDate: t.field({ type: 'Date', nullable: true, description: 'The day the rate was published; null when its source gives none.', resolve: (r) => (r.rateDate ? new Date(`${r.rateDate}T00:00:00Z`) : null) }),
-  }),
+  description: 'An official USD rate an answer used, with the day its source published it (REST: RateUsedOut).',
+  fields: (t) =>
+    shapeFields(t, RateUsedOut, {
+      read: { rate_date: (r) => (r.rateDate ? new Date(`${r.rateDate}T00:00:00Z`) : null) },
+      descriptions: { usd_rate: 'USD per unit (REST: CurrencyOut.usd_rate).', rate_date: 'The day the rate was published; null when its source gives none.' },
+    }),
 });
 
 export const AppliedFeeStepRef = builder.objectRef<AppliedStep>('AppliedFeeStep').implement({
-  description: 'One step of a fee path as applied to the amount: its operand and the running amount before and after.',
-  fields: (t) => ({
-    purpose: t.exposeString('purpose', { description: '`deposit`, `sale`, `withdraw`, or `conversion` (between chains and into the requested currency).' }),
-    kind: t.exposeString('kind', {
-      description: '`fee`, `convert`, `convert_operator_group` (the chain\'s steps), `steam_market_fee` (Steam\'s exact rule in place of its chain\'s fee step), `official_rate`.',
+  description: 'One step of a fee path as applied to the amount: its operand and the running amount before and after (REST: AppliedFeeStepOut).',
+  fields: (t) =>
+    shapeFields(t, AppliedFeeStepOut, {
+      refs: { purpose: { type: 'String' }, kind: { type: 'String' } },
+      descriptions: {
+        purpose: '`deposit`, `sale`, `withdraw`, or `conversion` (between chains and into the requested currency).',
+        kind: "`fee`, `convert`, `convert_operator_group` (the chain's steps), `steam_market_fee` (Steam's exact rule in place of its chain's fee step), `official_rate`.",
+        operator: 'Fee operator (add, sub, mul, div), convert mode (auto, fixed) or group rule (min, max, avg).',
+        value: 'Fee value, conversion rate, or the total fee of an exact rule.',
+        amount: 'The running amount after this step (rounded only where the marketplace rounds).',
+      },
     }),
-    operator: t.exposeString('operator', { nullable: true, description: 'Fee operator (add, sub, mul, div), convert mode (auto, fixed) or group rule (min, max, avg).' }),
-    value: t.field({ type: 'Decimal', nullable: true, description: 'Fee value, conversion rate, or the total fee of an exact rule.', resolve: (s) => s.value }),
-    valueCurrencyCode: t.exposeString('valueCurrencyCode', { nullable: true }),
-    amountBefore: t.field({ type: 'Decimal', resolve: (s) => s.amountBefore }),
-    currencyBefore: t.exposeString('currencyBefore'),
-    amount: t.field({ type: 'Decimal', description: 'The running amount after this step (rounded only where the marketplace rounds).', resolve: (s) => s.amount }),
-    currencyCode: t.exposeString('currencyCode'),
-    note: t.exposeString('note', { nullable: true }),
-  }),
 });
 
 const AfterFeesRef = builder.objectRef<AfterFees>('AfterFees').implement({

@@ -10,6 +10,8 @@ import { filterQuotes, quotesText, VALUATION_MARKET, type MarketQuote, type Quot
 import { notFound } from '../../lib/errors.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import { WebsiteRef } from './catalogue.js';
+import { shapeFields } from '../shape-fields.js';
+import { MarketQuoteOut, ValuationOut } from '../../shapes/quote.js';
 
 const QuoteSide = builder.enumType('QuoteSide', {
   description: 'ask = sell listing, bid = buy order, mid = the CSCP valuation.',
@@ -19,34 +21,22 @@ export const SideFilterEnum = builder.enumType('SideFilter', { values: ['ask', '
 
 const ValuationRef = builder.objectRef<Valuation>('Valuation').implement({
   description: 'The CSCP consensus valuation (REST: ValuationOut); amounts in CNY, fees included.',
-  fields: (t) => ({
-    valuationDate: t.field({ type: 'Date', resolve: (x) => x.valuationDate }),
-    credibility: t.exposeFloat('credibility', { description: 'e^(-uncertainty), between 0 and 1.' }),
-    uncertainty: t.exposeFloat('uncertainty', { description: 'Standard uncertainty on a log scale.' }),
-    isTwoSided: t.exposeBoolean('isTwoSided'),
-    askAmount: t.field({ type: 'Decimal', resolve: (x) => x.askAmount }),
-    bidAmount: t.field({ type: 'Decimal', nullable: true, resolve: (x) => x.bidAmount }),
-    askQuoteCount: t.exposeInt('askQuoteCount'),
-    bidQuoteCount: t.exposeInt('bidQuoteCount'),
-  }),
+  fields: (t) =>
+    shapeFields(t, ValuationOut, {
+      descriptions: { credibility: 'e^(-uncertainty), between 0 and 1.', uncertainty: 'Standard uncertainty on a log scale.' },
+    }),
 });
 
 export const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').implement({
   description: "A quote on one market and side, in the market's own currency (REST: MarketQuoteOut).",
   fields: (t) => ({
-    marketCode: t.exposeString('marketCode'),
-    providerCode: t.exposeString('providerCode', { description: 'Equals marketCode for direct data, else the aggregator.' }),
-    side: t.field({ type: QuoteSide, resolve: (q) => q.side }),
-    marketCurrencyCode: t.exposeString('currencyCode'),
-    marketPriceAmount: t.field({ type: 'Decimal', nullable: true, resolve: (q) => q.price }),
-    quantity: t.exposeInt('quantity', { nullable: true }),
-    isQuantityMinimum: t.exposeBoolean('isQuantityMinimum', { nullable: true }),
-    isAllItemsSamePrice: t.exposeBoolean('isAllItemsSamePrice', { nullable: true }),
-    changedAt: t.field({ type: 'DateTime', resolve: (q) => q.changedAt }),
-    observedAt: t.field({ type: 'DateTime', nullable: true, resolve: (q) => q.observedAt }),
-    delistedAt: t.field({ type: 'DateTime', nullable: true, resolve: (q) => q.delistedAt }),
-    freshAt: t.field({ type: 'DateTime', resolve: (q) => q.freshAt }),
-    valuation: t.field({ type: ValuationRef, nullable: true, resolve: (q) => q.valuation }),
+    // The REST shape's fields (shapes/quote.ts), in camelCase.
+    ...shapeFields(t, MarketQuoteOut, {
+      read: { market_currency_code: (q) => q.currencyCode, market_price_amount: (q) => q.price },
+      refs: { side: { type: QuoteSide }, valuation: { type: ValuationRef } },
+      descriptions: { provider_code: 'Equals marketCode for direct data, else the aggregator.' },
+    }),
+    // Edges a client traverses (GraphQL only).
     website: t.field({
       type: WebsiteRef,
       nullable: true,

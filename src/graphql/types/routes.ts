@@ -15,6 +15,8 @@ import type { MarketQuote } from '../../services/quotes.js';
 import type { Context } from '../context.js';
 import { AppliedFeeStepRef, RateUsedRef } from './fees-applied.js';
 import { ItemRef } from './quotes.js';
+import { shapeFields } from '../shape-fields.js';
+import { ItemRoutesOut, RouteLegOut, RouteOut } from '../../shapes/routes.js';
 
 /** Bound of one item's route list for the cost limit (48 buy quotes x 48 sell quotes). */
 const MAX_ROUTES = 48 * 48;
@@ -35,35 +37,38 @@ const RouteStatusEnum = builder.enumType('RouteStatus', {
 
 const RouteLegRef = builder.objectRef<RouteLeg>('RouteLeg').implement({
   description: "One leg of a route: the quote it uses and its amount in the route's currency after its market's fees (REST: RouteLegOut).",
-  fields: (t) => ({
-    marketCode: t.exposeString('marketCode'),
-    side: t.exposeString('side'),
-    marketCurrencyCode: t.exposeString('currencyCode'),
-    marketPriceAmount: t.field({ type: 'Decimal', resolve: (l) => l.price }),
-    observedAt: t.field({ type: 'DateTime', nullable: true, resolve: (l) => l.observedAt }),
-    freshAt: t.field({ type: 'DateTime', resolve: (l) => l.freshAt }),
-    ageSeconds: t.exposeInt('ageSeconds'),
-    credibility: t.exposeFloat('credibility', { description: "2^(-age / 24 h): 1 for a quote observed at the request's moment." }),
-    path: t.field({ type: LegPathEnum, resolve: (l) => l.path }),
-    priced: t.boolean({ resolve: (l) => l.fees.priced }),
-    amount: t.field({ type: 'Decimal', nullable: true, description: "Cost (buy leg) or proceeds (sell leg) in the route's currency; null when a fee is unknown.", resolve: (l) => l.fees.amount }),
-    unknownPurposes: t.stringList({ resolve: (l) => l.fees.unknownPurposes }),
-    reason: t.string({ nullable: true, resolve: (l) => l.fees.reason }),
-    steps: t.field({ type: [AppliedFeeStepRef], resolve: (l) => l.fees.steps }),
-    rates: t.field({ type: [RateUsedRef], resolve: (l) => l.fees.rates }),
-  }),
+  fields: (t) =>
+    shapeFields(t, RouteLegOut, {
+      read: {
+        market_currency_code: (l) => l.currencyCode,
+        market_price_amount: (l) => l.price,
+        priced: (l) => l.fees.priced,
+        amount: (l) => l.fees.amount,
+        unknown_purposes: (l) => l.fees.unknownPurposes,
+        reason: (l) => l.fees.reason,
+        steps: (l) => l.fees.steps,
+        rates: (l) => l.fees.rates,
+      },
+      refs: { side: { type: 'String' }, path: { type: LegPathEnum }, unknown_purposes: { type: ['String'] }, steps: { type: [AppliedFeeStepRef] }, rates: { type: [RateUsedRef] } },
+      descriptions: {
+        credibility: "2^(-age / 24 h): 1 for a quote observed at the request's moment.",
+        amount: "Cost (buy leg) or proceeds (sell leg) in the route's currency; null when a fee is unknown.",
+      },
+    }),
 });
 
 const RouteRef = builder.objectRef<TradeRoute>('Route').implement({
   description: 'Buy on one market, sell on another: net and margin when both legs are priced (REST: RouteOut).',
-  fields: (t) => ({
-    buy: t.field({ type: RouteLegRef, resolve: (r) => r.buy }),
-    sell: t.field({ type: RouteLegRef, resolve: (r) => r.sell }),
-    status: t.field({ type: RouteStatusEnum, resolve: (r) => (r.priced ? 'priced' : 'unpriced') }),
-    netAmount: t.field({ type: 'Decimal', nullable: true, description: 'Proceeds minus cost; null when unpriced.', resolve: (r) => r.net }),
-    margin: t.field({ type: 'Decimal', nullable: true, description: 'net / cost as a fraction (6 decimals); null when unpriced.', resolve: (r) => r.margin }),
-    credibility: t.exposeFloat('credibility', { description: "The lower of the legs' credibilities." }),
-  }),
+  fields: (t) =>
+    shapeFields(t, RouteOut, {
+      read: { status: (r) => (r.priced ? 'priced' : 'unpriced'), net_amount: (r) => r.net },
+      refs: { buy: { type: RouteLegRef }, sell: { type: RouteLegRef }, status: { type: RouteStatusEnum } },
+      descriptions: {
+        net_amount: 'Proceeds minus cost; null when unpriced.',
+        margin: 'net / cost as a fraction (6 decimals); null when unpriced.',
+        credibility: "The lower of the legs' credibilities.",
+      },
+    }),
 });
 
 interface ItemRoutes {
@@ -76,15 +81,12 @@ interface ItemRoutes {
 }
 
 const ItemRoutesRef = builder.objectRef<ItemRoutes>('ItemRoutes').implement({
-  description: 'An item\'s routes in one currency, ranked (REST: ItemRoutesOut).',
-  fields: (t) => ({
-    appId: t.exposeString('appId'),
-    marketHashName: t.exposeString('marketHashName'),
-    currencyCode: t.exposeString('currencyCode'),
-    fund: t.field({ type: FundingEnum, resolve: (x) => x.fund }),
-    payout: t.field({ type: PayoutEnum, resolve: (x) => x.payout }),
-    routes: t.field({ type: [RouteRef], extensions: listComplexity(MAX_ROUTES), resolve: (x) => x.routes }),
-  }),
+  description: "An item's routes in one currency, ranked (REST: ItemRoutesOut).",
+  fields: (t) => {
+    const fields = shapeFields(t, ItemRoutesOut, { refs: { fund: { type: FundingEnum }, payout: { type: PayoutEnum }, routes: { type: [RouteRef] } } });
+    // The route list is priced for the cost limit by its bound.
+    return { ...fields, routes: t.field({ type: [RouteRef], extensions: listComplexity(MAX_ROUTES), resolve: (x) => x.routes }) };
+  },
 });
 
 /** The ranked routes of `quotes` for the arguments; 422 when `currency` has no official rate. */
