@@ -12,7 +12,7 @@ import { ROUTES } from '../rest/routes.js';
 import * as v from '../validation/params.js';
 
 import { decimal, MarketQuoteOut, timestamp } from '../shapes/quote.js';
-import { CurrencyOut, PublicCurrencyOut, WebsiteOut } from '../shapes/catalogue.js';
+import { CurrencyOut, FeeScheduleOut, WebsiteOut } from '../shapes/catalogue.js';
 import { ItemRoutesOut } from '../shapes/routes.js';
 
 const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ id: 'CreditMeta' });
@@ -47,44 +47,6 @@ const ValidationErrorEnvelope = z
 
 const envelope = (data: z.ZodType) => z.strictObject({ data, meta: Meta });
 
-const convertFields = {
-  id: z.int().nullable(),
-  name: z.string(),
-  from: PublicCurrencyOut,
-  to: PublicCurrencyOut,
-  mode: z.enum(['auto', 'fixed']),
-  rate: decimal.nullable(),
-};
-const PublicConvertOperatorOut = z.strictObject({ kind: z.literal('convert'), ...convertFields }).meta({ id: 'PublicConvertOperatorOut' });
-const PublicFeeOperatorOut = z
-  .strictObject({ kind: z.literal('fee'), id: z.int().nullable(), name: z.string(), operator: z.enum(['add', 'sub', 'mul', 'div']), value: decimal, currency_code: z.string().nullable() })
-  .meta({ id: 'PublicFeeOperatorOut' });
-const PublicConvertOperatorGroupOut = z
-  .strictObject({
-    kind: z.literal('convert_operator_group'),
-    id: z.int().nullable(),
-    name: z.string(),
-    rule: z.enum(['min', 'max', 'avg']),
-    members: z.array(PublicConvertOperatorOut),
-  })
-  .meta({ id: 'PublicConvertOperatorGroupOut' });
-const PublicCalculationChainOut = z
-  .strictObject({
-    id: z.int().nullable(),
-    name: z.string().nullable(),
-    start_currency: z.string().nullable(),
-    steps: z.array(z.discriminatedUnion('kind', [PublicFeeOperatorOut, PublicConvertOperatorOut, PublicConvertOperatorGroupOut])),
-  })
-  .meta({ id: 'PublicCalculationChainOut' });
-const FeeScheduleSlotOut = z
-  .strictObject({ purpose: z.enum(['deposit', 'sale', 'withdraw']), calculation_chain: PublicCalculationChainOut })
-  .meta({ id: 'FeeScheduleSlotOut' });
-const FeeScheduleOut = z
-  .strictObject({
-    website_code: z.string(),
-    slots: z.strictObject({ deposit: FeeScheduleSlotOut.nullable(), sale: FeeScheduleSlotOut.nullable(), withdraw: FeeScheduleSlotOut.nullable() }),
-  })
-  .meta({ id: 'FeeScheduleOut' });
 const BatchItemOut = z.strictObject({ market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'BatchItemOut' });
 const sideEnum = z.enum(['ask', 'bid', 'mid', 'all']);
 const ItemPricesOut = z.strictObject({ app_id: z.string(), market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'ItemPricesOut' });

@@ -3,33 +3,12 @@
  * document's result is already the documented JSON shape (spec field names are exact). Quotes are
  * selected as `marketsJson`: the text `quoteJson` (services/quotes.ts) wrote once per cached quote.
  */
-import { CurrencyOut, PublicCurrencyOut, selectionOf, WebsiteOut } from '../shapes/catalogue.js';
+import { CurrencyOut, FeeScheduleOut, selectionOf, WebsiteOut } from '../shapes/catalogue.js';
 import { ItemRoutesOut } from '../shapes/routes.js';
-
 
 const WEBSITE_FIELDS = selectionOf(WebsiteOut);
 
 const CURRENCY_FIELDS = selectionOf(CurrencyOut);
-
-const PUBLIC_CURRENCY = selectionOf(PublicCurrencyOut);
-
-const CONVERT_FIELDS = `from { ${PUBLIC_CURRENCY} } to { ${PUBLIC_CURRENCY} } mode rate`;
-
-const SLOT_FIELDS = `
-  purpose
-  calculation_chain: calculationChain {
-    id
-    name
-    start_currency: startCurrency
-    steps {
-      kind
-      id
-      name
-      ... on FeeOperatorStep { operator value currency_code: currencyCode }
-      ... on ConvertOperatorStep { ${CONVERT_FIELDS} }
-      ... on ConvertOperatorGroupStep { rule members { kind id name ${CONVERT_FIELDS} } }
-    }
-  }`;
 
 /** Document text per operation id of the endpoint catalogue. */
 export const DOCUMENTS = {
@@ -43,9 +22,7 @@ export const DOCUMENTS = {
     roles } }`,
   listWebsites: `query listWebsites($includeDeprecated: Boolean!) { websites(includeDeprecated: $includeDeprecated) { ${WEBSITE_FIELDS} } }`,
   getWebsite: `query getWebsite($code: String!) { website(code: $code) { ${WEBSITE_FIELDS} } }`,
-  getFeeSchedule: `query getFeeSchedule($code: String!, $asOf: Date) { website(code: $code) { feeSchedule(asOf: $asOf) {
-    website_code: websiteCode
-    slots { deposit { ${SLOT_FIELDS} } sale { ${SLOT_FIELDS} } withdraw { ${SLOT_FIELDS} } } } } }`,
+  getFeeSchedule: `query getFeeSchedule($code: String!, $asOf: Date) { website(code: $code) { feeSchedule(asOf: $asOf) { ${selectionOf(FeeScheduleOut)} } } }`,
   listCurrencies: `query listCurrencies($search: String) { currencies(search: $search) { ${CURRENCY_FIELDS} } }`,
   getCurrency: `query getCurrency($id: Int!) { currency(id: $id) { ${CURRENCY_FIELDS} } }`,
   getPrices: `query getPrices($marketHashName: String!, $appId: String!, $markets: [String!], $side: SideFilter!) {
