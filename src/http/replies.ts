@@ -1,0 +1,115 @@
+/**
+ * The HTTP edge's replies, shared by both transports (the fetch adapter and the node:http fast path) and
+ * both faces: the JSON answer before it meets a transport (`Reply`), the spec's error envelope, success
+ * meta, the IETF rate-limit headers, the mapping of anything thrown to a ServiceError, and the one metric
+ * and log line per request.
+ */
+import type { GraphQLError } from 'graphql';
+import type { Logger } from 'pino';
+import type { RequestState } from '../graphql/context.js';
+import { serviceErrorOf } from '../graphql/errors.js';
+import { ServiceError, dependencyUnavailable, isDatabaseUnavailable, validationError, validationProblems } from '../lib/errors.js';
+import { httpDuration, httpRequests } from '../lib/metrics.js';
+
+/** The media type of every JSON answer. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * An answer before it meets a transport: the fetch API's Response (the `@whatwg-node/server` face) or
+ * node:http's response (the REST fast path). `body` is the whole text; null = none.
+ */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+export function jsonReply(status: number, body: unknown, headers: Record<string, string>): Reply {
+  return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
+}
+
+export function toResponse(reply: Reply): Response {
+  return new Response(reply.body, { status: reply.status, headers: reply.headers });
+}
+
+export function json(status: number, body: unknown, headers: Record<string, string>): Response {
+  return toResponse(jsonReply(status, body, headers));
+}
+
+/** The error envelope (spec: ErrorEnvelope) with X-Request-ID and any headers the error carries. */
+export function errorReply(requestId: string, error: ServiceError, metered = false): Reply {
+  return jsonReply(error.status, errorEnvelope(requestId, error, metered), { 'X-Request-ID': requestId, ...error.headers });
+}
+
+/** errorReply as a fetch Response. */
+export function errorResponse(requestId: string, error: ServiceError, metered = false): Response {
+  return toResponse(errorReply(requestId, error, metered));
+}
+
+/** The body of the error envelope (spec: ErrorEnvelope): `meta.billable` is false on metered operations. */
+export function errorEnvelope(requestId: string, error: ServiceError, metered = false): { error: Record<string, unknown>; meta: Record<string, unknown> } {
+  const body: { code: string; message: string; details?: unknown } = { code: error.code, message: error.message };
+  if (error.details !== undefined) body.details = error.details;
+  return { error: body, meta: metered ? { request_id: requestId, billable: false } : { request_id: requestId } };
+}
+
+/** A string as an RFC 8941 sf-string (policy names are operation ids: plain ASCII). */
+const sfString = (s: string) => `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+/**
+ * The IETF rate-limit fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` lists each
+ * policy's quota `q` per window `w` seconds; `RateLimit` the remaining `r` and seconds to reset `t`.
+ */
+export function rateLimitHeaders(state: RequestState): Record<string, string> {
+  if (state.rateLimits.length === 0) return {};
+  return {
+    'RateLimit-Policy': state.rateLimits.map((p) => `${sfString(p.policy)};q=${p.limit};w=${p.windowSeconds}`).join(', '),
+    RateLimit: state.rateLimits.map((p) => `${sfString(p.policy)};r=${p.remaining};t=${p.resetSeconds}`).join(', '),
+  };
+}
+
+/** meta of a success (spec: Meta): billable and credit only on metered operations. */
+export function successMeta(state: RequestState, metered: boolean): Record<string, unknown> {
+  if (!metered) return { request_id: state.requestId };
+  const b = state.billing;
+  if (b && b.billable) return { request_id: state.requestId, billable: true, credit: { cost: Number(b.cost), remaining: Number(b.remaining) } };
+  return { request_id: state.requestId, billable: false };
+}
+
+/** Maps any thrown value to a ServiceError: expected ones pass, a lost database is 503, the rest 500. */
+export function toServiceError(error: unknown, logger?: Logger): ServiceError {
+  const known = serviceErrorOf(error);
+  if (known) return known;
+  if (isDatabaseUnavailable(error)) return dependencyUnavailable('The database is unavailable; retry shortly.');
+  logger?.error({ err: error }, 'unexpected error');
+  return new ServiceError('internal_error', 500, 'Unexpected error.');
+}
+
+/** The first error of a GraphQL result as a ServiceError; several validation errors merge their details. */
+export function resultError(errors: readonly GraphQLError[], logger?: Logger): ServiceError {
+  const mapped = errors.map((e) => {
+    const code = e.extensions?.code;
+    const known = serviceErrorOf(e);
+    if (known) return known;
+    if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' && typeof (e.extensions?.http as { status?: number })?.status === 'number') {
+      const http = e.extensions.http as { status: number; headers?: Record<string, string> };
+      return new ServiceError(code, http.status, e.message, e.extensions.details, http.headers ?? {});
+    }
+    return toServiceError(e.originalError ?? e, logger);
+  });
+  const validation = mapped.filter((e) => e.code === 'validation_failed');
+  if (validation.length > 1) {
+    return validationError(validation.flatMap((e) => validationProblems(e)), validation[0]!.message);
+  }
+  return mapped.sort((a, b) => b.status - a.status).find((e) => e.status >= 500) ?? mapped[0]!;
+}
+
+/** One metric and one log line per request (both transports). */
+export function recordRequest(state: RequestState, method: string, pathname: string, status: number, started: number): void {
+  const seconds = (performance.now() - started) / 1000;
+  const operation = state.operationId ?? 'unmatched';
+  httpRequests.inc({ operation, method, status: String(status) });
+  httpDuration.observe({ operation, status: String(status) }, seconds);
+  // Never the query string's secrets (there are none by contract) nor any header: credentials live in headers only.
+  state.log?.info({ operation, method, path: pathname, status, ms: Math.round(seconds * 1000) }, 'request');
+}

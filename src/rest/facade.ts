@@ -1,0 +1,313 @@
+/**
+ * The REST facade (spec paths; issue: serving quotes at the machine's limit, "REST inside the GraphQL
+ * pipeline"): every documented path is a route (src/rest/routes.ts) whose fixed GraphQL document runs
+ * through Yoga's own envelop pipeline, so context, auth, validation, metering, rate limits, error codes and
+ * masking exist once for both faces. Mounted as a Yoga plugin (`plugin`, the way Yoga's SOFA plugin mounts
+ * REST): on the fetch-adapter face its onRequest hook answers every path but `/graphql` (a route, a 405 with
+ * Allow, or a 404 `route_not_found`); on the node:http face `fastRoute`/`serveFast` answer the hot JSON
+ * routes with the same `runRoute`, without the fetch adaptation.
+ */
+import crypto from 'node:crypto';
+import type http from 'node:http';
+import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { Logger } from 'pino';
+import type { Database } from '../db/client.js';
+import { schema } from '../graphql/schema.js';
+import { newRequestState, type Context, type RequestState } from '../graphql/context.js';
+import { registerRouteDocument } from '../plugins/safety.js';
+import { MAX_BATCH_NAMES } from '../validation/params.js';
+import { endpoint } from '../catalogue/endpoints.js';
+import { nodeHeaders, type HeaderReader } from '../lib/headers.js';
+import { stringifyWithRaw } from '../lib/raw-json.js';
+import { ROUTES, type Route } from './routes.js';
+import { DOCUMENTS } from './documents.js';
+import { ServiceError, validationError, validationProblems } from '../lib/errors.js';
+import { readBodyLimited, readNodeBodyLimited } from '../lib/body.js';
+import { JSON_TYPE, errorReply, errorResponse, rateLimitHeaders, recordRequest, resultError, successMeta, toResponse, toServiceError, type Reply } from '../http/replies.js';
+
+/** Largest accepted request body in bytes (413 `payload_too_large` above it). */
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/** What the HTTP face passes to Yoga for each request. */
+export interface ServerContext {
+  requestId: string;
+  state: RequestState;
+}
+
+/** What running a REST route needs of its request, whatever the transport. */
+export interface RestRequest {
+  searchParams: URLSearchParams;
+  headers: HeaderReader;
+  /** The fetch Request on the adapter face (bodies and the export's responder need it); null on the fast path. */
+  request: Request | null;
+  /** node:http's request on the fast path (its body is read from it). */
+  incoming?: http.IncomingMessage;
+}
+
+const snake = (camel: string) => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * A refusal raised while the route's document ran, in REST terms: a 422 detail about a GraphQL argument
+ * (`location: argument`, `buyOn`) names the request parameter the route built it from (`query`/`path`/`body`,
+ * `buy_on`), so REST clients read the names they sent.
+ */
+function asRestError(route: CompiledRoute, error: ServiceError): ServiceError {
+  const problems = error.code === 'validation_failed' ? validationProblems(error) : [];
+  if (!problems.some((p) => p.location === 'argument')) return error;
+  const details = problems.map((p) => {
+    if (p.location !== 'argument') return p;
+    const field = snake(p.field);
+    return { ...p, location: route.names.includes(field) ? ('path' as const) : route.body ? ('body' as const) : ('query' as const), field };
+  });
+  return validationError(details, error.message);
+}
+
+/** A route ready to run: its match pattern, path parameter names and prepared document. */
+export interface CompiledRoute extends Route {
+  /** The catalogue row has a credit cost or a rate limit: meta carries `billable`. */
+  metered: boolean;
+  /** The catalogue row needs an API key (role `user`): the credential is checked before the parameters. */
+  userOnly: boolean;
+  pattern: RegExp;
+  names: string[];
+  document: DocumentNode;
+}
+
+function compile(route: Route): CompiledRoute {
+  const names: string[] = [];
+  const pattern = new RegExp(
+    '^' + route.path.replace(/\{([a-z_]+)\}/g, (_m, name: string) => (names.push(name), '([^/]+)')) + '/?$',
+  );
+  const document = prepareDocument(route.operationId);
+  const row = endpoint(route.operationId);
+  return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, userOnly: row.roles.includes('user'), pattern, names, document };
+}
+
+/** The REST route documents compiled by graphql-jit (at app creation), by document object. */
+const compiledRoutes = new WeakMap<DocumentNode, CompiledQuery>();
+
+/** Route documents already prepared in this process, by operation id (the schema is one module-level object). */
+const preparedDocuments = new Map<string, DocumentNode>();
+
+/**
+ * The document of a route, prepared once per process: parsed, validated, its worst-case cost checked
+ * (a full batch; not estimated again per request) and compiled by graphql-jit. Throws when it does not
+ * validate, exceeds the cost limit or does not compile.
+ */
+function prepareDocument(operationId: Route['operationId']): DocumentNode {
+  const found = preparedDocuments.get(operationId);
+  if (found) return found;
+  const document = parse(DOCUMENTS[operationId]);
+  const errors = validate(schema, document);
+  if (errors.length > 0) throw new Error(`document ${operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
+  registerRouteDocument(schema, document, operationId, MAX_BATCH_NAMES);
+  const compiled = compileQuery(schema, document, operationId);
+  if (!isCompiledQuery(compiled)) throw new Error(`document ${operationId} does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
+  compiledRoutes.set(document, compiled);
+  preparedDocuments.set(operationId, document);
+  return document;
+}
+
+/**
+ * Runs a REST route's fixed document with its compiled form instead of graphql-js's interpreter; ad-hoc
+ * `/graphql` documents are other objects and keep the usual executor. Only the final execute function is
+ * replaced: every plugin's onExecute and onExecuteDone (error codes, cost limit, metering, error masking)
+ * still runs around it, and the resolvers, context and loaders are the same.
+ */
+export function useCompiledRoutes(): Plugin {
+  return {
+    onExecute({ args, setExecuteFn }) {
+      const compiled = compiledRoutes.get(args.document);
+      if (!compiled) return;
+      setExecuteFn((a) => compiled.query(a.rootValue, a.contextValue, (a.variableValues ?? {}) as Record<string, unknown>));
+    },
+  };
+}
+
+/** What the facade needs from the app. */
+export interface RestFacadeDeps {
+  db: Database;
+  logger?: Logger;
+  /** The resolvers' context of one request (the same function Yoga's `context` option uses). */
+  makeContext(state: RequestState, headers: HeaderReader): Context;
+  /** True for paths the app answers outside the REST facade and GraphQL (pages, /metrics, /openapi.json). */
+  isOtherFace(pathname: string): boolean;
+}
+
+/** The REST facade of one app (see the module doc). */
+export interface RestFacade {
+  /** The Yoga plugin that mounts the facade (put it in the app's Yoga plugins). */
+  plugin: Plugin<Context, ServerContext>;
+  /** The route a node:http request may take on the fast path, or null (see fastRoute). */
+  fastRoute(method: string | undefined, pathname: string, headers: http.IncomingHttpHeaders): { route: CompiledRoute; match: RegExpExecArray } | null;
+  /** Serves a fast-path request on node:http directly. */
+  serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: URL): Promise<void>;
+}
+
+/** Builds the facade; throws when a route document does not validate, exceeds the cost limit or does not compile. */
+export function createRestFacade(deps: RestFacadeDeps): RestFacade {
+  const { db, logger, makeContext } = deps;
+  const routes = ROUTES.map(compile);
+  let yoga: YogaServerInstance<ServerContext, Context> | null = null;
+  const yogaOf = () => {
+    if (!yoga) throw new Error('the REST facade plugin is not mounted on a Yoga instance');
+    return yoga;
+  };
+
+  /**
+   * Runs one REST route for either transport: parameters to variables (a 422 waits for the credential),
+   * the route's compiled document through the shared envelop pipeline, the result as the documented
+   * payload in its envelope. A Reply, or the route's own Response (the export file).
+   */
+  async function runRoute(route: CompiledRoute, match: RegExpExecArray, input: RestRequest, state: RequestState): Promise<Reply | Response> {
+    const { requestId } = state;
+    // Parameters are judged after the credential (README, order of checks): a 422 found here waits for it.
+    let invalid: ServiceError | null = null;
+    let variableValues: Record<string, unknown> = {};
+    try {
+      const path: Record<string, string> = {};
+      for (const [i, name] of route.names.entries()) {
+        try {
+          path[name] = decodeURIComponent(match[i + 1]!);
+        } catch {
+          throw validationError([{ location: 'path', field: name, message: 'is not valid percent-encoding' }]);
+        }
+      }
+      let body: unknown = undefined;
+      if (route.body) body = await readJsonBody(input.request ? () => readBodyLimited(input.request!, MAX_BODY_BYTES) : () => readNodeBodyLimited(input.incoming!, MAX_BODY_BYTES));
+      variableValues = route.variables({ path, query: input.searchParams, body, headers: input.headers });
+    } catch (e) {
+      if (!(e instanceof ServiceError) || e.status !== 422) throw e;
+      invalid = e;
+    }
+    // The envelop pipeline of Yoga (every plugin's onExecute and onExecuteDone); the resolvers' context is the
+    // one Yoga's `context` option builds, made here directly (no context-building hooks are registered).
+    const { execute } = yogaOf().getEnveloped({ requestId, state } as never);
+    const contextValue = makeContext(state, input.headers);
+    state.trustedVariables = invalid === null;
+    if (invalid) {
+      if (route.userOnly) await contextValue.requireUser(route.operationId);
+      throw invalid;
+    }
+    const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
+    if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
+    const payload = route.payload(result.data as Record<string, unknown>);
+    if (route.respond) return route.respond(payload, { db, state, request: input.request!, logger: state.log ?? logger });
+    const headers = { 'Content-Type': JSON_TYPE, 'X-Request-ID': requestId, ...route.headers };
+    // Quotes arrive as JSON text made once per cached quote (RawJson): spliced, not serialized again.
+    return { status: 200, headers, body: stringifyWithRaw(route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload) };
+  }
+
+  /**
+   * The REST route a request may take on the fast path, or null: a route's own method (GET, HEAD of a GET,
+   * POST with its JSON body) when it answers JSON (not the export file), without an Origin header (browsers'
+   * requests go through the adapter, whose CORS plugin answers them). Everything else, 405s and 404s included, goes through
+   * the adapter; both run `runRoute`, so there is one request pipeline.
+   */
+  function fastRoute(method: string | undefined, pathname: string, headers: http.IncomingHttpHeaders): { route: CompiledRoute; match: RegExpExecArray } | null {
+    if ((method !== 'GET' && method !== 'HEAD' && method !== 'POST') || headers.origin !== undefined) return null;
+    if (deps.isOtherFace(pathname)) return null;
+    for (const route of routes) {
+      const match = route.pattern.exec(pathname);
+      if (!match) continue;
+      const sameMethod = route.method === method || (route.method === 'GET' && method === 'HEAD');
+      return sameMethod && !route.respond ? { route, match } : null;
+    }
+    return null;
+  }
+
+  /**
+   * Serves a fast-path request on node:http directly (issue: serving quotes at the machine's limit, step
+   * "HTTP layer": the fetch-API adapter costs more than half of the machine's throughput on small answers).
+   * Same state, route runner, headers, metrics and log line as `handle`; the answer is written in one go.
+   */
+  async function serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: URL): Promise<void> {
+    const state = newRequestState(crypto.randomUUID());
+    state.log = logger?.child({ request_id: state.requestId });
+    state.head = req.method === 'HEAD';
+    state.operationId = route.operationId;
+    const started = performance.now();
+    let reply: Reply;
+    try {
+      reply = (await runRoute(route, match, { searchParams: url.searchParams, headers: nodeHeaders(req.headers), request: null, incoming: req }, state)) as Reply;
+    } catch (error) {
+      reply = errorReply(state.requestId, toServiceError(error, state.log), route.metered);
+    }
+    // Encoded once: a spliced answer is a rope of many strings, and measuring it apart from writing it costs a second pass.
+    const body = Buffer.from(reply.body ?? '', 'utf8');
+    const headers: Record<string, string> = { ...reply.headers, 'X-Request-ID': state.requestId, ...rateLimitHeaders(state) };
+    headers['Content-Length'] = String(body.length);
+    if (!res.destroyed) {
+      res.writeHead(reply.status, headers);
+      // HEAD (README): the GET's status and headers, no body.
+      res.end(state.head ? undefined : body);
+    }
+    recordRequest(state, req.method!, url.pathname, reply.status, started);
+  }
+
+  /**
+   * A fetch-adapter request to a REST path (anything but `/graphql`): its route, a 405 with `Allow` when the
+   * path has routes for other methods, else 404 `route_not_found`; every refusal in the error envelope.
+   */
+  async function answer(request: Request, url: URL, state: RequestState): Promise<Response> {
+    const { requestId } = state;
+    let metered = false;
+    try {
+      let allowed: string[] = [];
+      for (const route of routes) {
+        const m = route.pattern.exec(url.pathname);
+        if (!m) continue;
+        if (route.method === request.method || (route.method === 'GET' && request.method === 'HEAD')) {
+          metered = route.metered;
+          state.operationId = route.operationId;
+          const reply = await runRoute(route, m, { searchParams: url.searchParams, headers: request.headers, request }, state);
+          return reply instanceof Response ? reply : toResponse(reply);
+        }
+        allowed.push(route.method);
+      }
+      if (allowed.length > 0) {
+        allowed = [...new Set(allowed)];
+        return errorResponse(
+          requestId,
+          new ServiceError('method_not_allowed', 405, `Method ${request.method} is not allowed here; use ${allowed.join(', ')}.`, undefined, { Allow: allowed.join(', ') }),
+        );
+      }
+      return errorResponse(requestId, new ServiceError('route_not_found', 404, `No endpoint at ${request.method} ${url.pathname}.`));
+    } catch (error) {
+      return errorResponse(requestId, toServiceError(error, state.log), metered);
+    }
+  }
+
+  const plugin: Plugin<Context, ServerContext> = {
+    onYogaInit({ yoga: instance }) {
+      yoga = instance as unknown as YogaServerInstance<ServerContext, Context>;
+    },
+    async onRequest({ url, request, serverContext, endResponse }) {
+      if (url.pathname === '/graphql' || url.pathname === '/graphql/') return;
+      endResponse(await answer(request, url, serverContext.state));
+    },
+  };
+
+  return { plugin, fastRoute, serveFast };
+}
+
+/** Parses the body `read` returns (at most MAX_BODY_BYTES: 413 above it, see lib/body.ts) as JSON; 422 for bad UTF-8, an empty body or malformed JSON. */
+async function readJsonBody(read: () => Promise<Uint8Array>): Promise<unknown> {
+  const bytes = await read();
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw validationError([{ location: 'body', field: '', message: 'is not valid UTF-8' }]);
+  }
+  if (text.trim() === '') {
+    throw validationError([{ location: 'body', field: '', message: 'is required (a JSON object)' }]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw validationError([{ location: 'body', field: '', message: 'is not valid JSON' }]);
+  }
+}
