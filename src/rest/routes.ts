@@ -115,6 +115,16 @@ function parseMarketList(c: Collector, name: string, raw: string | undefined): s
   return c.check('query', name, v.marketList, raw.split(',').map((s) => s.trim())) ?? null;
 }
 
+/** The item a GET names: `market_hash_name` (required) and `app_id` (default 730). */
+function itemParams(c: Collector, query: URLSearchParams): { marketHashName: string | undefined; appId: string | undefined } {
+  const nameRaw = c.one(query, 'market_hash_name');
+  if (nameRaw === undefined) c.add('query', 'market_hash_name', 'is required');
+  const marketHashName = nameRaw === undefined ? undefined : c.check('query', 'market_hash_name', v.marketHashName, nameRaw);
+  const appRaw = c.one(query, 'app_id');
+  const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+  return { marketHashName, appId };
+}
+
 const pick = (key: string) => (data: Record<string, unknown>) => data[key];
 
 /** The route table; method and path come from the catalogue only (ROUTES). */
@@ -184,11 +194,7 @@ const TABLE: readonly RouteSpec[] = [
     operationId: 'getPrices', envelope: true, payload: pick('prices'),
     variables: ({ query }) => {
       const c = new Collector();
-      const nameRaw = c.one(query, 'market_hash_name');
-      if (nameRaw === undefined) c.add('query', 'market_hash_name', 'is required');
-      const marketHashName = nameRaw === undefined ? undefined : c.check('query', 'market_hash_name', v.marketHashName, nameRaw);
-      const appRaw = c.one(query, 'app_id');
-      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      const { marketHashName, appId } = itemParams(c, query);
       const markets = parseMarkets(c, 'query', c.one(query, 'markets'));
       const sideRaw = c.one(query, 'side');
       const side = sideRaw === undefined ? 'all' : c.check('query', 'side', v.side, sideRaw);
@@ -201,11 +207,7 @@ const TABLE: readonly RouteSpec[] = [
     operationId: 'getRoutes', envelope: true, payload: pick('routes'),
     variables: ({ query }) => {
       const c = new Collector();
-      const nameRaw = c.one(query, 'market_hash_name');
-      if (nameRaw === undefined) c.add('query', 'market_hash_name', 'is required');
-      const marketHashName = nameRaw === undefined ? undefined : c.check('query', 'market_hash_name', v.marketHashName, nameRaw);
-      const appRaw = c.one(query, 'app_id');
-      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      const { marketHashName, appId } = itemParams(c, query);
       const currencyRaw = c.one(query, 'currency');
       if (currencyRaw === undefined) c.add('query', 'currency', 'is required');
       const currency = currencyRaw === undefined ? undefined : c.check('query', 'currency', v.currencyCode, currencyRaw);
