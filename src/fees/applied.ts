@@ -17,7 +17,7 @@
  * rounds (an exact rule such as Steam's; every other step keeps full precision).
  */
 import { Money } from '../lib/money.js';
-import { ChainError, chainAffine, conversionRate, officialRate, type Chain, type MarketFees, type Step, type UsdRates } from '../valuation/fee-path.js';
+import { ChainError, chainAffine, conversionRate, groupConversion, officialRate, type Chain, type MarketFees, type Step, type UsdRates } from '../valuation/fee-path.js';
 import { steamSale } from './exact-rules.js';
 
 /** A path through a market's fee schedule (GraphQL enum FeePath). */
@@ -155,13 +155,8 @@ function applyStep(trace: Trace, ctx: FeeContext, purpose: Purpose, step: Step, 
     push({ kind: 'convert', operator: step.convert.mode, value: r, valueCurrencyCode: null, amount: out, currencyCode: step.convert.to, note: null });
     return { amount: out, currency: step.convert.to };
   }
-  const members = step.members.map((c) => ({ c, r: conversionRate(c, currency, ctx.rates) })).filter((x): x is { c: typeof x.c; r: Money } => x.r !== null);
-  if (members.length === 0) throw new ChainError(`no member of the convert group applies to ${currency}`);
-  const to = members[0]!.c.to;
-  if (members.some((x) => x.c.to !== to)) throw new ChainError('convert group members convert into different currencies');
-  for (const m of members) if (m.c.mode === 'auto') (trace.rate(m.c.from), trace.rate(m.c.to));
-  const rs = members.map((x) => x.r);
-  const r = step.rule === 'min' ? Money.min(...rs) : step.rule === 'max' ? Money.max(...rs) : rs.reduce((s, x) => s.plus(x), new Money(0)).div(rs.length);
+  const { rate: r, to, members } = groupConversion(step, currency, ctx.rates);
+  for (const c of members) if (c.mode === 'auto') (trace.rate(c.from), trace.rate(c.to));
   const out = amount.times(r);
   push({ kind: 'convert_operator_group', operator: step.rule, value: r, valueCurrencyCode: null, amount: out, currencyCode: to, note: null });
   return { amount: out, currency: to };
@@ -241,6 +236,22 @@ export function afterFees(ctx: FeeContext, path: FeePathKind, price: Money, curr
   } catch (e) {
     if (e instanceof ChainError) return unpriced(e.message);
     throw e;
+  }
+}
+
+/**
+ * `amount` in `from` converted into `to` at official rates as an after-fees answer with no fee (one
+ * `official_rate` step when the currencies differ): a route's buy leg paid from a balance. Never throws: a
+ * currency without a rate gives an unpriced answer with the reason.
+ */
+export function withoutFees(ctx: FeeContext, amount: Money, from: string, to: string): Omit<AfterFees, 'path'> {
+  const trace = new Trace(ctx);
+  try {
+    const out = trace.convert(amount, from, to, 'conversion');
+    return { priced: true, amount: out, currencyCode: to, unknownPurposes: [], reason: null, steps: trace.steps, rates: trace.rates };
+  } catch (e) {
+    if (!(e instanceof ChainError)) throw e;
+    return { priced: false, amount: null, currencyCode: to, unknownPurposes: [], reason: e.message, steps: [], rates: [] };
   }
 }
 

@@ -16,10 +16,9 @@
  * them by market codes.
  */
 import { Money } from '../lib/money.js';
-import { afterFees, convertAmount, type AfterFees, type FeeContext } from './applied.js';
+import { afterFees, withoutFees, type AfterFees, type FeeContext } from './applied.js';
 import type { MarketFees, UsdRates } from '../valuation/fee-path.js';
 import type { MarketQuote } from '../services/quotes.js';
-import { ChainError } from '../valuation/fee-path.js';
 
 /** How the buyer pays on market A. */
 export type Funding = 'cash' | 'balance';
@@ -86,21 +85,6 @@ function leg(q: MarketQuote & { side: 'ask' | 'bid'; price: Money }, path: Route
   };
 }
 
-/** The balance path of a buy leg: the ask converted into the route's currency, no fee. */
-function balanceCost(ctx: FeeContext, price: Money, currency: string, target: string): Omit<AfterFees, 'path'> {
-  try {
-    const c = convertAmount(ctx, price, currency, target);
-    const steps =
-      currency === target
-        ? []
-        : [{ purpose: 'conversion' as const, kind: 'official_rate' as const, operator: null, value: c.rate, valueCurrencyCode: null, amountBefore: price, currencyBefore: currency, amount: c.amount, currencyCode: target, note: `${currency} to ${target} at the official USD rates` }];
-    return { priced: true, amount: c.amount, currencyCode: target, unknownPurposes: [], reason: null, steps, rates: c.rates };
-  } catch (e) {
-    if (!(e instanceof ChainError)) throw e;
-    return { priced: false, amount: null, currencyCode: target, unknownPurposes: [], reason: e.message, steps: [], rates: [] };
-  }
-}
-
 /**
  * Every route between the item's quotes (see the module doc), ranked. `feesOf` gives each market's
  * schedule; `rates` and `rateDates` the official rates. Throws ChainError only when `opts.currency` has
@@ -118,7 +102,7 @@ export function tradeRoutes(
     .map((q) =>
       opts.fund === 'cash'
         ? leg(q, 'deposit', afterFees(ctxOf(q.marketCode), 'deposit', q.price, q.currencyCode, opts.currency), opts.now)
-        : leg(q, 'balance', balanceCost(ctxOf(q.marketCode), q.price, q.currencyCode, opts.currency), opts.now),
+        : leg(q, 'balance', withoutFees(ctxOf(q.marketCode), q.price, q.currencyCode, opts.currency), opts.now),
     );
   const sells = usable
     .filter((q) => opts.sellOn === null || opts.sellOn.includes(q.marketCode))

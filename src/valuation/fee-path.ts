@@ -133,6 +133,23 @@ export function conversionRate(c: Conversion, currency: string, rates: UsdRates)
 }
 
 /**
+ * The conversion a group step applies to an amount in `currency`: the members that apply (their source is
+ * `currency` and they have a rate), combined by the group's rule (min, max or average of their rates), and
+ * the currency they convert into. Throws ChainError when none applies or they disagree on the target.
+ */
+export function groupConversion(step: GroupStep, currency: string, rates: UsdRates): { rate: Money; to: string; members: Conversion[] } {
+  const results = step.members
+    .map((c) => ({ c, r: conversionRate(c, currency, rates) }))
+    .filter((x): x is { c: Conversion; r: Money } => x.r !== null);
+  if (results.length === 0) throw new ChainError(`no member of the convert group applies to ${currency}`);
+  const to = results[0]!.c.to;
+  if (results.some((x) => x.c.to !== to)) throw new ChainError('convert group members convert into different currencies');
+  const rs = results.map((x) => x.r);
+  const rate = step.rule === 'min' ? Money.min(...rs) : step.rule === 'max' ? Money.max(...rs) : rs.reduce((sum, x) => sum.plus(x), new Money(0)).div(rs.length);
+  return { rate, to, members: results.map((x) => x.c) };
+}
+
+/**
  * One step applied to an affine map (the amount so far). Throws ChainError when it cannot apply.
  * Worked examples (amount 100 CNY): fee add 2 CNY -> 102; fee sub 2 CNY -> 98; fee mul 0.975 -> 97.5;
  * fee div 1.15 -> 86.9565...; convert CNY->USD auto with usd rates 0.14 and 1 -> 14; convert fixed 0.15 -> 15;
@@ -159,15 +176,7 @@ export function applyStep(m: Affine, step: Step, rates: UsdRates): Affine {
     if (r === null) throw new ChainError(`convert ${step.convert.from}->${step.convert.to} does not apply to ${m.currency}`);
     return { a: m.a.times(r), b: m.b.times(r), currency: step.convert.to };
   }
-  const results = step.members
-    .map((c) => ({ c, r: conversionRate(c, m.currency, rates) }))
-    .filter((x): x is { c: Conversion; r: Money } => x.r !== null);
-  if (results.length === 0) throw new ChainError(`no member of the convert group applies to ${m.currency}`);
-  const target = results[0]!.c.to;
-  if (results.some((x) => x.c.to !== target)) throw new ChainError('convert group members convert into different currencies');
-  const rs = results.map((x) => x.r);
-  const r =
-    step.rule === 'min' ? Money.min(...rs) : step.rule === 'max' ? Money.max(...rs) : rs.reduce((s, x) => s.plus(x), new Money(0)).div(rs.length);
+  const { rate: r, to: target } = groupConversion(step, m.currency, rates);
   return { a: m.a.times(r), b: m.b.times(r), currency: target };
 }
 
