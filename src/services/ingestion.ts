@@ -11,7 +11,8 @@
  * arrivals cannot roll a quote back.
  * Daily closes (valuation input): every applied observation also writes the quote's resulting state as
  * the close of its UTC day (`daily_close`, same statement); a full-scan completion (completeMarketScan)
- * confirms the market's quotes for its day.
+ * confirms the market's quotes for its day. The close row is also the day's candle (open, high, low, number of
+ * observations: issue price history), copied into `candle_month` by the history compaction (src/services/history.ts).
  * Bulk writes are SQL over `unnest` arrays (one statement per chunk), not row-by-row Prisma calls.
  */
 import { quotesChanged, signalQuotes } from './quote-cache.js';
@@ -118,13 +119,15 @@ RETURNING q.item_id, q.market_code, q.provider_code, q.side, q.currency_code, q.
           q.observed_at, q.delisted_at, (xmax = 0) AS inserted
 ), closes AS (
 INSERT INTO daily_close AS c (item_id, market_code, provider_code, side, day, currency_code, price, quantity, delisted,
-  changed_at, confirmed_at)
+  changed_at, confirmed_at, open_price, high_price, low_price, observations)
 SELECT item_id, market_code, provider_code, side, (observed_at AT TIME ZONE 'UTC')::date, currency_code, price, quantity,
-       delisted_at IS NOT NULL, changed_at, observed_at
+       delisted_at IS NOT NULL, changed_at, observed_at, price, price, price, 1
 FROM applied
 ON CONFLICT (item_id, market_code, provider_code, side, day) DO UPDATE SET
   currency_code = EXCLUDED.currency_code, price = EXCLUDED.price, quantity = EXCLUDED.quantity, delisted = EXCLUDED.delisted,
-  changed_at = EXCLUDED.changed_at, confirmed_at = EXCLUDED.confirmed_at
+  changed_at = EXCLUDED.changed_at, confirmed_at = EXCLUDED.confirmed_at,
+  open_price = COALESCE(c.open_price, EXCLUDED.price), high_price = GREATEST(c.high_price, EXCLUDED.price),
+  low_price = LEAST(c.low_price, EXCLUDED.price), observations = c.observations + 1, compacted = false
 WHERE EXCLUDED.confirmed_at >= c.confirmed_at
 )
 SELECT inserted FROM applied`;
@@ -283,14 +286,16 @@ export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<
   }
   await db.$executeRawUnsafe(
     `INSERT INTO daily_close AS c (item_id, market_code, provider_code, side, day, currency_code, price, quantity, delisted,
-       changed_at, confirmed_at)
+       changed_at, confirmed_at, open_price, high_price, low_price, observations)
      SELECT item_id, market_code, provider_code, side, ($3::timestamptz AT TIME ZONE 'UTC')::date, currency_code, price, quantity,
-            delisted_at IS NOT NULL, changed_at, $3::timestamptz
+            delisted_at IS NOT NULL, changed_at, $3::timestamptz, price, price, price, 0
        FROM source_quote
       WHERE market_code = $1 AND provider_code = $2 AND GREATEST(observed_at, changed_at) <= $3::timestamptz
      ON CONFLICT (item_id, market_code, provider_code, side, day) DO UPDATE SET
        currency_code = EXCLUDED.currency_code, price = EXCLUDED.price, quantity = EXCLUDED.quantity, delisted = EXCLUDED.delisted,
-       changed_at = EXCLUDED.changed_at, confirmed_at = EXCLUDED.confirmed_at
+       changed_at = EXCLUDED.changed_at, confirmed_at = EXCLUDED.confirmed_at,
+       open_price = COALESCE(c.open_price, EXCLUDED.price), high_price = GREATEST(c.high_price, EXCLUDED.price),
+       low_price = LEAST(c.low_price, EXCLUDED.price), compacted = false
      WHERE EXCLUDED.confirmed_at >= c.confirmed_at`,
     marketCode,
     providerCode,

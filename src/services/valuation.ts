@@ -10,13 +10,15 @@
  * confirmation); a delisted close or one without a price does not contribute. A close's age is
  * measured from its confirmation to D 00:00 UTC, so recomputing an old date gives the same answer.
  * Published: amounts in CNY (4 decimals), `computed_at` = computation time (the quote's changed_at and
- * fresh_at), valuation_date = D. Retention: valuations of the 8 newest valued dates, closes of the 10 newest days.
+ * fresh_at), valuation_date = D. Retention: every valuation (the CSCP history series); closes of the 10 newest
+ * days, older ones once compacted into the price history (src/services/history.ts).
  */
 import { quotesChanged, signalQuotes } from './quote-cache.js';
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { exactRuleOf } from '../fees/exact-rules.js';
 import { formatDate } from '../lib/time.js';
+import { compactHistory } from './history.js';
 import { BIWEIGHT_C, MIN_KNOWN_FEE_MARKETS, NU0, type SideConsensus } from '../valuation/consensus.js';
 import {
   askPath,
@@ -36,10 +38,8 @@ import { marketSigma, ModelFitter, type FittedModel, type SampleSeries } from '.
 
 /** Days of closes before the valuation date that feed it (spec: "the seven days before this date"). */
 export const WINDOW_DAYS = 7;
-/** Newest days of closes kept (at least the 8 the job and a re-run of yesterday need). */
+/** Newest days of closes kept (at least the 8 the job and a re-run of yesterday need); older days live on as candles. */
 export const CLOSE_RETENTION_DAYS = 10;
-/** Newest valuation dates kept. */
-export const VALUATION_RETENTION_DATES = 8;
 /** Items sampled to fit the run's model. */
 export const SAMPLE_ITEMS = 8000;
 /** Sampled items per query (about 150k closes at 40 markets x 2 sides x 7 days). */
@@ -400,7 +400,7 @@ SELECT t.item_id, $2::date, t.mid, t.ask, t.bid, t.u, t.two, t.na, t.nb, $3::tim
 
 /**
  * Publishes a computation: in one transaction replaces the date's valuations and writes its
- * valuation_run row; then prunes old valuations and closes (see retention above).
+ * valuation_run row; then compacts history and prunes old closes (see retention above).
  */
 export async function storeValuations(db: Database, c: ValuationComputation, computedAt: Date, durationMs: number): Promise<ValuationRunResult> {
   const day = formatDate(c.date);
@@ -441,26 +441,19 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
     { maxWait: 30_000, timeout: 600_000 },
   );
   quotesChanged();
-  await pruneValuationData(db);
+  await pruneValuationData(db, computedAt);
   return { date: day, items: c.items.length, twoSided: c.stats.counts.twoSided, oneSided: c.stats.counts.oneSided, durationMs, computedAt };
 }
 
 /**
- * Keeps the valuations of the VALUATION_RETENTION_DATES newest valued dates (a run that valued nothing
- * prunes nothing) and the closes of the CLOSE_RETENTION_DAYS newest close days.
+ * Compacts the closed days' candles into the price history (src/services/history.ts `compactHistory`), then
+ * keeps the closes of the CLOSE_RETENTION_DAYS newest close days (an older close is deleted only once
+ * compacted). Valuations are not pruned: they are the CSCP history series (issue: price history).
+ * `today` (UTC) bounds the closed days; default the clock.
  */
-export async function pruneValuationData(db: Pick<Database, 'query'>): Promise<void> {
-  const pruned = await db.query(
-    `DELETE FROM valuation WHERE valuation_date < (SELECT max(valuation_date) FROM valuation) - $1::int RETURNING 1`,
-    [VALUATION_RETENTION_DATES - 1],
-  );
-  if (pruned.length > 0) {
-    // An item whose newest valuation was pruned loses its CSCP quote: quote caches drop their entries.
-    await db.query(`SELECT count(*)::int AS n FROM pg_notify('qg_quotes', '*')`);
-    quotesChanged();
-  }
-  await db.query(`DELETE FROM valuation_run WHERE valuation_date < (SELECT max(valuation_date) FROM valuation) - $1::int`, [VALUATION_RETENTION_DATES - 1]);
-  await db.query(`DELETE FROM daily_close WHERE day < (SELECT max(day) FROM daily_close) - $1::int`, [CLOSE_RETENTION_DAYS - 1]);
+export async function pruneValuationData(db: Database, today: Date = new Date()): Promise<void> {
+  await compactHistory(db, today);
+  await db.query(`DELETE FROM daily_close WHERE compacted AND day < (SELECT max(day) FROM daily_close) - $1::int`, [CLOSE_RETENTION_DAYS - 1]);
 }
 
 /** Computes and publishes the valuations of `date` (the caller holds the job lock). */

@@ -1,0 +1,206 @@
+/**
+ * The compact encoding of one month of daily candles of one series (issue: price history, point 2;
+ * figures in docs/history.md). A `candle_month` row holds a month of one (item, market, provider, series)
+ * as one `bytea`, so PostgreSQL's per-row cost (about 40 bytes with its index entry) is paid once a month
+ * rather than once a day, and a candle costs about 6-12 bytes.
+ *
+ * Prices are exact: every amount is written as a scaled integer (BigInt) with the row's decimal scale
+ * (0-10 places, the most any of its amounts needs), never through a float.
+ *
+ * Layout: blocks, each a header byte `0x80 + scale` then records, each
+ *   `dayOfMonth(1) flags(1) [close: zigzag varint] [open-close, high-max(o,c), min(o,c)-low: varints]
+ *    observations: varint [quantity: varint]`.
+ * flags: bit0 delisted, bit1 has price, bit2 has quantity, bit3 open/high/low differ from close.
+ * Records are appended in write order; a later record for the same day replaces an earlier one (a day
+ * re-compacted after a late observation appends its new state). `decodeMonth` returns one candle per day,
+ * in day order.
+ */
+
+/** One daily candle as stored: amounts are exact decimal strings in the series' currency. */
+export interface StoredCandle {
+  /** Day of the month, 1-31. */
+  day: number;
+  open: string | null;
+  high: string | null;
+  low: string | null;
+  close: string | null;
+  /** Observations applied that day (0: the day's state was only confirmed by a full scan). */
+  observations: number;
+  /** Last quantity of the day (listings; for `sales`, units sold that day). */
+  quantity: number | null;
+  /** The quote ended the day delisted. */
+  delisted: boolean;
+}
+
+/** A block header is BLOCK + scale (0x80-0x8a): never a day of the month (1-31). */
+const BLOCK = 0x80;
+const F_DELISTED = 1;
+const F_PRICE = 2;
+const F_QUANTITY = 4;
+const F_RANGE = 8;
+
+/** Decimal places of an amount string (`"87.50"` -> 2). Throws on a string that is not a plain decimal. */
+function placesOf(amount: string): number {
+  if (!/^-?\d+(\.\d+)?$/.test(amount)) throw new Error(`not a plain decimal amount: ${amount}`);
+  const dot = amount.indexOf('.');
+  if (dot < 0) return 0;
+  let end = amount.length;
+  while (end > dot + 1 && amount[end - 1] === '0') end--;
+  return end - dot - 1;
+}
+
+/** `amount` x 10^scale as a BigInt (exact: scale is at least its decimal places). */
+function scaled(amount: string, scale: number): bigint {
+  const neg = amount.startsWith('-');
+  const body = neg ? amount.slice(1) : amount;
+  const [whole, frac = ''] = body.split('.');
+  const digits = whole + (frac + '0'.repeat(scale)).slice(0, scale);
+  const v = BigInt(digits);
+  return neg ? -v : v;
+}
+
+/** The decimal string of `v / 10^scale`, without trailing zeros beyond the point. */
+function unscaled(v: bigint, scale: number): string {
+  const neg = v < 0n;
+  let s = (neg ? -v : v).toString();
+  if (scale > 0) {
+    s = s.padStart(scale + 1, '0');
+    const frac = s.slice(s.length - scale).replace(/0+$/, '');
+    s = s.slice(0, s.length - scale) + (frac ? `.${frac}` : '');
+  }
+  return neg ? `-${s}` : s;
+}
+
+class Writer {
+  private bytes: number[] = [];
+  byte(b: number): void {
+    this.bytes.push(b & 0xff);
+  }
+  uvarint(v: bigint): void {
+    if (v < 0n) throw new Error('negative unsigned varint');
+    while (v >= 0x80n) {
+      this.bytes.push(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    this.bytes.push(Number(v));
+  }
+  svarint(v: bigint): void {
+    this.uvarint(v >= 0n ? v << 1n : ((-v) << 1n) - 1n);
+  }
+  done(): Uint8Array {
+    return Uint8Array.from(this.bytes);
+  }
+}
+
+class Reader {
+  private at = 0;
+  constructor(private readonly bytes: Uint8Array) {}
+  get more(): boolean {
+    return this.at < this.bytes.length;
+  }
+  byte(): number {
+    if (this.at >= this.bytes.length) throw new Error('candle record truncated');
+    return this.bytes[this.at++]!;
+  }
+  uvarint(): bigint {
+    let v = 0n;
+    let shift = 0n;
+    for (;;) {
+      const b = this.byte();
+      v |= BigInt(b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return v;
+      shift += 7n;
+    }
+  }
+  svarint(): bigint {
+    const u = this.uvarint();
+    return (u & 1n) === 0n ? u >> 1n : -((u + 1n) >> 1n);
+  }
+}
+
+/** The scale a set of candles needs (most decimal places of any amount, at most 10). */
+function scaleOf(candles: readonly StoredCandle[]): number {
+  let scale = 0;
+  for (const c of candles) for (const a of [c.open, c.high, c.low, c.close]) if (a !== null) scale = Math.max(scale, placesOf(a));
+  if (scale > 10) throw new Error('amounts with more than 10 decimal places');
+  return scale;
+}
+
+function writeRecord(w: Writer, c: StoredCandle, scale: number): void {
+  if (!Number.isInteger(c.day) || c.day < 1 || c.day > 31) throw new Error(`day of month out of range: ${c.day}`);
+  const hasPrice = c.close !== null;
+  const close = hasPrice ? scaled(c.close!, scale) : 0n;
+  const open = hasPrice ? scaled(c.open ?? c.close!, scale) : 0n;
+  const high = hasPrice ? scaled(c.high ?? c.close!, scale) : 0n;
+  const low = hasPrice ? scaled(c.low ?? c.close!, scale) : 0n;
+  const range = hasPrice && (open !== close || high !== close || low !== close);
+  w.byte(c.day);
+  w.byte((c.delisted ? F_DELISTED : 0) | (hasPrice ? F_PRICE : 0) | (c.quantity !== null ? F_QUANTITY : 0) | (range ? F_RANGE : 0));
+  if (hasPrice) {
+    w.svarint(close);
+    if (range) {
+      const top = open > close ? open : close;
+      const bottom = open < close ? open : close;
+      if (high < top || low > bottom) throw new Error(`inconsistent candle on day ${c.day}: high below open/close or low above`);
+      w.svarint(open - close);
+      w.uvarint(high - top);
+      w.uvarint(bottom - low);
+    }
+  }
+  w.uvarint(BigInt(c.observations));
+  if (c.quantity !== null) w.uvarint(BigInt(c.quantity));
+}
+
+/**
+ * Encodes candles (any order; one per day) as one block: the bytes of a new month row, or the bytes a
+ * compaction appends to an existing row (`data = data || block`; each block carries its own scale).
+ * Throws on a day outside 1-31, a negative quantity or count, an amount that is not a plain decimal, or
+ * high/low inconsistent with open/close.
+ */
+export function encodeMonth(candles: readonly StoredCandle[]): Uint8Array {
+  const w = new Writer();
+  const scale = scaleOf(candles);
+  w.byte(BLOCK + scale);
+  for (const c of [...candles].sort((a, b) => a.day - b.day)) writeRecord(w, c, scale);
+  return w.done();
+}
+
+/** Decodes a month row's bytes (one or more blocks) to one candle per day, in day order; the last record of a day wins. */
+export function decodeMonth(bytes: Uint8Array): StoredCandle[] {
+  const r = new Reader(bytes);
+  const byDay = new Map<number, StoredCandle>();
+  let scale = -1;
+  while (r.more) {
+    const first = r.byte();
+    if (first >= BLOCK && first <= BLOCK + 10) {
+      scale = first - BLOCK;
+      continue;
+    }
+    if (scale < 0 || first < 1 || first > 31) throw new Error(`corrupt candle month: byte ${first}`);
+    const day = first;
+    const flags = r.byte();
+    let close: string | null = null;
+    let open: string | null = null;
+    let high: string | null = null;
+    let low: string | null = null;
+    if (flags & F_PRICE) {
+      const c = r.svarint();
+      let o = c;
+      let h = c;
+      let l = c;
+      if (flags & F_RANGE) {
+        o = c + r.svarint();
+        h = (o > c ? o : c) + r.uvarint();
+        l = (o < c ? o : c) - r.uvarint();
+      }
+      close = unscaled(c, scale);
+      open = unscaled(o, scale);
+      high = unscaled(h, scale);
+      low = unscaled(l, scale);
+    }
+    const observations = Number(r.uvarint());
+    const quantity = flags & F_QUANTITY ? Number(r.uvarint()) : null;
+    byDay.set(day, { day, open, high, low, close, observations, quantity, delisted: (flags & F_DELISTED) !== 0 });
+  }
+  return [...byDay.values()].sort((a, b) => a.day - b.day);
+}

@@ -1,0 +1,428 @@
+/**
+ * Price history (issue: price history; docs/history.md): daily candles per item, market and series, kept
+ * in two tiers of PostgreSQL and read as one.
+ *
+ * - Hot tier, `daily_close`: the ingestion statement that applies an observation also updates the day's
+ *   candle (open, high, low, close, observations, last quantity) in the same transaction as the quote.
+ * - Cold tier, `candle_month`: one row per (item, market, provider, series, month) whose `data` is the
+ *   month's candles in the compact encoding of src/history/candle-codec.ts. `compactHistory` copies every
+ *   closed day's candles there (appending a block; a re-compacted day's newer record wins), and the
+ *   history importers write whole months of imported series (`listing_minimum`, `sales`).
+ *
+ * A read takes the cold tier's candles and lets the hot tier's rows of the same day replace them, then
+ * picks one provider per (market, series, day) by the quotes' precedence (listed, then the market's own
+ * feed, then the latest confirmation, then provider code), then aggregates to weeks (ISO, Monday) or
+ * months on read. CSCP valuations are read from `valuation`, which is no longer pruned.
+ */
+import { Decimal } from 'decimal.js';
+import type { Database } from '../db/client.js';
+import { decodeMonth, encodeMonth, type StoredCandle } from '../history/candle-codec.js';
+import { formatDate } from '../lib/time.js';
+
+/** The stored series kinds (database enum `history_series`). */
+export type HistorySeriesKind = 'ask' | 'bid' | 'listing_minimum' | 'sales';
+/** Candle width on read. */
+export type HistoryInterval = 'day' | 'week' | 'month';
+
+/** Longest range a read may span, per interval, in days (the cost and answer-size bound). */
+export const MAX_SPAN_DAYS: Record<HistoryInterval, number> = { day: 366, week: 5 * 366, month: 10 * 366 };
+
+/** One candle as served: amounts are exact decimal strings in the series' currency. */
+export interface Candle {
+  /** First day of the candle (UTC, YYYY-MM-DD): the day, the ISO week's Monday, or the month's first day. */
+  date: string;
+  open: string | null;
+  high: string | null;
+  low: string | null;
+  close: string | null;
+  /** Observations applied in the candle's days (live quotes; 1 per imported point). */
+  observations: number;
+  /** Last quantity (listings) of the candle; null for `sales`. */
+  quantity: number | null;
+  /** Units sold in the candle's days (`sales` only, else null). */
+  volume: number | null;
+  /** The quote ended the candle delisted. */
+  delisted: boolean;
+  /** Days of the candle with data. */
+  days: number;
+}
+
+/** One market's series over the range. */
+export interface HistorySeriesOut {
+  marketCode: string;
+  series: HistorySeriesKind;
+  /** ask or bid for quote candles and the listing minimum (an ask statistic); null for sales. */
+  side: 'ask' | 'bid' | null;
+  currencyCode: string;
+  candles: Candle[];
+}
+
+/** One CSCP valuation of the series (CNY; `band_low`/`band_high` = mid x e^(-/+u), 4 decimals). */
+export interface CscpPoint {
+  date: string;
+  mid: string;
+  askAmount: string;
+  bidAmount: string | null;
+  uncertainty: number;
+  bandLow: string;
+  bandHigh: string;
+  isTwoSided: boolean;
+}
+
+/** What a history read returns. */
+export interface ItemHistory {
+  appId: string;
+  marketHashName: string;
+  from: string;
+  to: string;
+  interval: HistoryInterval;
+  series: HistorySeriesOut[];
+  cscp: CscpPoint[];
+}
+
+/** What a history read asks for. `markets` null: every market. `series` null: every kind. Days are UTC YYYY-MM-DD. */
+export interface HistoryQuery {
+  itemId: number;
+  markets: readonly string[] | null;
+  series: readonly HistorySeriesKind[] | null;
+  from: string;
+  to: string;
+  interval: HistoryInterval;
+}
+
+const DAY_MS = 86_400_000;
+
+function dayMs(d: string): number {
+  return Date.parse(`${d}T00:00:00Z`);
+}
+
+function monthStart(d: string): string {
+  return `${d.slice(0, 7)}-01`;
+}
+
+interface DayCandle extends StoredCandle {
+  date: string;
+  provider: string;
+  currency: string;
+  confirmed: number;
+}
+
+interface ColdRow {
+  market_code: string;
+  provider_code: string;
+  series: HistorySeriesKind;
+  month: string;
+  currency_code: string;
+  data: Uint8Array;
+}
+
+interface HotRow {
+  market_code: string;
+  provider_code: string;
+  side: 'ask' | 'bid';
+  day: string;
+  currency_code: string;
+  price: string | null;
+  open_price: string | null;
+  high_price: string | null;
+  low_price: string | null;
+  observations: number;
+  quantity: number | null;
+  delisted: boolean;
+  confirmed_at: Date;
+}
+
+/** Trims a numeric's text (`87.5000000000` -> `87.5`) without floats. */
+function trimDecimal(s: string | null): string | null {
+  if (s === null) return null;
+  return s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
+}
+
+/**
+ * The daily candles of one item in [from, to], per (market, series), one provider per day by precedence.
+ * Two queries (cold months, hot days). Throws only on a database error.
+ */
+async function dailyCandles(db: Pick<Database, 'query'>, q: HistoryQuery): Promise<Map<string, DayCandle[]>> {
+  const kinds = q.series ?? ['ask', 'bid', 'listing_minimum', 'sales'];
+  const [cold, hot] = await Promise.all([
+    db.query<ColdRow>(
+      `SELECT market_code, provider_code, series::text AS series, month::text AS month, currency_code, data
+         FROM candle_month
+        WHERE item_id = $1 AND month BETWEEN $2::date AND $3::date AND series::text = ANY($4::text[])
+          AND ($5::text[] IS NULL OR market_code = ANY($5::text[]))`,
+      [q.itemId, monthStart(q.from), monthStart(q.to), kinds, q.markets],
+    ),
+    kinds.includes('ask') || kinds.includes('bid')
+      ? db.query<HotRow>(
+          `SELECT market_code, provider_code, side::text AS side, day::text AS day, currency_code, price::text AS price,
+                  open_price::text AS open_price, high_price::text AS high_price, low_price::text AS low_price, observations,
+                  quantity, delisted, confirmed_at
+             FROM daily_close
+            WHERE item_id = $1 AND day BETWEEN $2::date AND $3::date AND side::text = ANY($4::text[])
+              AND ($5::text[] IS NULL OR market_code = ANY($5::text[]))`,
+          [q.itemId, q.from, q.to, kinds, q.markets],
+        )
+      : Promise.resolve([] as HotRow[]),
+  ]);
+  // (market, series, provider, date) -> candle; hot rows replace cold ones of the same day.
+  const byKey = new Map<string, DayCandle>();
+  for (const r of cold) {
+    for (const c of decodeMonth(r.data)) {
+      const date = `${r.month.slice(0, 8)}${String(c.day).padStart(2, '0')}`;
+      if (date < q.from || date > q.to) continue;
+      byKey.set(`${r.market_code}\u0000${r.series}\u0000${r.provider_code}\u0000${date}`, { ...c, date, provider: r.provider_code, currency: r.currency_code, confirmed: 0 });
+    }
+  }
+  for (const r of hot) {
+    const close = trimDecimal(r.price);
+    byKey.set(`${r.market_code}\u0000${r.side}\u0000${r.provider_code}\u0000${r.day}`, {
+      day: Number(r.day.slice(8)),
+      date: r.day,
+      open: trimDecimal(r.open_price) ?? close,
+      high: trimDecimal(r.high_price) ?? close,
+      low: trimDecimal(r.low_price) ?? close,
+      close,
+      observations: r.observations,
+      quantity: r.quantity,
+      delisted: r.delisted,
+      provider: r.provider_code,
+      currency: r.currency_code,
+      confirmed: r.confirmed_at.getTime(),
+    });
+  }
+  // One provider per (market, series, day): the quotes' precedence.
+  const chosen = new Map<string, DayCandle>();
+  for (const [key, c] of byKey) {
+    const [market, series] = key.split('\u0000');
+    const k = `${market}\u0000${series}\u0000${c.date}`;
+    const prev = chosen.get(k);
+    if (!prev || precedes(c, prev, market!)) chosen.set(k, c);
+  }
+  const out = new Map<string, DayCandle[]>();
+  for (const [k, c] of chosen) {
+    const [market, series] = k.split('\u0000');
+    const sk = `${market}\u0000${series}`;
+    let list = out.get(sk);
+    if (!list) out.set(sk, (list = []));
+    list.push(c);
+  }
+  for (const list of out.values()) list.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
+  return out;
+}
+
+/** The quotes' provider precedence (src/services/quotes.ts): listed, direct, latest confirmation, provider code. */
+function precedes(a: DayCandle, b: DayCandle, market: string): boolean {
+  if (a.delisted !== b.delisted) return !a.delisted;
+  const ad = a.provider === market;
+  const bd = b.provider === market;
+  if (ad !== bd) return ad;
+  if (a.confirmed !== b.confirmed) return a.confirmed > b.confirmed;
+  return a.provider < b.provider;
+}
+
+/** The first day of `date`'s bucket: itself, its ISO week's Monday, or its month's first day. */
+export function bucketOf(date: string, interval: HistoryInterval): string {
+  if (interval === 'day') return date;
+  if (interval === 'month') return monthStart(date);
+  const t = dayMs(date);
+  const weekday = (new Date(t).getUTCDay() + 6) % 7; // Monday 0
+  return formatDate(new Date(t - weekday * DAY_MS));
+}
+
+/**
+ * Aggregates daily candles (in day order) to `interval` buckets: open of the first day with a price, close of
+ * the last, highest high, lowest low, observations and days summed, last quantity, units sold summed (sales),
+ * delisted as of the bucket's last day. Exact decimal comparisons.
+ */
+export function aggregate(days: readonly DayCandle[] | readonly (StoredCandle & { date: string })[], interval: HistoryInterval, sales: boolean): Candle[] {
+  const out: Candle[] = [];
+  let cur: Candle | null = null;
+  for (const d of days) {
+    const date = bucketOf(d.date, interval);
+    if (!cur || cur.date !== date) {
+      cur = { date, open: null, high: null, low: null, close: null, observations: 0, quantity: null, volume: sales ? 0 : null, delisted: false, days: 0 };
+      out.push(cur);
+    }
+    cur.days += 1;
+    cur.observations += d.observations;
+    cur.delisted = d.delisted;
+    if (sales) cur.volume = (cur.volume ?? 0) + (d.quantity ?? 0);
+    else if (d.quantity !== null) cur.quantity = d.quantity;
+    if (d.close !== null) {
+      if (cur.open === null) cur.open = d.open ?? d.close;
+      cur.close = d.close;
+      const hi = d.high ?? d.close;
+      const lo = d.low ?? d.close;
+      if (cur.high === null || new Decimal(hi).gt(cur.high)) cur.high = hi;
+      if (cur.low === null || new Decimal(lo).lt(cur.low)) cur.low = lo;
+    }
+  }
+  return out;
+}
+
+/**
+ * An item's history: each (market, series) with its candles at `interval`, in market code then series order,
+ * and the CSCP valuations of the range (the last valuation of each bucket). Throws only on a database error;
+ * the range and interval are checked by the caller (src/validation/params.ts `historyArgs`).
+ */
+export async function loadItemHistory(db: Pick<Database, 'query'>, q: HistoryQuery): Promise<Pick<ItemHistory, 'series' | 'cscp'>> {
+  const [daily, valuations] = await Promise.all([
+    dailyCandles(db, q),
+    db.query<{ day: string; mid: string; ask: string; bid: string | null; u: number; two: boolean }>(
+      `SELECT valuation_date::text AS day, mid_amount::text AS mid, ask_amount::text AS ask, bid_amount::text AS bid,
+              uncertainty AS u, is_two_sided AS two
+         FROM valuation WHERE item_id = $1 AND valuation_date BETWEEN $2::date AND $3::date ORDER BY valuation_date`,
+      [q.itemId, q.from, q.to],
+    ),
+  ]);
+  const series: HistorySeriesOut[] = [];
+  for (const [key, days] of daily) {
+    const [marketCode, kind] = key.split('\u0000') as [string, HistorySeriesKind];
+    series.push({
+      marketCode,
+      series: kind,
+      side: kind === 'sales' ? null : kind === 'bid' ? 'bid' : 'ask',
+      currencyCode: days[days.length - 1]!.currency,
+      candles: aggregate(days, q.interval, kind === 'sales'),
+    });
+  }
+  const order: Record<HistorySeriesKind, number> = { ask: 0, bid: 1, listing_minimum: 2, sales: 3 };
+  series.sort((a, b) => (a.marketCode < b.marketCode ? -1 : a.marketCode > b.marketCode ? 1 : order[a.series] - order[b.series]));
+  const cscpByBucket = new Map<string, CscpPoint>();
+  for (const v of valuations) {
+    const mid = new Decimal(v.mid);
+    const factor = Decimal.exp(new Decimal(v.u));
+    cscpByBucket.set(bucketOf(v.day, q.interval), {
+      date: bucketOf(v.day, q.interval),
+      mid: mid.toFixed(),
+      askAmount: new Decimal(v.ask).toFixed(),
+      bidAmount: v.bid === null ? null : new Decimal(v.bid).toFixed(),
+      uncertainty: v.u,
+      bandLow: mid.div(factor).toDecimalPlaces(4).toFixed(),
+      bandHigh: mid.times(factor).toDecimalPlaces(4).toFixed(),
+      isTwoSided: v.two,
+    });
+  }
+  return { series, cscp: [...cscpByBucket.values()] };
+}
+
+/** The id of an item, or null when the service has never seen it (no quotes, no history). */
+export async function itemIdOf(db: Pick<Database, 'query'>, appId: string, marketHashName: string): Promise<number | null> {
+  const [row] = await db.query<{ id: number }>(`SELECT id FROM item WHERE app_id = $1 AND market_hash_name = $2`, [appId, marketHashName]);
+  return row?.id ?? null;
+}
+
+/** One month of one series to write (importers; `candles` hold days of `month`, YYYY-MM-01). */
+export interface MonthWrite {
+  itemId: number;
+  marketCode: string;
+  providerCode: string;
+  series: HistorySeriesKind;
+  month: string;
+  currencyCode: string;
+  candles: StoredCandle[];
+}
+
+/** Rows per statement of the history writers. */
+const WRITE_CHUNK = 5000;
+
+/**
+ * Writes whole months (the importers' path): a month's row is replaced, so importing the same file twice
+ * writes the same rows (idempotent). One statement per chunk; wrap in a transaction for all-or-nothing.
+ */
+export async function writeMonths(db: Pick<Database, 'query'>, months: readonly MonthWrite[]): Promise<number> {
+  for (let i = 0; i < months.length; i += WRITE_CHUNK) {
+    const part = months.slice(i, i + WRITE_CHUNK);
+    await db.query(
+      `INSERT INTO candle_month AS m (item_id, market_code, provider_code, series, month, currency_code, data)
+       SELECT t.item_id, t.market_code, t.provider_code, t.series::history_series, t.month, t.currency_code, decode(t.data, 'hex')
+         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::date[], $6::text[], $7::text[])
+           AS t(item_id, market_code, provider_code, series, month, currency_code, data)
+       ON CONFLICT (item_id, market_code, provider_code, series, month) DO UPDATE SET
+         currency_code = EXCLUDED.currency_code, data = EXCLUDED.data`,
+      [
+        part.map((m) => m.itemId),
+        part.map((m) => m.marketCode),
+        part.map((m) => m.providerCode),
+        part.map((m) => m.series),
+        part.map((m) => m.month),
+        part.map((m) => m.currencyCode),
+        part.map((m) => Buffer.from(encodeMonth(m.candles)).toString('hex')),
+      ],
+    );
+  }
+  return months.length;
+}
+
+/** Items per compaction transaction (by id range). */
+const COMPACT_ITEMS = 2000;
+
+/**
+ * Copies the candles of every closed day (before `today`, UTC) not yet compacted from `daily_close` into
+ * `candle_month` (one appended block per row and run), and marks them compacted, in one transaction per
+ * range of item ids (rows locked while copied, so a concurrent late observation waits and re-marks its row).
+ * Returns the number of day candles copied. Run by the valuation job before it prunes `daily_close`.
+ */
+export async function compactHistory(db: Database, today: Date): Promise<number> {
+  const before = formatDate(today);
+  const [range] = await db.query<{ lo: number | null; hi: number | null }>(
+    `SELECT min(item_id) AS lo, max(item_id) AS hi FROM daily_close WHERE NOT compacted AND day < $1::date`,
+    [before],
+  );
+  if (range?.lo == null || range.hi == null) return 0;
+  let copied = 0;
+  for (let lo = range.lo; lo <= range.hi; lo += COMPACT_ITEMS) {
+    const hi = lo + COMPACT_ITEMS - 1;
+    copied += await db.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<(HotRow & { item_id: number })[]>(
+        `SELECT item_id, market_code, provider_code, side::text AS side, day::text AS day, currency_code, price::text AS price,
+                open_price::text AS open_price, high_price::text AS high_price, low_price::text AS low_price, observations,
+                quantity, delisted, confirmed_at
+           FROM daily_close WHERE item_id BETWEEN $1 AND $2 AND NOT compacted AND day < $3::date
+           ORDER BY item_id, market_code, provider_code, side, day FOR UPDATE`,
+        lo,
+        hi,
+        before,
+      );
+      if (rows.length === 0) return 0;
+      const months = new Map<string, MonthWrite>();
+      for (const r of rows) {
+        const month = monthStart(r.day);
+        const key = `${r.item_id}\u0000${r.market_code}\u0000${r.provider_code}\u0000${r.side}\u0000${month}`;
+        let m = months.get(key);
+        if (!m) months.set(key, (m = { itemId: r.item_id, marketCode: r.market_code, providerCode: r.provider_code, series: r.side, month, currencyCode: r.currency_code, candles: [] }));
+        const close = trimDecimal(r.price);
+        m.currencyCode = r.currency_code;
+        m.candles.push({
+          day: Number(r.day.slice(8)),
+          open: trimDecimal(r.open_price) ?? close,
+          high: trimDecimal(r.high_price) ?? close,
+          low: trimDecimal(r.low_price) ?? close,
+          close,
+          observations: r.observations,
+          quantity: r.quantity,
+          delisted: r.delisted,
+        });
+      }
+      const list = [...months.values()];
+      await tx.$executeRawUnsafe(
+        `INSERT INTO candle_month AS m (item_id, market_code, provider_code, series, month, currency_code, data)
+         SELECT t.item_id, t.market_code, t.provider_code, t.series::history_series, t.month, t.currency_code, decode(t.data, 'hex')
+           FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::date[], $6::text[], $7::text[])
+             AS t(item_id, market_code, provider_code, series, month, currency_code, data)
+         ON CONFLICT (item_id, market_code, provider_code, series, month) DO UPDATE SET
+           currency_code = EXCLUDED.currency_code, data = m.data || EXCLUDED.data`,
+        list.map((m) => m.itemId),
+        list.map((m) => m.marketCode),
+        list.map((m) => m.providerCode),
+        list.map((m) => m.series),
+        list.map((m) => m.month),
+        list.map((m) => m.currencyCode),
+        list.map((m) => Buffer.from(encodeMonth(m.candles)).toString('hex')),
+      );
+      await tx.$executeRawUnsafe(`UPDATE daily_close SET compacted = true WHERE item_id BETWEEN $1 AND $2 AND NOT compacted AND day < $3::date`, lo, hi, before);
+      return rows.length;
+    }, { maxWait: 30_000, timeout: 300_000 });
+  }
+  return copied;
+}
