@@ -136,9 +136,9 @@ export function createApp(deps: AppDeps): App {
   const quotes = deps.quoteCache === false ? null : new QuoteCache(db);
   const leases = deps.creditLeases === false ? null : new CreditLeases(db, deps.creditLeases === true ? {} : deps.creditLeases);
   const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
-  // Pages (`/`, `/docs`, `/status/page`, `/assets/*`): HTML for people, not API operations.
+  // Pages (`/`, `/docs`, `/status/page`, `/items`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();
-  const pages = createPages({ loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger });
+  const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger });
   const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}) };
   /** The resolvers' context of one request (both faces). */
   const makeContext = (state: RequestState, headers: HeaderReader) => createContext(db, state, headers, contextOptions);

@@ -2,12 +2,14 @@
  * Composition only: environment, database, bundled data on first start, app, listen, graceful shutdown.
  */
 import http from 'node:http';
+import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import type { Env } from './env.js';
 import { openDatabase, type Database } from './db/client.js';
 import { createApp, metricsResponse } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
+import { bundledNames, importHistory } from './services/history-import.js';
 import { createRateLimiter } from './plugins/rate-limiter.js';
 import { startExportJob } from './jobs/export-snapshots.js';
 import { startValuationJob } from './jobs/valuation.js';
@@ -63,6 +65,12 @@ export async function startServer(env: Env): Promise<RunningServer> {
     const started = Date.now();
     const r = await importPath(db.prisma, dataDir);
     logger.info({ observations: r.observations, quotes: r.inserted, ms: Date.now() - started }, 'bundled data loaded');
+    // The bundled price history (data/history: imported series, never quotes; docs/history.md).
+    const historyDir = path.join(dataDir, 'history');
+    if (fs.existsSync(historyDir)) {
+      const h = await importHistory(db, historyDir, bundledNames(dataDir));
+      logger.info({ points: h.points, months: h.months, skippedNames: h.skippedNames, ms: Date.now() - started }, 'bundled price history loaded');
+    }
   }
   const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger });
   logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');

@@ -3,12 +3,14 @@
  * the compiled dist when up to date, else this file through tsx) or `npm run quotegate -- <command>`.
  * Admin commands (src/admin/commands.ts) reach a running PGlite service over its admin channel.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { loadEnv } from '../env.js';
 import { openDatabase, type Database } from '../db/client.js';
 import { importPath } from '../services/importers.js';
+import { bundledNames, historyFiles, importHistory } from '../services/history-import.js';
 import { parseAdminArgs, runAdminCommand, type AdminArgs, type AdminCommandName, type AdminResult } from '../admin/commands.js';
 import { sendAdminCommand } from '../admin/channel.js';
 import { EXPORT_SIDES, runExportSnapshots } from '../services/exports.js';
@@ -50,10 +52,17 @@ program
 
 program
   .command('import')
-  .argument('<path>', 'a data folder, a csgotrader daily folder, a Buff163 goods page, or a collector file (.csv/.ndjson, optionally .gz)')
-  .description('load quote data through the ingestion service (idempotent)')
+  .argument('<path>', 'a data folder, a csgotrader daily folder, a Buff163 goods page, a collector file (.csv/.ndjson, optionally .gz), or price history (data/history)')
+  .description('load quote data through the ingestion service, and price history files as history series (idempotent)')
   .action(async (target: string) => {
     const db = await open();
+    const files = historyFiles(path.resolve(target));
+    if (files.length > 0) {
+      // Price history (docs/history.md): imported series, never quotes. Names outside the bundled list and the items are skipped.
+      const h = await importHistory(db, path.resolve(target), bundledNames(path.resolve(env.QUOTEGATE_DATA_DIR)));
+      console.log(`history ${h.files.length} files: ${h.points} points in ${h.months} month rows, ${h.skippedNames} unknown names skipped`);
+      if (fs.statSync(target).isFile()) return db.close();
+    }
     const bar = new cliProgress.SingleBar({ format: 'import [{bar}] {percentage}% | {value}/{total} observations | {eta}s left' }, cliProgress.Presets.shades_classic);
     let started = false;
     let r: Awaited<ReturnType<typeof importPath>>;
@@ -337,11 +346,39 @@ program
   .command('backtest')
   .option('--from <YYYY-MM-DD>', 'first day to score')
   .option('--to <YYYY-MM-DD>', 'last day to score')
+  .option('--history <series>', 'score on the price history instead of the daily closes: sales, listing_minimum, ask or bid')
+  .option('--market <code>', "with --history: only this market's series (e.g. STEAM)")
   .option('--json', 'print JSON')
   .description('value each day with enough history from the days before it and score against what the markets showed that day (stores nothing)')
-  .action(async (opts: { from?: string; to?: string; json?: boolean }) => {
+  .action(async (opts: { from?: string; to?: string; history?: string; market?: string; json?: boolean }) => {
     const from = opts.from ? dateOption(opts.from) : null;
     const to = opts.to ? dateOption(opts.to) : null;
+    if (opts.market !== undefined && opts.history === undefined) return program.error('--market needs --history');
+    if (opts.history !== undefined) {
+      // The history backtest (src/services/history-backtest.ts, docs/valuation.md "Backtest on the price history").
+      const { HISTORY_BACKTEST_SERIES, runHistoryBacktest } = await import('../services/history-backtest.js');
+      const series = HISTORY_BACKTEST_SERIES.find((s) => s === opts.history);
+      if (!series) return program.error(`--history must be one of ${HISTORY_BACKTEST_SERIES.join(', ')}`);
+      const h = await withDb((db) =>
+        runHistoryBacktest(db, { series, market: opts.market, from: from ? formatDate(from) : undefined, to: to ? formatDate(to) : undefined }, opts.json ? undefined : (d) =>
+          console.log(`${d.date}: ${d.valued_items} items, ${d.targets} targets, consensus ${d.consensus_mdae}, previous close ${d.previous_close_mdae}, 7-day median ${d.median7_mdae}, inside e^(+-u) ${d.calibration}, tau ${d.tau}`),
+        ),
+      );
+      if (opts.json) return console.log(JSON.stringify(h));
+      const skipped = h.unscored_days.length > 0 ? `${h.unscored_days.length} day${h.unscored_days.length === 1 ? '' : 's'} with candles not scored (nothing in the window): ${h.unscored_days.slice(0, 5).join(', ')}${h.unscored_days.length > 5 ? ', ...' : ''}` : '';
+      if (h.targets === 0) return console.log(`no day of the ${series} history${h.market ? ` of ${h.market}` : ''} could be scored; ${skipped || 'no candles'}`);
+      const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+      console.log(
+        `\nmedian |ln error| over ${h.targets} ${series} candles${h.market ? ` of ${h.market}` : ''} on ${h.days.length} days: consensus ${h.consensus_mdae}; ` +
+          `previous close ${h.previous_close.mdae} (consensus on the same ${h.previous_close.n}: ${h.previous_close.consensus_mdae}); ` +
+          `7-day median ${h.median7.mdae} (consensus on the same ${h.median7.n}: ${h.median7.consensus_mdae})`,
+      );
+      const row = (g: (typeof h.bands)[number]) => ({ targets: g.n, consensus: g.consensus_mdae, 'previous close': g.previous_close_mdae, '7-day median': g.median7_mdae, 'inside e^(+-u)': g.calibration });
+      console.table(Object.fromEntries([...h.bands.map((g) => [`price ${g.label}`, row(g)]), ...h.ages.map((g) => [`close ${g.label} old`, row(g)])]));
+      console.log(`calibration: ${pct(h.calibration.share)} inside consensus x e^(+-u), ${pct(h.calibration.share_2u)} inside e^(+-2u); median u ${h.calibration.median_u}; 68 % would need u x ${h.calibration.u_factor_68}`);
+      if (skipped) console.log(skipped);
+      return;
+    }
     const r = await withDb(async (db) => {
       const days = (await backtestDays(db)).filter((d) => (!from || d >= from) && (!to || d <= to));
       return runBacktest(db, days, opts.json ? undefined : (d) => console.log(`${d.date}: ${d.valued_items} items, ${d.targets} targets, consensus ${d.consensus_mdae}, plain median ${d.plain_median_mdae}, inside e^(+-u) ${d.calibration}`));

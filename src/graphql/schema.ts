@@ -5,6 +5,7 @@ import './types/catalogue.js';
 import './types/quotes.js';
 import './types/fees-applied.js';
 import './types/routes.js';
+import './types/history.js';
 import './types/meta.js';
 import './types/account.js';
 import './types/exports.js';

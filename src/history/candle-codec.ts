@@ -8,8 +8,9 @@
  * (0-10 places, the most any of its amounts needs), never through a float.
  *
  * Layout: blocks, each a header byte `0x80 + scale` then records, each
- *   `dayOfMonth(1) flags(1) [close: zigzag varint] [open-close, high-max(o,c), min(o,c)-low: varints]
- *    observations: varint [quantity: varint]`.
+ *   `dayOfMonth(1) flags(1) [close - previous close: zigzag varint] [open-close, high-max(o,c), min(o,c)-low:
+ *    varints] observations: varint [quantity - previous quantity: zigzag varint]`
+ * (the previous close and quantity start at 0 in each block), so a flat day costs 5 bytes.
  * flags: bit0 delisted, bit1 has price, bit2 has quantity, bit3 open/high/low differ from close.
  * Records are appended in write order; a later record for the same day replaces an earlier one (a day
  * re-compacted after a late observation appends its new state). `decodeMonth` returns one candle per day,
@@ -126,7 +127,13 @@ function scaleOf(candles: readonly StoredCandle[]): number {
   return scale;
 }
 
-function writeRecord(w: Writer, c: StoredCandle, scale: number): void {
+/** The running values a record is written against (reset at each block): the previous close and quantity. */
+interface Prev {
+  close: bigint;
+  quantity: bigint;
+}
+
+function writeRecord(w: Writer, c: StoredCandle, scale: number, prev: Prev): void {
   if (!Number.isInteger(c.day) || c.day < 1 || c.day > 31) throw new Error(`day of month out of range: ${c.day}`);
   const hasPrice = c.close !== null;
   const close = hasPrice ? scaled(c.close!, scale) : 0n;
@@ -137,7 +144,8 @@ function writeRecord(w: Writer, c: StoredCandle, scale: number): void {
   w.byte(c.day);
   w.byte((c.delisted ? F_DELISTED : 0) | (hasPrice ? F_PRICE : 0) | (c.quantity !== null ? F_QUANTITY : 0) | (range ? F_RANGE : 0));
   if (hasPrice) {
-    w.svarint(close);
+    w.svarint(close - prev.close);
+    prev.close = close;
     if (range) {
       const top = open > close ? open : close;
       const bottom = open < close ? open : close;
@@ -147,8 +155,13 @@ function writeRecord(w: Writer, c: StoredCandle, scale: number): void {
       w.uvarint(bottom - low);
     }
   }
+  if (c.observations < 0) throw new Error(`negative observation count on day ${c.day}`);
   w.uvarint(BigInt(c.observations));
-  if (c.quantity !== null) w.uvarint(BigInt(c.quantity));
+  if (c.quantity !== null) {
+    if (c.quantity < 0) throw new Error(`negative quantity on day ${c.day}`);
+    w.svarint(BigInt(c.quantity) - prev.quantity);
+    prev.quantity = BigInt(c.quantity);
+  }
 }
 
 /**
@@ -161,7 +174,8 @@ export function encodeMonth(candles: readonly StoredCandle[]): Uint8Array {
   const w = new Writer();
   const scale = scaleOf(candles);
   w.byte(BLOCK + scale);
-  for (const c of [...candles].sort((a, b) => a.day - b.day)) writeRecord(w, c, scale);
+  const prev: Prev = { close: 0n, quantity: 0n };
+  for (const c of [...candles].sort((a, b) => a.day - b.day)) writeRecord(w, c, scale, prev);
   return w.done();
 }
 
@@ -170,10 +184,13 @@ export function decodeMonth(bytes: Uint8Array): StoredCandle[] {
   const r = new Reader(bytes);
   const byDay = new Map<number, StoredCandle>();
   let scale = -1;
+  const prev: Prev = { close: 0n, quantity: 0n };
   while (r.more) {
     const first = r.byte();
     if (first >= BLOCK && first <= BLOCK + 10) {
       scale = first - BLOCK;
+      prev.close = 0n;
+      prev.quantity = 0n;
       continue;
     }
     if (scale < 0 || first < 1 || first > 31) throw new Error(`corrupt candle month: byte ${first}`);
@@ -184,7 +201,8 @@ export function decodeMonth(bytes: Uint8Array): StoredCandle[] {
     let high: string | null = null;
     let low: string | null = null;
     if (flags & F_PRICE) {
-      const c = r.svarint();
+      const c = prev.close + r.svarint();
+      prev.close = c;
       let o = c;
       let h = c;
       let l = c;
@@ -199,7 +217,11 @@ export function decodeMonth(bytes: Uint8Array): StoredCandle[] {
       low = unscaled(l, scale);
     }
     const observations = Number(r.uvarint());
-    const quantity = flags & F_QUANTITY ? Number(r.uvarint()) : null;
+    let quantity: number | null = null;
+    if (flags & F_QUANTITY) {
+      prev.quantity += r.svarint();
+      quantity = Number(prev.quantity);
+    }
     byDay.set(day, { day, open, high, low, close, observations, quantity, delisted: (flags & F_DELISTED) !== 0 });
   }
   return [...byDay.values()].sort((a, b) => a.day - b.day);

@@ -14,6 +14,7 @@ import * as v from '../validation/params.js';
 import { decimal, MarketQuoteOut, timestamp } from '../shapes/quote.js';
 import { CurrencyOut, FeeScheduleOut, WebsiteOut } from '../shapes/catalogue.js';
 import { ItemRoutesOut } from '../shapes/routes.js';
+import { ItemHistoryOut } from '../shapes/history.js';
 
 const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ id: 'CreditMeta' });
 const Meta = z
@@ -116,6 +117,7 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean }> = {
   getPrices: { schema: ItemPricesOut, envelope: true },
   batchPrices: { schema: BatchPricesOut, envelope: true },
   getRoutes: { schema: ItemRoutesOut, envelope: true },
+  getPriceHistory: { schema: ItemHistoryOut, envelope: true },
   exportPrices: { schema: ExportOut, envelope: false },
   getMe: { schema: SyncUserView, envelope: true },
   getStatus: { schema: StatusOut, envelope: true },
@@ -158,6 +160,16 @@ const QUERIES: Record<string, z.ZodObject> = {
   }),
 };
 
+QUERIES.getPriceHistory = z.object({
+  market_hash_name: v.marketHashName,
+  app_id: v.appId.optional(),
+  markets: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes (default: every market with history).' }),
+  side: v.side.optional().meta({ description: 'ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all (default): everything, sales included.' }),
+  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'First UTC day (a date that exists); default: the longest span the interval allows, ending at `to`.' }),
+  to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'Last UTC day; default today. `from` after `to` is 422.' }),
+  interval: v.historyInterval.optional().meta({ description: 'day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days).' }),
+});
+
 const PATH_PARAMS: Record<string, z.ZodObject> = {
   getWebsite: z.object({ code: v.websiteCode }),
   getFeeSchedule: z.object({ code: v.websiteCode }),
@@ -181,7 +193,7 @@ function errorStatuses(row: EndpointInfo): number[] {
   if (row.roles.includes('user')) [401, 403].forEach((s) => statuses.add(s));
   if (row.creditCost > 0) statuses.add(402);
   if (row.rateLimit) statuses.add(429);
-  if (['getWebsite', 'getFeeSchedule', 'getCurrency', 'getPrices', 'getRoutes', 'exportPrices', 'getMe'].includes(row.operationId)) statuses.add(404);
+  if (['getWebsite', 'getFeeSchedule', 'getCurrency', 'getPrices', 'getRoutes', 'getPriceHistory', 'exportPrices', 'getMe'].includes(row.operationId)) statuses.add(404);
   if (QUERIES[row.operationId] || PATH_PARAMS[row.operationId] || row.operationId === 'batchPrices') statuses.add(422);
   if (row.operationId === 'exportPrices') statuses.add(304);
   if (row.operationId === 'batchPrices') statuses.add(413);

@@ -1,15 +1,18 @@
 /**
  * The human-facing pages of the service: `/` (landing), `/docs` (API reference), `/status/page`
- * (status history) and the files they load under `/assets/`. They are not API operations: not in
+ * (status history), `/items` and `/items/{market_hash_name}` (item search and item pages: item-page.ts)
+ * and the files they load under `/assets/`. They are not API operations: not in
  * the OpenAPI document, not in the endpoint catalogue, never metered. GraphiQL's page is rendered
  * for Yoga by `renderGraphiQL` below.
  */
 import type { GraphiQLOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import type { Database } from '../db/client.js';
 import type { StatusData } from '../services/status.js';
 import { createAssets } from './assets.js';
 import { renderDocs } from './docs.js';
 import { renderGraphiQLPage } from './graphiql.js';
+import { createItemPages, type ItemPagesDeps } from './item-page.js';
 import { renderLanding } from './landing.js';
 import { APP_CSP, htmlResponse } from './layout.js';
 import { renderStatusPage } from './status-page.js';
@@ -20,6 +23,10 @@ export interface PagesDeps {
   loadStatus(now: Date): Promise<StatusData>;
   /** The clock of the status page (default: the system clock). */
   clock?: () => Date;
+  /** The database of the item pages (`/items`, `/items/{name}`); without it those paths are not pages. */
+  db?: Pick<Database, 'query'>;
+  /** The app's quote cache, read by the item pages (default: `loadQuotes` each time). */
+  quoteCache?: ItemPagesDeps['quotes'];
   logger?: () => Logger | undefined;
 }
 
@@ -41,6 +48,7 @@ export const STATUS_RETRY_AFTER_SECONDS = 30;
 export function createPages(deps: PagesDeps): Pages {
   const assets = createAssets();
   const clock = deps.clock ?? (() => new Date());
+  const items = deps.db ? createItemPages({ db: deps.db, quotes: deps.quoteCache, clock, logger: deps.logger }) : null;
   const pages: Record<string, PageHandler> = {
     '/': async (request) => htmlResponse(renderLanding(new URL(request.url).origin), { request }),
     '/docs': async (request) => htmlResponse(renderDocs({ scalarScript: assets.urls.scalarScript }), { request, csp: APP_CSP }),
@@ -64,6 +72,8 @@ export function createPages(deps: PagesDeps): Pages {
     match(pathname) {
       const page = pages[pathname] ?? (pathname.length > 1 && pathname.endsWith('/') ? pages[pathname.slice(0, -1)] : undefined);
       if (page) return page;
+      if (items && (pathname === '/items' || pathname === '/items/')) return items.search;
+      if (items && pathname.startsWith('/items/')) return items.item;
       if (!pathname.startsWith('/assets/')) return null;
       return async (request) => (await assets.respond(request, pathname)) ?? htmlResponse('<!doctype html><title>Not found</title><p>No such file.</p>', { status: 404, request });
     },

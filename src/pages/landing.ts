@@ -4,6 +4,7 @@
  * shows the same costs and limits as `GET /endpoints`.
  */
 import { sortedEndpoints, type EndpointInfo } from '../catalogue/endpoints.js';
+import { itemPath, searchForm } from './item-page.js';
 import { escapeHtml, renderPage } from './layout.js';
 
 /** The item used in the examples. */
@@ -43,11 +44,17 @@ export function renderLanding(baseUrl: string): string {
 <p class="lead">A read-only data API for Counter-Strike 2 marketplace items: current quotes from many marketplaces, a daily
 consensus valuation, the marketplace catalogue, currencies and each marketplace's official fees.</p>
 <ul class="links" aria-label="Start here">
+  <li><a href="/items">Item prices and history</a></li>
   <li><a href="/docs">API reference</a></li>
   <li><a href="/status/page">Service status</a></li>
   <li><a href="/graphql">GraphiQL (GraphQL in the browser)</a></li>
   <li><a href="/openapi.json">OpenAPI document</a></li>
 </ul>
+
+<h2 id="items">Look up an item</h2>
+<p>Each item has a page with its current quotes per market (in the market's currency and in one you choose), its CSCP
+valuation with its band, and a chart of its price history, e.g. <a href="${escapeHtml(itemPath(EXAMPLE_ITEM))}">${escapeHtml(EXAMPLE_ITEM)}</a>.</p>
+${searchForm('', 'landing-search')}
 
 <h2>What it serves</h2>
 <ul class="cards">

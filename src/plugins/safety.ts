@@ -205,7 +205,7 @@ function sampleValue(type: GraphQLInputType, listLength: number): unknown {
   if (isInputObjectType(type)) {
     return Object.fromEntries(Object.values(type.getFields()).map((f) => [f.name, sampleValue(f.type, listLength)]));
   }
-  if (isEnumType(type)) return type.getValues()[0]?.value;
+  if (isEnumType(type)) return type.getValues()[0]?.name;
   switch (type.name) {
     case 'Int':
     case 'Float':

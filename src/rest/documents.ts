@@ -5,6 +5,7 @@
  */
 import { CurrencyOut, FeeScheduleOut, selectionOf, WebsiteOut } from '../shapes/catalogue.js';
 import { ItemRoutesOut } from '../shapes/routes.js';
+import { ItemHistoryOut } from '../shapes/history.js';
 
 const WEBSITE_FIELDS = selectionOf(WebsiteOut);
 
@@ -34,6 +35,9 @@ export const DOCUMENTS = {
   getRoutes: `query getRoutes($marketHashName: String!, $appId: String!, $currency: String!, $buyOn: [String!], $sellOn: [String!], $fund: RouteFunding!, $payout: RoutePayout!, $minCredibility: Float!) {
     routes(marketHashName: $marketHashName, appId: $appId, currency: $currency, buyOn: $buyOn, sellOn: $sellOn, fund: $fund, payout: $payout, minCredibility: $minCredibility) {
       ${selectionOf(ItemRoutesOut)} } }`,
+  getPriceHistory: `query getPriceHistory($marketHashName: String!, $appId: String!, $markets: [String!], $side: SideFilter!, $from: Date, $to: Date, $interval: HistoryInterval!) {
+    priceHistory(marketHashName: $marketHashName, appId: $appId, markets: $markets, side: $side, from: $from, to: $to, interval: $interval) {
+      ${selectionOf(ItemHistoryOut)} } }`,
   exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
     priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {
       snapshotId etag generatedAt byteSize notModified } }`,

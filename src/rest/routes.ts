@@ -125,6 +125,12 @@ function itemParams(c: Collector, query: URLSearchParams): { marketHashName: str
   return { marketHashName, appId };
 }
 
+/** The `side` of a GET (ask, bid, mid, all; default all). */
+function sideParam(c: Collector, query: URLSearchParams): string | undefined {
+  const raw = c.one(query, 'side');
+  return raw === undefined ? 'all' : c.check('query', 'side', v.side, raw);
+}
+
 const pick = (key: string) => (data: Record<string, unknown>) => data[key];
 
 /** The route table; method and path come from the catalogue only (ROUTES). */
@@ -196,8 +202,7 @@ const TABLE: readonly RouteSpec[] = [
       const c = new Collector();
       const { marketHashName, appId } = itemParams(c, query);
       const markets = parseMarkets(c, 'query', c.one(query, 'markets'));
-      const sideRaw = c.one(query, 'side');
-      const side = sideRaw === undefined ? 'all' : c.check('query', 'side', v.side, sideRaw);
+      const side = sideParam(c, query);
       c.done();
       return { marketHashName, appId, markets, side };
     },
@@ -225,6 +230,25 @@ const TABLE: readonly RouteSpec[] = [
       }
       c.done();
       return { marketHashName, appId, currency, buyOn, sellOn, fund, payout, minCredibility };
+    },
+  },
+  {
+    // A documented extension (README, Extensions; docs/history.md): an item's candles per market and its CSCP series.
+    operationId: 'getPriceHistory', envelope: true, payload: pick('priceHistory'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const { marketHashName, appId } = itemParams(c, query);
+      const markets = parseMarkets(c, 'query', c.one(query, 'markets'));
+      const side = sideParam(c, query);
+      const fromRaw = c.one(query, 'from');
+      const from = fromRaw === undefined ? null : c.check('query', 'from', v.day, fromRaw);
+      const toRaw = c.one(query, 'to');
+      const to = toRaw === undefined ? null : c.check('query', 'to', v.day, toRaw);
+      const intervalRaw = c.one(query, 'interval');
+      const interval = intervalRaw === undefined ? 'day' : c.check('query', 'interval', v.historyInterval, intervalRaw);
+      c.done();
+      // The GraphQL enum HistoryInterval names its values DAY, WEEK, MONTH.
+      return { marketHashName, appId, markets, side, from, to, interval: interval?.toUpperCase() };
     },
   },
   {

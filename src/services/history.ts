@@ -18,6 +18,7 @@ import { Decimal } from 'decimal.js';
 import type { Database } from '../db/client.js';
 import { decodeMonth, encodeMonth, type StoredCandle } from '../history/candle-codec.js';
 import { formatDate } from '../lib/time.js';
+import { validationError } from '../lib/errors.js';
 
 /** The stored series kinds (database enum `history_series`). */
 export type HistorySeriesKind = 'ask' | 'bid' | 'listing_minimum' | 'sales';
@@ -26,6 +27,24 @@ export type HistoryInterval = 'day' | 'week' | 'month';
 
 /** Longest range a read may span, per interval, in days (the cost and answer-size bound). */
 export const MAX_SPAN_DAYS: Record<HistoryInterval, number> = { day: 366, week: 5 * 366, month: 10 * 366 };
+
+/**
+ * The range of a history read: `to` defaults to `today` (UTC), `from` to the longest span the interval allows
+ * ending at `to`. Throws 422 `validation_failed` (location argument: the REST facade names the query parameter)
+ * when `from` is after `to` or the range spans more than MAX_SPAN_DAYS[interval] days. Days are YYYY-MM-DD,
+ * already checked to exist.
+ */
+export function historyRange(from: string | null | undefined, to: string | null | undefined, interval: HistoryInterval, today: Date): { from: string; to: string } {
+  const end = to ?? formatDate(today);
+  const max = MAX_SPAN_DAYS[interval];
+  const start = from ?? formatDate(new Date(dayMs(end) - (max - 1) * DAY_MS));
+  if (start > end) throw validationError([{ location: 'argument', field: 'from', message: `must not be after to (${end})` }]);
+  const span = (dayMs(end) - dayMs(start)) / DAY_MS + 1;
+  if (span > max) {
+    throw validationError([{ location: 'argument', field: 'from', message: `the range spans ${span} days; interval ${interval} allows at most ${max} (use a wider interval or a shorter range)` }]);
+  }
+  return { from: start, to: end };
+}
 
 /** One candle as served: amounts are exact decimal strings in the series' currency. */
 export interface Candle {
@@ -132,6 +151,21 @@ interface HotRow {
   confirmed_at: Date;
 }
 
+/** The stored candle of a `daily_close` row: its day of the month; open, high and low default to the close. */
+function candleOfClose(r: HotRow): StoredCandle {
+  const close = trimDecimal(r.price);
+  return {
+    day: Number(r.day.slice(8)),
+    open: trimDecimal(r.open_price) ?? close,
+    high: trimDecimal(r.high_price) ?? close,
+    low: trimDecimal(r.low_price) ?? close,
+    close,
+    observations: r.observations,
+    quantity: r.quantity,
+    delisted: r.delisted,
+  };
+}
+
 /** Trims a numeric's text (`87.5000000000` -> `87.5`) without floats. */
 function trimDecimal(s: string | null): string | null {
   if (s === null) return null;
@@ -174,17 +208,9 @@ async function dailyCandles(db: Pick<Database, 'query'>, q: HistoryQuery): Promi
     }
   }
   for (const r of hot) {
-    const close = trimDecimal(r.price);
     byKey.set(`${r.market_code}\u0000${r.side}\u0000${r.provider_code}\u0000${r.day}`, {
-      day: Number(r.day.slice(8)),
+      ...candleOfClose(r),
       date: r.day,
-      open: trimDecimal(r.open_price) ?? close,
-      high: trimDecimal(r.high_price) ?? close,
-      low: trimDecimal(r.low_price) ?? close,
-      close,
-      observations: r.observations,
-      quantity: r.quantity,
-      delisted: r.delisted,
       provider: r.provider_code,
       currency: r.currency_code,
       confirmed: r.confirmed_at.getTime(),
@@ -331,27 +357,32 @@ const WRITE_CHUNK = 5000;
  * writes the same rows (idempotent). One statement per chunk; wrap in a transaction for all-or-nothing.
  */
 export async function writeMonths(db: Pick<Database, 'query'>, months: readonly MonthWrite[]): Promise<number> {
-  for (let i = 0; i < months.length; i += WRITE_CHUNK) {
-    const part = months.slice(i, i + WRITE_CHUNK);
-    await db.query(
-      `INSERT INTO candle_month AS m (item_id, market_code, provider_code, series, month, currency_code, data)
-       SELECT t.item_id, t.market_code, t.provider_code, t.series::history_series, t.month, t.currency_code, decode(t.data, 'hex')
-         FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::date[], $6::text[], $7::text[])
-           AS t(item_id, market_code, provider_code, series, month, currency_code, data)
-       ON CONFLICT (item_id, market_code, provider_code, series, month) DO UPDATE SET
-         currency_code = EXCLUDED.currency_code, data = EXCLUDED.data`,
-      [
-        part.map((m) => m.itemId),
-        part.map((m) => m.marketCode),
-        part.map((m) => m.providerCode),
-        part.map((m) => m.series),
-        part.map((m) => m.month),
-        part.map((m) => m.currencyCode),
-        part.map((m) => Buffer.from(encodeMonth(m.candles)).toString('hex')),
-      ],
-    );
-  }
+  for (let i = 0; i < months.length; i += WRITE_CHUNK) await upsertMonths((sql, params) => db.query(sql, params), months.slice(i, i + WRITE_CHUNK), 'replace');
   return months.length;
+}
+
+/**
+ * One statement writing month rows: `replace` sets a row's data to the months' block (importers), `append`
+ * adds the block after the row's data (compaction: a later record of a day wins on read).
+ */
+async function upsertMonths(run: (sql: string, params: unknown[]) => Promise<unknown>, months: readonly MonthWrite[], mode: 'replace' | 'append'): Promise<void> {
+  await run(
+    `INSERT INTO candle_month AS m (item_id, market_code, provider_code, series, month, currency_code, data)
+     SELECT t.item_id, t.market_code, t.provider_code, t.series::history_series, t.month, t.currency_code, decode(t.data, 'hex')
+       FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::date[], $6::text[], $7::text[])
+         AS t(item_id, market_code, provider_code, series, month, currency_code, data)
+     ON CONFLICT (item_id, market_code, provider_code, series, month) DO UPDATE SET
+       currency_code = EXCLUDED.currency_code, data = ${mode === 'append' ? 'm.data || EXCLUDED.data' : 'EXCLUDED.data'}`,
+    [
+      months.map((m) => m.itemId),
+      months.map((m) => m.marketCode),
+      months.map((m) => m.providerCode),
+      months.map((m) => m.series),
+      months.map((m) => m.month),
+      months.map((m) => m.currencyCode),
+      months.map((m) => Buffer.from(encodeMonth(m.candles)).toString('hex')),
+    ],
+  );
 }
 
 /** Items per compaction transaction (by id range). */
@@ -391,38 +422,119 @@ export async function compactHistory(db: Database, today: Date): Promise<number>
         const key = `${r.item_id}\u0000${r.market_code}\u0000${r.provider_code}\u0000${r.side}\u0000${month}`;
         let m = months.get(key);
         if (!m) months.set(key, (m = { itemId: r.item_id, marketCode: r.market_code, providerCode: r.provider_code, series: r.side, month, currencyCode: r.currency_code, candles: [] }));
-        const close = trimDecimal(r.price);
         m.currencyCode = r.currency_code;
-        m.candles.push({
-          day: Number(r.day.slice(8)),
-          open: trimDecimal(r.open_price) ?? close,
-          high: trimDecimal(r.high_price) ?? close,
-          low: trimDecimal(r.low_price) ?? close,
-          close,
-          observations: r.observations,
-          quantity: r.quantity,
-          delisted: r.delisted,
-        });
+        m.candles.push(candleOfClose(r));
       }
-      const list = [...months.values()];
-      await tx.$executeRawUnsafe(
-        `INSERT INTO candle_month AS m (item_id, market_code, provider_code, series, month, currency_code, data)
-         SELECT t.item_id, t.market_code, t.provider_code, t.series::history_series, t.month, t.currency_code, decode(t.data, 'hex')
-           FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::date[], $6::text[], $7::text[])
-             AS t(item_id, market_code, provider_code, series, month, currency_code, data)
-         ON CONFLICT (item_id, market_code, provider_code, series, month) DO UPDATE SET
-           currency_code = EXCLUDED.currency_code, data = m.data || EXCLUDED.data`,
-        list.map((m) => m.itemId),
-        list.map((m) => m.marketCode),
-        list.map((m) => m.providerCode),
-        list.map((m) => m.series),
-        list.map((m) => m.month),
-        list.map((m) => m.currencyCode),
-        list.map((m) => Buffer.from(encodeMonth(m.candles)).toString('hex')),
-      );
+      await upsertMonths((sql, params) => tx.$executeRawUnsafe(sql, ...params), [...months.values()], 'append');
       await tx.$executeRawUnsafe(`UPDATE daily_close SET compacted = true WHERE item_id BETWEEN $1 AND $2 AND NOT compacted AND day < $3::date`, lo, hi, before);
       return rows.length;
     }, { maxWait: 30_000, timeout: 300_000 });
   }
   return copied;
+}
+
+/** One daily candle of a bulk read (`readDayCandles`): amounts are exact decimal strings in `currency`. */
+export interface ItemDayCandle {
+  itemId: number;
+  market: string;
+  provider: string;
+  series: HistorySeriesKind;
+  /** The candle's UTC day, YYYY-MM-DD. */
+  date: string;
+  currency: string;
+  close: string | null;
+  /** Last quantity of the day (listings; for `sales`, units sold). */
+  quantity: number | null;
+  delisted: boolean;
+}
+
+/**
+ * The daily candles of several items at once (bulk readers such as the history backtest,
+ * src/services/history-backtest.ts): items `itemIds`, days in [from, to], series kinds `series`, markets
+ * `markets` (null: every market). Merged as an item's history read is: a hot `daily_close` row replaces the
+ * cold candle of its day, then one provider per (item, market, series, day) by the quotes' precedence.
+ * Ordered by item id, market, series and day. Two queries; the caller bounds the items and the range.
+ */
+export async function readDayCandles(
+  db: Pick<Database, 'query'>,
+  q: { itemIds: readonly number[]; series: readonly HistorySeriesKind[]; markets: readonly string[] | null; from: string; to: string },
+): Promise<ItemDayCandle[]> {
+  if (q.itemIds.length === 0 || q.series.length === 0) return [];
+  const ids = [...q.itemIds];
+  const kinds = [...q.series];
+  const markets = q.markets === null ? null : [...q.markets];
+  const [cold, hot] = await Promise.all([
+    db.query<ColdRow & { item_id: number }>(
+      `SELECT item_id, market_code, provider_code, series::text AS series, month::text AS month, currency_code, data
+         FROM candle_month
+        WHERE item_id = ANY($1::int[]) AND month BETWEEN $2::date AND $3::date AND series::text = ANY($4::text[])
+          AND ($5::text[] IS NULL OR market_code = ANY($5::text[]))`,
+      [ids, monthStart(q.from), monthStart(q.to), kinds, markets],
+    ),
+    kinds.includes('ask') || kinds.includes('bid')
+      ? db.query<{ item_id: number; market_code: string; provider_code: string; side: 'ask' | 'bid'; day: string; currency_code: string; price: string | null; quantity: number | null; delisted: boolean; confirmed_at: Date }>(
+          `SELECT item_id, market_code, provider_code, side::text AS side, day::text AS day, currency_code, price::text AS price,
+                  quantity, delisted, confirmed_at
+             FROM daily_close
+            WHERE item_id = ANY($1::int[]) AND day BETWEEN $2::date AND $3::date AND side::text = ANY($4::text[])
+              AND ($5::text[] IS NULL OR market_code = ANY($5::text[]))`,
+          [ids, q.from, q.to, kinds, markets],
+        )
+      : Promise.resolve([]),
+  ]);
+  // (item, market, series) -> provider -> date -> candle; a hot row replaces the cold candle of its day.
+  type Read = ItemDayCandle & { confirmed: number };
+  const groups = new Map<string, { itemId: number; market: string; series: HistorySeriesKind; providers: Map<string, Map<string, Read>> }>();
+  const dates = (itemId: number, market: string, series: HistorySeriesKind, provider: string) => {
+    const k = `${itemId}\u0000${market}\u0000${series}`;
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = { itemId, market, series, providers: new Map() }));
+    let d = g.providers.get(provider);
+    if (!d) g.providers.set(provider, (d = new Map()));
+    return d;
+  };
+  for (const r of cold) {
+    const days = dates(r.item_id, r.market_code, r.series, r.provider_code);
+    const prefix = r.month.slice(0, 8);
+    for (const c of decodeMonth(r.data)) {
+      const date = `${prefix}${c.day < 10 ? '0' : ''}${c.day}`;
+      if (date < q.from || date > q.to) continue;
+      days.set(date, { itemId: r.item_id, market: r.market_code, provider: r.provider_code, series: r.series, date, currency: r.currency_code, close: c.close, quantity: c.quantity, delisted: c.delisted, confirmed: 0 });
+    }
+  }
+  for (const r of hot) {
+    dates(r.item_id, r.market_code, r.side, r.provider_code).set(r.day, {
+      itemId: r.item_id,
+      market: r.market_code,
+      provider: r.provider_code,
+      series: r.side,
+      date: r.day,
+      currency: r.currency_code,
+      close: trimDecimal(r.price),
+      quantity: r.quantity,
+      delisted: r.delisted,
+      confirmed: new Date(r.confirmed_at).getTime(),
+    });
+  }
+  const byDate = (a: { date: string }, b: { date: string }) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0);
+  const order = [...groups.values()].sort((a, b) => a.itemId - b.itemId || (a.market < b.market ? -1 : a.market > b.market ? 1 : a.series < b.series ? -1 : a.series > b.series ? 1 : 0));
+  const out: ItemDayCandle[] = [];
+  for (const g of order) {
+    let list: Read[];
+    if (g.providers.size === 1) list = [...g.providers.values().next().value!.values()];
+    else {
+      // One provider per day: the quotes' precedence (precedes reads only delisted, provider and confirmed).
+      const chosen = new Map<string, Read>();
+      for (const days of g.providers.values()) {
+        for (const c of days.values()) {
+          const prev = chosen.get(c.date);
+          if (!prev || precedes(c as unknown as DayCandle, prev as unknown as DayCandle, g.market)) chosen.set(c.date, c);
+        }
+      }
+      list = [...chosen.values()];
+    }
+    list.sort(byDate);
+    for (const c of list) out.push(c);
+  }
+  return out;
 }

@@ -228,10 +228,11 @@ async function windowCloses(db: Pick<Database, 'query'>, lo: number, hi: number,
  * (ln(a x price + b) with the path's coefficients as floats).
  */
 async function fitSample(db: Pick<Database, 'query'>, date: Date, book: FeeBook): Promise<FittedModel> {
-  const ids = (await db.query<{ id: number }>(`SELECT id FROM item ORDER BY id`)).map((r) => r.id);
+  const from = new Date(date.getTime() - WINDOW_DAYS * DAY_MS);
+  // Items with quotes (an item known only from imported history has no closes and would thin the sample).
+  const ids = (await db.query<{ id: number }>(`SELECT i.id FROM item i WHERE EXISTS (SELECT 1 FROM source_quote q WHERE q.item_id = i.id) ORDER BY i.id`)).map((r) => r.id);
   const step = Math.max(1, Math.ceil(ids.length / SAMPLE_ITEMS));
   const sample = ids.filter((_, i) => i % step === 0);
-  const from = new Date(date.getTime() - WINDOW_DAYS * DAY_MS);
   const fitter = new ModelFitter();
   const floats = new Map<string, { a: number; b: number } | null>();
   const coefficients = (market: string, side: 'ask' | 'bid', currency: string) => {

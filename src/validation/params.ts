@@ -96,7 +96,13 @@ export const day = z.string().refine(
   },
   { message: 'must be a date YYYY-MM-DD that exists' },
 );
+/** Candle width of a history read (REST `interval`, GraphQL `HistoryInterval`). */
+export const historyInterval = z.enum(['day', 'week', 'month'], { message: 'must be one of day, week, month' });
+/** Arguments of `Item.history` (the range is checked against the interval by services/history.ts `historyRange`). */
+export const itemHistoryArgs = z.looseObject({ markets: marketList.nullish(), from: day.nullish(), to: day.nullish() });
+/** Arguments of the GraphQL `priceHistory` root field (REST: GET /prices/history). */
+export const priceHistoryArgs = z.looseObject({ marketHashName, appId, markets: marketList.nullish(), from: day.nullish(), to: day.nullish() });
 /** Arguments of `Website.feeSchedule` (REST: GET /websites/{code}/fee-schedule `as_of`). */
 export const feeScheduleArgs = z.looseObject({ asOf: day.nullish() });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs };

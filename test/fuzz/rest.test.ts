@@ -101,6 +101,10 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     min_credibility: fc.constantFrom('0', '0.5', '1', '1.0', '0.000001', '0.99'),
     // GET /websites/{code}/fee-schedule
     as_of: fc.constantFrom('2026-11-23', '1970-01-01', '2024-02-29', '2000-01-01', '2099-12-31', '0001-01-01'),
+    // GET /prices/history (a range the interval does not allow is refused by the answer: see expectValid)
+    from: fc.constantFrom('2026-07-01', '2026-07-16', '2025-07-17', '2021-07-26', '2024-02-29', '1970-01-01', '2099-12-31'),
+    to: fc.constantFrom('2026-07-31', '2026-07-16', '2026-01-01', '2024-02-19', '2099-12-31', '1970-01-01'),
+    interval: fc.constantFrom('day', 'week', 'month'),
   };
   const invalid: Record<string, fc.Arbitrary<string>> = {
     market_hash_name: fc.oneof(aroundBounds(1, 255), withInserted(fc.constantFrom(...names), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u200b'))),
@@ -123,6 +127,9 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     payout: fc.constantFrom('BALANCE', 'bank', '', ' cash'),
     min_credibility: fc.constantFrom('2', '-0', '-0.5', '1.5', '.5', '0.', '1e-3', 'NaN', '', ' 0', '0x1', '1.01'),
     as_of: fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '26-11-23', '2026-11-23T00:00:00Z', 'today', '', ' 2026-11-23', '2026/11/23', '20261123'),
+    from: fc.constantFrom('2026-02-30', '2026-13-01', '26-11-23', '2026-11-23T00:00:00Z', 'yesterday', '', ' 2026-07-01'),
+    to: fc.constantFrom('2025-02-29', '2026-00-10', '2026/07/31', '20260731', 'now', ''),
+    interval: fc.constantFrom('DAY', 'Day', 'hour', 'year', '', ' day', 'week,month'),
   };
   const any = Object.fromEntries(
     Object.keys(valid).map((name) => [
@@ -304,6 +311,17 @@ function expectValid(template: string, method: string, url: URL, headers: Header
       if (!(quoted.get(appId) ?? []).includes(q.get('market_hash_name')!)) statuses = [404];
       else statuses = t.currencyCodes.includes(q.get('currency')!) ? [200] : [422];
       break;
+    case 'getPriceHistory': {
+      // The range is checked first (422: reversed or longer than the interval allows), then the item (404).
+      const interval = (q.get('interval') ?? 'day') as 'day' | 'week' | 'month';
+      const to = q.get('to') ?? new Date().toISOString().slice(0, 10);
+      const max = { day: 366, week: 1830, month: 3660 }[interval];
+      const from = q.get('from') ?? new Date(Date.parse(to) - (max - 1) * 86_400_000).toISOString().slice(0, 10);
+      const span = (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1;
+      if (from > to || span > max) statuses = [422];
+      else statuses = (quoted.get(appId) ?? []).includes(q.get('market_hash_name')!) ? [200] : [404];
+      break;
+    }
     case 'exportPrices':
       statuses = quoted.has(appId) ? (headers.has('if-none-match') ? [200, 304] : [200]) : [404];
       break;

@@ -1,0 +1,872 @@
+/**
+ * `/items/{market_hash_name}` and `/items?q=...`: the public item pages (issue: price history, point 5),
+ * server-rendered like the status page, readable without JavaScript, nothing loaded from another origin.
+ *
+ * - The item page: the current quotes per market in their own currency and in one chosen currency (official
+ *   USD rates of the `currency` table), the CSCP valuation with its band (mid x e^(+-u)), an inline SVG chart
+ *   of the history per market and series (close lines, the CSCP band shaded) with labelled axes and a legend,
+ *   and HTML tables of the latest candles as the fallback. Query parameters: `currency` (default USD),
+ *   `interval` (day | week | month), `from` / `to` (YYYY-MM-DD). Without a range the page shows everything the
+ *   item has (first to last history day) at a week interval when that fits MAX_SPAN_DAYS.week, else month.
+ * - The search page: item names containing `q` (case-insensitive), at most SEARCH_LIMIT, each linking to its page.
+ *
+ * Answers: 200; 404 (unknown item, shown with the search box); 422 (unknown currency, bad interval or dates,
+ * reversed or too long a range: the reason on the page); 503 when the database cannot be read. Each request
+ * reads one item with a fixed number of small statements (item id, currencies, quotes, history range, the
+ * history read, market names). Money stays decimal.js from the database to the text; only the chart's pixel
+ * coordinates become JS numbers, at the last step.
+ */
+import crypto from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Database } from '../db/client.js';
+import { convertAmount } from '../fees/applied.js';
+import { Money, formatDecimal, toMoney } from '../lib/money.js';
+import { byCodePoint } from '../lib/order.js';
+import { formatDate } from '../lib/time.js';
+import { bucketOf, itemIdOf, loadItemHistory, MAX_SPAN_DAYS, type CscpPoint, type HistoryInterval, type HistorySeriesOut, type ItemHistory } from '../services/history.js';
+import { decodeMonth } from '../history/candle-codec.js';
+import { CS2_APP_ID } from '../services/importers.js';
+import { loadQuotes, VALUATION_CURRENCY, VALUATION_MARKET, type MarketQuote } from '../services/quotes.js';
+import { escapeHtml, htmlResponse, PAGE_CSP, renderPage } from './layout.js';
+
+/** Most search results shown on one page. */
+export const SEARCH_LIMIT = 50;
+/** Longest accepted search text (the longest market hash name is well below it). */
+export const MAX_QUERY_LENGTH = 200;
+/** Currency of the page when the query names none. */
+export const DEFAULT_CURRENCY = 'USD';
+/** Candles per series listed in the "all candles" tables (the newest ones). */
+export const CANDLE_ROWS = 60;
+/** Ranges up to this many days default to daily candles. */
+const DAY_INTERVAL_UP_TO_DAYS = 120;
+/** Seconds a client should wait before reloading after a 503. */
+const RETRY_AFTER_SECONDS = 30;
+
+const DAY_MS = 86_400_000;
+const INTERVALS: readonly HistoryInterval[] = ['day', 'week', 'month'];
+
+/** The URL path of an item's page. */
+export function itemPath(marketHashName: string): string {
+  return `/items/${encodeURIComponent(marketHashName)}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Styles: the few rules this page needs beyond /assets/site.css, as one inline <style> allowed by its hash
+// (the pages' CSP has no 'unsafe-inline').
+
+const ITEM_CSS = `
+.search-form, .controls { display: flex; flex-wrap: wrap; gap: 10px 14px; align-items: flex-end; margin: .8rem 0 1rem; }
+.search-form { align-items: center; }
+.search-form input[type=search] { min-width: 22rem; max-width: 100%; }
+.controls label, .search-form label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); gap: 2px; }
+.controls input, .controls select, .search-form input, .controls button, .search-form button { font: inherit; font-size: .95rem; padding: 5px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+.controls button, .search-form button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; }
+.ranges { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: .2rem 0 .8rem; padding: 0; list-style: none; font-size: .9rem; }
+.cscp-box { border: 1px solid var(--line); border-radius: 8px; background: var(--panel); padding: 12px 16px; margin: .6rem 0 1rem; }
+.cscp-box table { width: auto; min-width: 28rem; }
+.cscp-box .figure { font-size: 1.35rem; font-weight: 600; }
+.history-chart { display: block; width: 100%; height: auto; margin: .4rem 0; }
+.history-chart text { font: 12px var(--font); fill: var(--muted); }
+.history-chart .axis-title { fill: var(--fg); font-weight: 600; }
+.history-chart .gridline { stroke: var(--line); stroke-width: 1; }
+.history-chart .axis-line { stroke: #9aa2ae; stroke-width: 1; }
+.legend svg { vertical-align: middle; margin-right: 6px; }
+caption { text-align: left; padding: 2px 0 6px; }
+td.date, th.date { white-space: nowrap; }
+.results { padding-left: 1.2rem; }
+.results li { margin: .15rem 0; }
+.scroll { overflow-x: auto; }
+details { margin: .3rem 0; }
+summary { cursor: pointer; }
+`;
+
+const STYLE_HASH = `'sha256-${crypto.createHash('sha256').update(ITEM_CSS, 'utf8').digest('base64')}'`;
+/** The pages' CSP plus this page's inline stylesheet (by hash). */
+export const ITEM_PAGE_CSP = PAGE_CSP.replace("style-src 'self'", `style-src 'self' ${STYLE_HASH}`);
+const HEAD = `<style>${ITEM_CSS}</style>\n`;
+
+// ---------------------------------------------------------------------------------------------------------
+// Formatting
+
+/** `YYYY-MM-DD HH:MM` UTC. */
+function dateTime(d: Date): string {
+  const iso = d.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+}
+
+/**
+ * An amount for reading (converted amounts, chart labels): two decimals (half-even) from 1 up, four
+ * significant digits below 1 (a crypto currency or a cheap sticker), never scientific notation.
+ */
+export function displayAmount(value: Money): string {
+  if (value.isZero()) return '0.00';
+  if (value.abs().gte(1)) return value.toFixed(2);
+  return formatDecimal(value.toSignificantDigits(4));
+}
+
+/** A rate for reading: six significant digits. */
+function displayRate(value: Money): string {
+  return formatDecimal(value.toSignificantDigits(6));
+}
+
+const SERIES_NAMES: Record<HistorySeriesOut['series'], string> = { ask: 'ask', bid: 'bid', listing_minimum: 'listing minimum', sales: 'daily sales (median)' };
+
+function dayMs(d: string): number {
+  return Date.parse(`${d}T00:00:00Z`);
+}
+
+function addDays(d: string, n: number): string {
+  return formatDate(new Date(dayMs(d) + n * DAY_MS));
+}
+
+function spanDays(from: string, to: string): number {
+  return Math.round((dayMs(to) - dayMs(from)) / DAY_MS) + 1;
+}
+
+/** True for a YYYY-MM-DD day that exists (2026-02-30 does not). */
+export function isDay(s: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
+  const t = Date.parse(`${s}T00:00:00Z`);
+  return !Number.isNaN(t) && formatDate(new Date(t)) === s;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Currencies
+
+/** The official currencies with their USD rates (the data of GET /currencies), plus the rates of any other. */
+export interface RateTable {
+  /** USD per unit, for every currency that has a rate (official or not). */
+  rates: Map<string, Money>;
+  /** The day each rate was published, when known. */
+  rateDates: Map<string, string>;
+  /** The codes a reader may choose: official, not deleted, sorted. */
+  choices: string[];
+}
+
+async function loadRates(db: Pick<Database, 'query'>): Promise<RateTable> {
+  const rows = await db.query<{ code: string; usd_rate: string; rate_date: string | null; is_official: boolean }>(
+    `SELECT code, usd_rate::text AS usd_rate, to_char(rate_date, 'YYYY-MM-DD') AS rate_date, is_official FROM currency WHERE NOT is_deleted`,
+  );
+  const rates = new Map<string, Money>();
+  const rateDates = new Map<string, string>();
+  for (const r of rows) {
+    const rate = toMoney(r.usd_rate);
+    if (rate.gt(0)) rates.set(r.code, rate);
+    if (r.rate_date) rateDates.set(r.code, r.rate_date);
+  }
+  const choices = rows.filter((r) => r.is_official).map((r) => r.code).sort(byCodePoint);
+  return { rates, rateDates, choices };
+}
+
+/** `amount` in `from` as the chosen currency at official rates, or null when either has no rate. */
+function convert(table: RateTable, amount: Money, from: string, to: string): Money | null {
+  if (!table.rates.has(from) || !table.rates.has(to)) return null;
+  return convertAmount(table, amount, from, to).amount;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Query parameters
+
+/** What the item page was asked for, checked. `from`/`to` null: not given (the item's whole history). */
+export interface ItemQuery {
+  currency: string;
+  interval: HistoryInterval | null;
+  from: string | null;
+  to: string | null;
+}
+
+/** A query parameter the page cannot serve: the parameter and why (a 422 page). */
+export interface QueryProblem {
+  parameter: string;
+  message: string;
+}
+
+/**
+ * Reads `currency`, `interval`, `from` and `to` from the query. The currency code is upper-cased; whether it
+ * exists is checked later against the currency table. Returns the problems found (empty when none).
+ */
+export function parseItemQuery(params: URLSearchParams): { query: ItemQuery; problems: QueryProblem[] } {
+  const problems: QueryProblem[] = [];
+  const text = (name: string) => {
+    const v = params.get(name);
+    return v === null || v.trim() === '' ? null : v.trim();
+  };
+  const currencyText = text('currency');
+  const currency = (currencyText ?? DEFAULT_CURRENCY).toUpperCase();
+  if (!/^[A-Z0-9]{2,16}$/.test(currency)) problems.push({ parameter: 'currency', message: `“${currencyText}” is not a currency code (2-16 letters or digits, e.g. USD, EUR, CNY)` });
+  const intervalText = text('interval');
+  let interval: HistoryInterval | null = null;
+  if (intervalText !== null) {
+    if ((INTERVALS as readonly string[]).includes(intervalText)) interval = intervalText as HistoryInterval;
+    else problems.push({ parameter: 'interval', message: `“${intervalText}” is not an interval: use day, week or month` });
+  }
+  const dayParam = (name: 'from' | 'to') => {
+    const v = text(name);
+    if (v === null) return null;
+    if (!isDay(v)) {
+      problems.push({ parameter: name, message: `“${v}” is not a date that exists, written YYYY-MM-DD (e.g. 2026-07-16)` });
+      return null;
+    }
+    return v;
+  };
+  const from = dayParam('from');
+  const to = dayParam('to');
+  if (from !== null && to !== null && from > to) problems.push({ parameter: 'from', message: `the range is reversed: from (${from}) is after to (${to})` });
+  return { query: { currency, interval, from, to }, problems };
+}
+
+/**
+ * The first and last day the item has any history (candles or valuations), or null when it has none. Two
+ * statements: the hot rows' and valuations' bounds, and the item's first and last cold months (decoded for
+ * their exact days; a handful of rows).
+ */
+async function historyExtent(db: Pick<Database, 'query'>, itemId: number): Promise<{ first: string; last: string } | null> {
+  const [bounds, months] = await Promise.all([
+    db.query<{ hot_first: string | null; hot_last: string | null; val_first: string | null; val_last: string | null }>(
+      `SELECT (SELECT min(day)::text FROM daily_close WHERE item_id = $1) AS hot_first,
+              (SELECT max(day)::text FROM daily_close WHERE item_id = $1) AS hot_last,
+              (SELECT min(valuation_date)::text FROM valuation WHERE item_id = $1) AS val_first,
+              (SELECT max(valuation_date)::text FROM valuation WHERE item_id = $1) AS val_last`,
+      [itemId],
+    ),
+    db.query<{ month: string; data: Uint8Array }>(
+      `SELECT month::text AS month, data FROM candle_month
+        WHERE item_id = $1 AND month IN ((SELECT min(month) FROM candle_month WHERE item_id = $1), (SELECT max(month) FROM candle_month WHERE item_id = $1))`,
+      [itemId],
+    ),
+  ]);
+  const days: string[] = [];
+  const b = bounds[0];
+  if (b) for (const d of [b.hot_first, b.hot_last, b.val_first, b.val_last]) if (d !== null) days.push(d);
+  for (const m of months) {
+    for (const c of decodeMonth(m.data)) days.push(`${m.month.slice(0, 8)}${String(c.day).padStart(2, '0')}`);
+  }
+  if (days.length === 0) return null;
+  days.sort();
+  return { first: days[0]!, last: days[days.length - 1]! };
+}
+
+/** The range and interval the page shows, or the reason it cannot. */
+export interface ResolvedRange {
+  from: string;
+  to: string;
+  interval: HistoryInterval;
+  /** True when the reader gave neither `from` nor `to` (the chart is fitted to the data). */
+  whole: boolean;
+  /** A note when a defaulted end was moved to fit the interval's longest span. */
+  note: string | null;
+}
+
+/**
+ * Picks the range and interval: given days are kept (a range longer than the interval allows is a problem);
+ * a missing `from`/`to` is the item's first/last history day, moved closer when the interval could not span it.
+ * Without an interval: day up to 120 days, then week when it fits MAX_SPAN_DAYS.week, else month.
+ */
+export function resolveRange(query: ItemQuery, extent: { first: string; last: string } | null, today: string): ResolvedRange | QueryProblem {
+  const dataFirst = extent?.first ?? today;
+  const dataLast = extent?.last ?? today;
+  let from = query.from ?? (query.to !== null && query.to < dataFirst ? query.to : dataFirst);
+  let to = query.to ?? (query.from !== null && query.from > dataLast ? query.from : dataLast);
+  let interval = query.interval;
+  if (interval === null) {
+    const span = spanDays(from, to);
+    interval = span <= DAY_INTERVAL_UP_TO_DAYS ? 'day' : span <= MAX_SPAN_DAYS.week ? 'week' : 'month';
+  }
+  const max = MAX_SPAN_DAYS[interval];
+  let note: string | null = null;
+  if (spanDays(from, to) > max) {
+    if (query.from !== null && query.to !== null) {
+      return { parameter: 'from', message: `the range ${from} to ${to} spans ${spanDays(from, to)} days; interval ${interval} allows at most ${max} (use a wider interval or a shorter range)` };
+    }
+    if (query.from === null) from = addDays(to, -(max - 1));
+    else to = addDays(from, max - 1);
+    note = `Interval ${interval} spans at most ${max} days, so the range was shortened to ${from} – ${to}.`;
+  }
+  return { from, to, interval, whole: query.from === null && query.to === null, note };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The chart
+
+/** One plotted point: a day (bucket start) and an amount in the chart's currency. */
+interface Point {
+  date: string;
+  value: Money;
+}
+
+/** "Nice" axis ticks over [min, max] (decimal steps of 1, 2, 2.5 or 5 x 10^k). */
+export function niceTicks(min: Money, max: Money, target = 5): { lo: Money; hi: Money; step: Money; ticks: Money[] } {
+  let lo = min;
+  let hi = max;
+  if (hi.lte(lo)) {
+    const pad = lo.abs().gt(0) ? lo.abs().times('0.1') : new Money(1);
+    lo = lo.minus(pad);
+    hi = hi.plus(pad);
+  }
+  const rough = hi.minus(lo).div(target);
+  const mag = new Money(10).pow(Money.log10(rough).floor());
+  const f = rough.div(mag);
+  const nice = f.lte(1) ? 1 : f.lte(2) ? 2 : f.lte('2.5') ? '2.5' : f.lte(5) ? 5 : 10;
+  const step = mag.times(nice);
+  const start = lo.div(step).floor().times(step);
+  const end = hi.div(step).ceil().times(step);
+  const ticks: Money[] = [];
+  for (let t = start; t.lte(end); t = t.plus(step)) ticks.push(t);
+  return { lo: start, hi: end, step, ticks };
+}
+
+/** Date ticks between two days (ms): the smallest calendar step giving at most `maxTicks` labels. */
+export function timeTicks(t0: number, t1: number, maxTicks = 9): Array<{ t: number; label: string }> {
+  const steps: Array<{ kind: 'day' | 'month' | 'year'; n: number }> = [
+    { kind: 'day', n: 1 },
+    { kind: 'day', n: 2 },
+    { kind: 'day', n: 7 },
+    { kind: 'day', n: 14 },
+    { kind: 'month', n: 1 },
+    { kind: 'month', n: 2 },
+    { kind: 'month', n: 3 },
+    { kind: 'month', n: 6 },
+    { kind: 'year', n: 1 },
+    { kind: 'year', n: 2 },
+    { kind: 'year', n: 5 },
+    { kind: 'year', n: 10 },
+  ];
+  let out: Array<{ t: number; label: string }> = [];
+  for (const s of steps) {
+    out = [];
+    const d0 = new Date(t0);
+    if (s.kind === 'day') {
+      // Steps of a week or more start on Mondays (the weekly candles' first days).
+      let t = t0;
+      if (s.n >= 7) t += ((8 - d0.getUTCDay()) % 7) * DAY_MS;
+      for (; t <= t1; t += s.n * DAY_MS) out.push({ t, label: formatDate(new Date(t)) });
+    } else if (s.kind === 'month') {
+      const y = d0.getUTCFullYear();
+      let m = d0.getUTCMonth() + (d0.getUTCDate() === 1 ? 0 : 1);
+      while (m % s.n !== 0) m += 1;
+      for (let t = Date.UTC(y, m, 1); t <= t1; m += s.n, t = Date.UTC(y, m, 1)) out.push({ t, label: formatDate(new Date(t)).slice(0, 7) });
+    } else {
+      let y = d0.getUTCFullYear() + (d0.getUTCMonth() === 0 && d0.getUTCDate() === 1 ? 0 : 1);
+      while (y % s.n !== 0) y += 1;
+      for (let t = Date.UTC(y, 0, 1); t <= t1; y += s.n, t = Date.UTC(y, 0, 1)) out.push({ t, label: String(y) });
+    }
+    if (out.length <= maxTicks) return out;
+  }
+  return out;
+}
+
+/** Line colours per market (by the market's position in the chart), dash patterns per series kind. */
+const PALETTE = ['#2356c5', '#d2433f', '#2e9d63', '#c77c02', '#8e44ad', '#0f8a9d', '#c2185b', '#6d4c41', '#5c6bc0', '#7a8c00'];
+const DASH: Record<HistorySeriesOut['series'], string | null> = { ask: null, bid: '7 4', listing_minimum: '12 3', sales: '2 3' };
+const WIDTH: Record<HistorySeriesOut['series'], number> = { ask: 2, bid: 2, listing_minimum: 1.6, sales: 2.2 };
+const CSCP_COLOR = '#5b6472';
+
+/** Longest gap (days) a line is drawn across; a longer one breaks it (no data there). */
+function gapDays(interval: HistoryInterval): number {
+  return interval === 'month' ? 93 : 31;
+}
+
+/** A series as the chart draws it: its points converted into the chart currency. */
+interface ChartSeries {
+  series: HistorySeriesOut;
+  color: string;
+  points: Point[];
+}
+
+function strokeAttrs(s: HistorySeriesOut, color: string): string {
+  const dash = DASH[s.series];
+  return `stroke="${color}" stroke-width="${WIDTH[s.series]}"${dash ? ` stroke-dasharray="${dash}"` : ''}`;
+}
+
+/** The chart's legend sample of one series (a short line in its colour and dash). */
+function lineSample(s: HistorySeriesOut, color: string): string {
+  return `<svg width="28" height="10" viewBox="0 0 28 10" aria-hidden="true"><line x1="1" y1="5" x2="27" y2="5" fill="none" stroke-linecap="round" ${strokeAttrs(s, color)}/></svg>`;
+}
+
+const CSCP_SAMPLE = `<svg width="28" height="12" viewBox="0 0 28 12" aria-hidden="true"><rect x="1" y="1" width="26" height="10" fill="${CSCP_COLOR}" fill-opacity="0.16" stroke="${CSCP_COLOR}" stroke-opacity="0.5"/><line x1="1" y1="6" x2="27" y2="6" stroke="${CSCP_COLOR}" stroke-width="1.5" stroke-dasharray="4 3"/></svg>`;
+
+/**
+ * The history chart as inline SVG: one `<path class="series">` per series with prices (close of each candle
+ * in `currency`; a gap longer than gapDays breaks the line, a lone point is a dot), the CSCP band as a
+ * shaded `<path class="cscp-band">` with its mid as `<path class="cscp-mid">`, gridlines, labelled axes.
+ * `domain` is the x range (bucket start days). Returns '' when nothing can be drawn.
+ */
+function historyChart(series: ChartSeries[], band: Array<{ date: string; low: Money; mid: Money; high: Money }>, domain: { from: string; to: string }, interval: HistoryInterval, currency: string, label: string): string {
+  const values = [...series.flatMap((s) => s.points.map((p) => p.value)), ...band.flatMap((b) => [b.low, b.high])];
+  if (values.length === 0) return '';
+  const width = 1000;
+  const height = 440;
+  const left = 78;
+  const right = 40;
+  const top = 14;
+  const bottom = 58;
+  const plotW = width - left - right;
+  const plotH = height - top - bottom;
+  const min = Money.min(...values);
+  const max = Money.max(...values);
+  const y = niceTicks(min, max, 6);
+  const span = y.hi.minus(y.lo);
+  const t0 = dayMs(domain.from);
+  const t1 = Math.max(dayMs(domain.to), t0 + DAY_MS);
+  // The last step: decimal amounts and days to pixel coordinates (floats only here).
+  const xOf = (date: string) => left + (plotW * (dayMs(date) - t0)) / (t1 - t0);
+  const yOf = (v: Money) => top + v.minus(y.lo).div(span).times(plotH).negated().plus(plotH).toNumber();
+  const px = (n: number) => n.toFixed(1);
+  const gap = gapDays(interval);
+
+  const grid = y.ticks
+    .map((t) => {
+      const yy = px(yOf(t));
+      return `<line class="gridline" x1="${left}" x2="${width - right}" y1="${yy}" y2="${yy}"/><text x="${left - 8}" y="${(yOf(t) + 4).toFixed(1)}" text-anchor="end">${escapeHtml(t.toFixed(y.step.decimalPlaces()))}</text>`;
+    })
+    .join('');
+  const xTicks = timeTicks(t0, t1)
+    .map(({ t, label: l }) => {
+      const xx = left + (plotW * (t - t0)) / (t1 - t0);
+      return `<line class="gridline" x1="${px(xx)}" x2="${px(xx)}" y1="${top}" y2="${top + plotH}"/><text x="${px(xx)}" y="${top + plotH + 18}" text-anchor="middle">${escapeHtml(l)}</text>`;
+    })
+    .join('');
+
+  // Runs of points without a gap longer than `gap` days.
+  const runsOf = <T extends { date: string }>(points: T[]): T[][] => {
+    const runs: T[][] = [];
+    for (const p of points) {
+      const run = runs[runs.length - 1];
+      if (run && (dayMs(p.date) - dayMs(run[run.length - 1]!.date)) / DAY_MS <= gap) run.push(p);
+      else runs.push([p]);
+    }
+    return runs;
+  };
+
+  const bandPaths = (() => {
+    if (band.length === 0) return '';
+    let area = '';
+    let mid = '';
+    for (const run of runsOf(band)) {
+      if (run.length === 1) {
+        // One valuation in a run: a narrow bar from band low to band high.
+        const b = run[0]!;
+        const x = xOf(b.date);
+        area += `M${px(x - 4)} ${px(yOf(b.high))}H${px(x + 4)}V${px(yOf(b.low))}H${px(x - 4)}Z`;
+        mid += `M${px(x - 6)} ${px(yOf(b.mid))}H${px(x + 6)}`;
+        continue;
+      }
+      area += `M${run.map((b) => `${px(xOf(b.date))} ${px(yOf(b.high))}`).join('L')}L${[...run].reverse().map((b) => `${px(xOf(b.date))} ${px(yOf(b.low))}`).join('L')}Z`;
+      mid += `M${run.map((b) => `${px(xOf(b.date))} ${px(yOf(b.mid))}`).join('L')}`;
+    }
+    const first = band[0]!.date;
+    const last = band[band.length - 1]!.date;
+    return `<path class="cscp-band" d="${area}" fill="${CSCP_COLOR}" fill-opacity="0.16" stroke="${CSCP_COLOR}" stroke-opacity="0.45" stroke-width="1"><title>CSCP band (mid × e^±u), ${escapeHtml(first)} – ${escapeHtml(last)}, in ${escapeHtml(currency)}</title></path><path class="cscp-mid" d="${mid}" fill="none" stroke="${CSCP_COLOR}" stroke-width="1.5" stroke-dasharray="4 3"><title>CSCP mid</title></path>`;
+  })();
+
+  const lines = series
+    .filter((s) => s.points.length > 0)
+    .map((s) => {
+      const d = runsOf(s.points)
+        .map((run) => `M${run.map((p) => `${px(xOf(p.date))} ${px(yOf(p.value))}`).join('L')}${run.length === 1 ? 'h0' : ''}`)
+        .join('');
+      const last = s.points[s.points.length - 1]!;
+      const title = `${s.series.marketCode} ${SERIES_NAMES[s.series.series]} (${s.series.currencyCode}), ${s.points[0]!.date} – ${last.date}; last close ${displayAmount(last.value)} ${currency}`;
+      return `<path class="series" data-market="${escapeHtml(s.series.marketCode)}" data-series="${escapeHtml(s.series.series)}" d="${d}" fill="none" stroke-linecap="round" stroke-linejoin="round" ${strokeAttrs(s.series, s.color)}><title>${escapeHtml(title)}</title></path>`;
+    })
+    .join('');
+
+  const axes = `<line class="axis-line" x1="${left}" x2="${left}" y1="${top}" y2="${top + plotH}"/><line class="axis-line" x1="${left}" x2="${width - right}" y1="${top + plotH}" y2="${top + plotH}"/>`;
+  const titles =
+    `<text class="axis-title" x="${left + plotW / 2}" y="${height - 10}" text-anchor="middle">Date (UTC; each point is the ${interval === 'day' ? 'day' : interval === 'week' ? 'ISO week, at its Monday' : 'month, at its first day'})</text>` +
+    `<text class="axis-title" transform="translate(16 ${top + plotH / 2}) rotate(-90)" text-anchor="middle">Price in ${escapeHtml(currency)}</text>`;
+  return `<svg class="history-chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(label)}">${grid}${xTicks}${axes}${bandPaths}${lines}${titles}</svg>`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Page parts
+
+/** The item-name search form (GET /items, parameter `q`), for the landing, search and 404 pages. */
+export function searchForm(q = '', id = 'item-search'): string {
+  return `<form class="search-form" action="/items" method="get" role="search" aria-label="Item search">
+<label for="${id}">Item name (or part of it)</label>
+<input id="${id}" name="q" type="search" value="${escapeHtml(q)}" size="40" maxlength="${MAX_QUERY_LENGTH}" placeholder="e.g. Redline (Field-Tested)" required>
+<button type="submit">Search items</button>
+</form>`;
+}
+
+function itemHref(name: string, params: Record<string, string | null | undefined>): string {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) qs.set(k, v);
+  const s = qs.toString();
+  return `${itemPath(name)}${s ? `?${s}` : ''}`;
+}
+
+function controlsForm(name: string, choices: readonly string[], values: { currency: string; interval: string; from: string; to: string }): string {
+  const options = (list: readonly string[], selected: string) => list.map((c) => `<option value="${escapeHtml(c)}"${c === selected ? ' selected' : ''}>${escapeHtml(c)}</option>`).join('');
+  const currencies = choices.includes(values.currency) ? choices : [values.currency, ...choices];
+  return `<form class="controls" action="${escapeHtml(itemPath(name))}" method="get" aria-label="Currency and range">
+<label for="currency">Currency<select id="currency" name="currency">${options(currencies, values.currency)}</select></label>
+<label for="interval">Interval<select id="interval" name="interval">${options(INTERVALS, values.interval)}</select></label>
+<label for="from">From<input id="from" name="from" type="date" value="${escapeHtml(values.from)}"></label>
+<label for="to">To<input id="to" name="to" type="date" value="${escapeHtml(values.to)}"></label>
+<button type="submit">Show</button>
+</form>`;
+}
+
+function problemBox(title: string, problems: readonly QueryProblem[], extra = ''): string {
+  const items = problems.map((p) => `<li data-parameter="${escapeHtml(p.parameter)}"><code>${escapeHtml(p.parameter)}</code>: ${escapeHtml(p.message)}</li>`).join('');
+  return `<div class="unavailable" role="alert">
+<h1>${escapeHtml(title)}</h1>
+<ul>${items}</ul>
+${extra}
+</div>`;
+}
+
+/** What the item page shows: everything read for one request. */
+export interface ItemView {
+  name: string;
+  currency: string;
+  rates: RateTable;
+  quotes: readonly MarketQuote[];
+  /** Display names of the markets, by code. */
+  marketNames: ReadonlyMap<string, string>;
+  range: ResolvedRange;
+  history: Pick<ItemHistory, 'series' | 'cscp'>;
+  /** The item's whole history extent (for the range links), or null without history. */
+  extent: { first: string; last: string } | null;
+}
+
+function marketCell(code: string, names: ReadonlyMap<string, string>): string {
+  const name = names.get(code);
+  return name && name !== code ? `${escapeHtml(name)} <code>${escapeHtml(code)}</code>` : `<code>${escapeHtml(code)}</code>`;
+}
+
+function convertedCell(table: RateTable, amount: Money | null, from: string, to: string): string {
+  if (amount === null) return '<td class="num converted muted">—</td>';
+  const c = convert(table, amount, from, to);
+  if (c === null) return `<td class="num converted muted" title="no official rate for ${escapeHtml(from)}">no rate</td>`;
+  return `<td class="num converted" data-amount="${escapeHtml(formatDecimal(c.toDecimalPlaces(10)))}">${escapeHtml(displayAmount(c))}</td>`;
+}
+
+function quotesSection(v: ItemView): string {
+  if (v.quotes.length === 0) return `<p class="muted" data-empty="quotes">No current quotes: no market reports this item now.</p>`;
+  const rows = v.quotes
+    .map((q) => {
+      const isValuation = q.marketCode === VALUATION_MARKET;
+      const price = q.price === null ? '<td class="num muted">delisted</td>' : `<td class="num price" data-amount="${escapeHtml(formatDecimal(q.price))}">${escapeHtml(formatDecimal(q.price))}</td>`;
+      const qty = q.quantity === null ? '<span class="muted">—</span>' : `${q.isQuantityMinimum ? '≥ ' : ''}${escapeHtml(q.quantity.toLocaleString('en-US'))}`;
+      return `<tr data-market="${escapeHtml(q.marketCode)}" data-side="${escapeHtml(q.side)}"${isValuation ? ' class="valuation"' : ''}>
+<td>${isValuation ? '<strong>CSCP</strong> <span class="muted small">consensus valuation</span>' : marketCell(q.marketCode, v.marketNames)}</td><td>${escapeHtml(q.side)}</td><td class="small">${escapeHtml(q.providerCode)}</td>${price}<td class="currency"><code>${escapeHtml(q.currencyCode)}</code></td>${convertedCell(v.rates, q.price, q.currencyCode, v.currency)}<td class="num">${qty}</td><td class="small date">${escapeHtml(dateTime(q.freshAt))}</td></tr>`;
+    })
+    .join('\n');
+  const codes = [...new Set(v.quotes.map((q) => q.currencyCode))].filter((c) => c !== v.currency).sort(byCodePoint);
+  const rateLines = codes
+    .map((c) => {
+      const r = convert(v.rates, new Money(1), c, v.currency);
+      if (r === null) return `${escapeHtml(c)}: no official rate`;
+      const dates = [v.rates.rateDates.get(c), v.rates.rateDates.get(v.currency)].filter(Boolean);
+      return `1 ${escapeHtml(c)} = ${escapeHtml(displayRate(r))} ${escapeHtml(v.currency)}${dates.length ? ` <span class="muted">(rates of ${escapeHtml([...new Set(dates)].join(', '))})</span>` : ''}`;
+    })
+    .join(' · ');
+  return `<div class="scroll"><table class="quotes" id="quotes-table">
+<caption class="small muted">One quote per market and side (listed before delisted, the market's own feed before aggregators, then the freshest). Prices in the market's own currency, as published.</caption>
+<thead><tr><th>Market</th><th>Side</th><th>Provider</th><th class="num">Price</th><th>Currency</th><th class="num">In ${escapeHtml(v.currency)}</th><th class="num">Listings</th><th>Confirmed (UTC)</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table></div>
+<p class="small muted" data-rates>Converted at the official USD rates of the currency table${rateLines ? `: ${rateLines}` : ''}.</p>`;
+}
+
+/** The CSCP band of a valuation: mid x e^(-u) and mid x e^(+u), 4 decimals (as the history read rounds them). */
+export function cscpBand(mid: Money, uncertainty: number): { low: Money; high: Money } {
+  const factor = Money.exp(new Money(String(uncertainty)));
+  return { low: mid.div(factor).toDecimalPlaces(4), high: mid.times(factor).toDecimalPlaces(4) };
+}
+
+function cscpSection(v: ItemView): string {
+  const q = v.quotes.find((x) => x.marketCode === VALUATION_MARKET && x.valuation);
+  if (!q || !q.valuation || q.price === null) {
+    return `<p class="muted" data-empty="cscp">No CSCP valuation for this item yet (it is computed daily from the markets' closing quotes).</p>`;
+  }
+  const val = q.valuation;
+  const { low, high } = cscpBand(q.price, val.uncertainty);
+  const cur = q.currencyCode;
+  const row = (label: string, key: string, amount: Money | null) =>
+    `<tr data-cscp="${key}"><th scope="row">${escapeHtml(label)}</th>${amount === null ? '<td class="num muted">—</td>' : `<td class="num" data-amount="${escapeHtml(formatDecimal(amount))}">${escapeHtml(formatDecimal(amount))}</td>`}<td><code>${escapeHtml(cur)}</code></td>${convertedCell(v.rates, amount, cur, v.currency)}<td><code>${escapeHtml(v.currency)}</code></td></tr>`;
+  return `<div class="cscp-box" id="cscp">
+<p><span class="figure" data-cscp-mid>${escapeHtml(formatDecimal(q.price))} ${escapeHtml(cur)}</span>${
+    cur === v.currency ? '' : ` <span class="muted">≈ ${escapeHtml(displayAmount(convert(v.rates, q.price, cur, v.currency) ?? q.price))} ${escapeHtml(v.currency)}</span>`
+  }<br><span class="small muted">CSCP valuation of ${escapeHtml(formatDate(val.valuationDate))}: a consensus estimate across markets, not a tradable offer.</span></p>
+<table class="cscp-table">
+<thead><tr><th></th><th class="num">Amount</th><th></th><th class="num">In ${escapeHtml(v.currency)}</th><th></th></tr></thead>
+<tbody>
+${row('Band low (mid × e^−u)', 'band_low', low)}
+${row('Mid', 'mid', q.price)}
+${row('Band high (mid × e^+u)', 'band_high', high)}
+${row('Ask side', 'ask', val.askAmount)}
+${row('Bid side', 'bid', val.bidAmount)}
+</tbody></table>
+<p class="small muted">Uncertainty u = <span data-cscp-u>${escapeHtml(String(val.uncertainty))}</span> (credibility e^−u = ${escapeHtml(val.credibility.toFixed(3))}); ${
+    val.isTwoSided ? 'two-sided' : 'one-sided (asks only)'
+  }, from ${val.askQuoteCount} ask and ${val.bidQuoteCount} bid quote${val.bidQuoteCount === 1 ? '' : 's'}.</p>
+</div>`;
+}
+
+/** The series of the chart in the page currency, coloured by market. */
+function chartSeries(v: ItemView): { drawn: ChartSeries[]; unconvertible: string[] } {
+  const markets = [...new Set(v.history.series.map((s) => s.marketCode))].sort(byCodePoint);
+  const unconvertible: string[] = [];
+  const drawn: ChartSeries[] = [];
+  for (const s of v.history.series) {
+    const color = PALETTE[markets.indexOf(s.marketCode) % PALETTE.length]!;
+    if (!v.rates.rates.has(s.currencyCode) || !v.rates.rates.has(v.currency)) {
+      unconvertible.push(`${s.marketCode} ${SERIES_NAMES[s.series]} (${s.currencyCode})`);
+      continue;
+    }
+    const points: Point[] = [];
+    for (const c of s.candles) if (c.close !== null) points.push({ date: c.date, value: convert(v.rates, toMoney(c.close), s.currencyCode, v.currency)! });
+    drawn.push({ series: s, color, points });
+  }
+  return { drawn, unconvertible };
+}
+
+function cscpBandInCurrency(v: ItemView): Array<{ date: string; low: Money; mid: Money; high: Money }> {
+  if (!v.rates.rates.has(VALUATION_CURRENCY) || !v.rates.rates.has(v.currency)) return [];
+  const c = (s: string) => convert(v.rates, toMoney(s), VALUATION_CURRENCY, v.currency)!;
+  return v.history.cscp.map((p: CscpPoint) => ({ date: p.date, low: c(p.bandLow), mid: c(p.mid), high: c(p.bandHigh) }));
+}
+
+function rangeLinks(v: ItemView): string {
+  const links: Array<{ label: string; params: Record<string, string | null> }> = [{ label: 'All history', params: { currency: v.currency } }];
+  if (v.extent) {
+    const last = v.extent.last;
+    links.push({ label: 'Last 12 months (weekly)', params: { currency: v.currency, interval: 'week', from: addDays(last, -364), to: last } });
+    links.push({ label: 'Last 90 days (daily)', params: { currency: v.currency, interval: 'day', from: addDays(last, -89), to: last } });
+    links.push({ label: 'Last 30 days (daily)', params: { currency: v.currency, interval: 'day', from: addDays(last, -29), to: last } });
+  }
+  return `<ul class="ranges" aria-label="Ranges">${links.map((l) => `<li><a href="${escapeHtml(itemHref(v.name, { ...l.params, currency: l.params.currency === DEFAULT_CURRENCY ? null : l.params.currency }))}">${escapeHtml(l.label)}</a></li>`).join('')}</ul>`;
+}
+
+function historySection(v: ItemView): string {
+  const { drawn, unconvertible } = chartSeries(v);
+  const band = cscpBandInCurrency(v);
+  const withPoints = drawn.filter((s) => s.points.length > 0);
+  // Fitted to the data when the reader gave no range; else the requested range.
+  const dates = [...withPoints.flatMap((s) => s.points.map((p) => p.date)), ...band.map((b) => b.date)].sort();
+  const domain = v.range.whole && dates.length > 0 ? { from: dates[0]!, to: dates[dates.length - 1]! } : { from: bucketOf(v.range.from, v.range.interval), to: bucketOf(v.range.to, v.range.interval) };
+  const label = `Price history of ${v.name} per market and series in ${v.currency}, ${v.range.from} to ${v.range.to}, ${v.range.interval}ly closes${band.length ? ', with the CSCP band' : ''}`;
+  const chart = historyChart(drawn, band, domain, v.range.interval, v.currency, label);
+  const note = v.range.note ? `<p class="small muted">${escapeHtml(v.range.note)}</p>` : '';
+  if (!chart) {
+    return `${note}<p class="muted" data-empty="history">No history recorded for this item between ${escapeHtml(v.range.from)} and ${escapeHtml(v.range.to)}.</p>`;
+  }
+  const legendItems = drawn.map(
+    (s) =>
+      `<li data-market="${escapeHtml(s.series.marketCode)}" data-series="${escapeHtml(s.series.series)}">${lineSample(s.series, s.color)}${marketCell(s.series.marketCode, v.marketNames)} ${escapeHtml(SERIES_NAMES[s.series.series])} <span class="muted">(${escapeHtml(s.series.currencyCode)}, ${s.points.length} ${v.range.interval === 'day' ? 'days' : `${v.range.interval}s`}${s.points.length === 0 ? ': no prices in range' : ''})</span></li>`,
+  );
+  legendItems.push(
+    band.length > 0
+      ? `<li data-cscp>${CSCP_SAMPLE}CSCP band (mid × e^±u) and mid <span class="muted">(CNY, ${band.length} valuation${band.length === 1 ? '' : 's'})</span></li>`
+      : `<li data-cscp class="muted">${CSCP_SAMPLE}CSCP band: no valuation in this range</li>`,
+  );
+  const converted = drawn.some((s) => s.series.currencyCode !== v.currency) || (band.length > 0 && v.currency !== VALUATION_CURRENCY);
+  const conv = converted ? ` Amounts in other currencies are converted into ${escapeHtml(v.currency)} at today's official rates (not at each day's rate).` : '';
+  return `${note}<p class="small muted">Close of each ${escapeHtml(v.range.interval)}, ${escapeHtml(v.range.from)} – ${escapeHtml(v.range.to)}; a gap of more than ${gapDays(v.range.interval)} days without data breaks a line.${conv}</p>
+<figure class="chart-figure" id="history-chart">
+${chart}
+<figcaption><ul class="legend" aria-label="Legend">${legendItems.join('')}</ul></figcaption>
+</figure>
+${unconvertible.length ? `<p class="small muted">Not drawn (no official rate for their currency): ${escapeHtml(unconvertible.join(', '))}.</p>` : ''}
+${candleTables(v)}`;
+}
+
+function candleTables(v: ItemView): string {
+  if (v.history.series.length === 0) return '';
+  const amount = (s: string | null) => (s === null ? '<span class="muted">—</span>' : escapeHtml(s));
+  const extra = (s: HistorySeriesOut, c: HistorySeriesOut['candles'][number]) => (s.series === 'sales' ? (c.volume ?? 0).toLocaleString('en-US') + ' sold' : c.quantity === null ? '—' : `${c.quantity.toLocaleString('en-US')} listed`);
+  const latest = v.history.series
+    .map((s) => {
+      const c = [...s.candles].reverse().find((x) => x.close !== null) ?? s.candles[s.candles.length - 1]!;
+      return `<tr data-market="${escapeHtml(s.marketCode)}" data-series="${escapeHtml(s.series)}"><td>${marketCell(s.marketCode, v.marketNames)}</td><td>${escapeHtml(SERIES_NAMES[s.series])}</td><td class="date">${escapeHtml(c.date)}</td><td class="num">${amount(c.open)}</td><td class="num">${amount(c.high)}</td><td class="num">${amount(c.low)}</td><td class="num close">${amount(c.close)}</td><td><code>${escapeHtml(s.currencyCode)}</code></td>${convertedCell(v.rates, c.close === null ? null : toMoney(c.close), s.currencyCode, v.currency)}<td class="num">${escapeHtml(extra(s, c))}</td><td class="num">${c.days}</td></tr>`;
+    })
+    .join('\n');
+  const head = `<tr><th>Date</th><th class="num">Open</th><th class="num">High</th><th class="num">Low</th><th class="num">Close</th><th class="num">Close in ${escapeHtml(v.currency)}</th><th class="num">Volume / listings</th><th class="num">Days with data</th></tr>`;
+  const details = v.history.series
+    .map((s) => {
+      const shown = s.candles.slice(-CANDLE_ROWS).reverse();
+      const rows = shown
+        .map(
+          (c) =>
+            `<tr><td class="date">${escapeHtml(c.date)}</td><td class="num">${amount(c.open)}</td><td class="num">${amount(c.high)}</td><td class="num">${amount(c.low)}</td><td class="num">${amount(c.close)}</td>${convertedCell(v.rates, c.close === null ? null : toMoney(c.close), s.currencyCode, v.currency)}<td class="num">${escapeHtml(extra(s, c))}</td><td class="num">${c.days}</td></tr>`,
+        )
+        .join('');
+      const more = s.candles.length > CANDLE_ROWS ? ` (the newest ${CANDLE_ROWS} of ${s.candles.length}; narrow the range to see older ones)` : '';
+      return `<details data-market="${escapeHtml(s.marketCode)}" data-series="${escapeHtml(s.series)}"><summary>${escapeHtml(s.marketCode)} ${escapeHtml(SERIES_NAMES[s.series])}: ${s.candles.length} candle${s.candles.length === 1 ? '' : 's'} in ${escapeHtml(s.currencyCode)}${escapeHtml(more)}</summary>
+<div class="scroll"><table class="candles"><thead>${head}</thead><tbody>${rows}</tbody></table></div></details>`;
+    })
+    .join('\n');
+  return `<h3 id="latest-candles">Latest candles</h3>
+<div class="scroll"><table class="latest-candles">
+<caption class="small muted">The newest ${escapeHtml(v.range.interval)} with a price of each series in the range, in the series' currency (exact), and its close in ${escapeHtml(v.currency)}.</caption>
+<thead><tr><th>Market</th><th>Series</th><th>${escapeHtml(v.range.interval === 'day' ? 'Day' : v.range.interval === 'week' ? 'Week of' : 'Month')}</th><th class="num">Open</th><th class="num">High</th><th class="num">Low</th><th class="num">Close</th><th>Currency</th><th class="num">Close in ${escapeHtml(v.currency)}</th><th class="num">Volume / listings</th><th class="num">Days with data</th></tr></thead>
+<tbody>
+${latest}
+</tbody></table></div>
+<h3>All candles per series</h3>
+${details}`;
+}
+
+/** The item page (HTML document) for a view read by `createItemPages`. */
+export function renderItemPage(v: ItemView): string {
+  const body = `
+<p class="small muted"><a href="/items">Item search</a> › CS2 item (app ${CS2_APP_ID})</p>
+<h1 data-item>${escapeHtml(v.name)}</h1>
+${controlsForm(v.name, v.rates.choices, { currency: v.currency, interval: v.range.interval, from: v.range.from, to: v.range.to })}
+<h2 id="quotes">Current quotes</h2>
+${quotesSection(v)}
+<h2 id="cscp-valuation">CSCP valuation</h2>
+${cscpSection(v)}
+<h2 id="history">Price history</h2>
+${rangeLinks(v)}
+${historySection(v)}
+<p class="small muted">The same data as JSON: <code>GET /prices?market_hash_name=${escapeHtml(encodeURIComponent(v.name))}</code> and <code>GET /prices/history</code> (an API key is needed; see the <a href="/docs">API reference</a>).</p>
+`;
+  return renderPage({ title: v.name, path: '/items', head: HEAD, body, description: `Quotes, CSCP valuation and price history of ${v.name} on CS2 marketplaces.` });
+}
+
+/** The 422 page: what was wrong with the query, and the form to fix it. */
+function renderProblemPage(name: string, problems: readonly QueryProblem[], choices: readonly string[]): string {
+  const fix = `<p>Change the values below, or <a href="${escapeHtml(itemPath(name))}">show the item with the defaults</a> (${DEFAULT_CURRENCY}, the whole history).</p>`;
+  const body = `
+<p class="small muted"><a href="/items">Item search</a> › <a href="${escapeHtml(itemPath(name))}">${escapeHtml(name)}</a></p>
+${problemBox('This page cannot be shown with these parameters', problems, fix)}
+${choices.length ? `<p class="small muted">Currencies: ${escapeHtml(choices.join(', '))} (the list of <code>GET /currencies</code>).</p>` : ''}
+${controlsForm(name, choices, { currency: choices.includes(DEFAULT_CURRENCY) ? DEFAULT_CURRENCY : (choices[0] ?? DEFAULT_CURRENCY), interval: 'week', from: '', to: '' })}
+`;
+  return renderPage({ title: `Invalid parameters · ${name}`, path: '/items', head: HEAD, body });
+}
+
+function renderNotFound(name: string, reason: string): string {
+  const body = `
+<div class="unavailable" role="alert">
+<h1>No such item</h1>
+<p>${escapeHtml(reason)}</p>
+<p>Item pages are at <code>/items/{market_hash_name}</code> with the exact name, URL-encoded. Search by part of the name:</p>
+</div>
+${searchForm(name)}
+`;
+  return renderPage({ title: 'Item not found', path: '/items', head: HEAD, body });
+}
+
+function renderUnavailable(): string {
+  const body = `<div class="unavailable" role="alert"><h1>Item data unavailable</h1><p>The item data could not be read just now. Please try again in a moment; <a href="/status/page">the status page</a> says how the service is doing.</p></div>`;
+  return renderPage({ title: 'Item data unavailable', path: '/items', head: HEAD, body });
+}
+
+/** Names containing `q` (case-insensitive), exact match first, then names starting with it, then by code point; at most `limit + 1`. */
+export async function searchItems(db: Pick<Database, 'query'>, q: string, limit = SEARCH_LIMIT): Promise<string[]> {
+  const rows = await db.query<{ market_hash_name: string }>(
+    `SELECT market_hash_name FROM item
+      WHERE app_id = $1 AND strpos(lower(market_hash_name), lower($2::text)) > 0
+      ORDER BY (lower(market_hash_name) = lower($2::text)) DESC, (strpos(lower(market_hash_name), lower($2::text)) = 1) DESC, market_hash_name COLLATE "C"
+      LIMIT $3`,
+    [CS2_APP_ID, q, limit + 1],
+  );
+  return rows.map((r) => r.market_hash_name);
+}
+
+/** The search page for `q` and its results (at most SEARCH_LIMIT shown; `names` may hold one more). */
+export function renderSearchPage(q: string, names: readonly string[] | null, problem: string | null = null): string {
+  let results = '';
+  if (problem) results = problemBox('This search cannot be run', [{ parameter: 'q', message: problem }]);
+  else if (names === null) results = `<p class="muted">Type part of an item's name, e.g. <a href="/items?q=${encodeURIComponent('Redline')}">Redline</a> or <a href="/items?q=${encodeURIComponent('Case')}">Case</a>.</p>`;
+  else if (names.length === 0) results = `<p class="muted" data-results="0">No item name contains “${escapeHtml(q)}”.</p>`;
+  else {
+    const shown = names.slice(0, SEARCH_LIMIT);
+    const more = names.length > SEARCH_LIMIT ? `the first ${SEARCH_LIMIT} (more match: refine the search)` : `${shown.length} item${shown.length === 1 ? '' : 's'}`;
+    results = `<p class="muted" data-results="${shown.length}">Names containing “${escapeHtml(q)}”: ${more}.</p>
+<ol class="results">${shown.map((n) => `<li><a href="${escapeHtml(itemPath(n))}">${escapeHtml(n)}</a></li>`).join('')}</ol>`;
+  }
+  const body = `
+<h1>Items</h1>
+<p class="lead">Current quotes per market, the CSCP valuation and the price history of one CS2 item.</p>
+${searchForm(q)}
+${results}
+`;
+  return renderPage({ title: q ? `Items matching “${q}”` : 'Item search', path: '/items', head: HEAD, body, description: 'Search CS2 items by name: quotes, CSCP valuation and price history.' });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Handlers
+
+/** What the item pages need. */
+export interface ItemPagesDeps {
+  db: Pick<Database, 'query'>;
+  /** The app's quote cache (same answers as `loadQuotes`); without it the quotes are read each time. */
+  quotes?: { load(appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> } | null;
+  /** The clock ("today" for the default range). */
+  clock: () => Date;
+  logger?: () => Logger | undefined;
+}
+
+/** The two handlers: `/items` (search) and `/items/{name}` (one item). */
+export interface ItemPages {
+  search(request: Request): Promise<Response>;
+  item(request: Request): Promise<Response>;
+}
+
+/** Builds the item page handlers. Each answers an HTML page (200, 404, 422 or 503); none throws. */
+export function createItemPages(deps: ItemPagesDeps): ItemPages {
+  const send = (request: Request, html: string, status = 200) =>
+    htmlResponse(html, { request, status, csp: ITEM_PAGE_CSP, headers: status === 503 ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {} });
+  const failed = (request: Request, err: unknown) => {
+    deps.logger?.()?.warn({ err }, 'item page: the item data could not be read');
+    return send(request, renderUnavailable(), 503);
+  };
+
+  return {
+    async search(request) {
+      const q = (new URL(request.url).searchParams.get('q') ?? '').trim();
+      if (q === '') return send(request, renderSearchPage('', null));
+      if (q.length > MAX_QUERY_LENGTH) return send(request, renderSearchPage(q.slice(0, MAX_QUERY_LENGTH), null, `the search text is longer than ${MAX_QUERY_LENGTH} characters`), 422);
+      try {
+        return send(request, renderSearchPage(q, await searchItems(deps.db, q)));
+      } catch (err) {
+        return failed(request, err);
+      }
+    },
+
+    async item(request) {
+      const url = new URL(request.url);
+      const raw = url.pathname.slice('/items/'.length).replace(/\/$/, '');
+      let name: string;
+      try {
+        name = decodeURIComponent(raw);
+      } catch {
+        return send(request, renderNotFound(raw, 'The item name in this address is not valid URL encoding.'), 404);
+      }
+      const { query, problems } = parseItemQuery(url.searchParams);
+      try {
+        const itemId = name.length > 0 && name.length <= 255 ? await itemIdOf(deps.db, CS2_APP_ID, name) : null;
+        if (itemId === null) return send(request, renderNotFound(name, `The service knows no CS2 item named “${name}” (names are exact, e.g. “AK-47 | Redline (Field-Tested)”).`), 404);
+        const rates = await loadRates(deps.db);
+        if (!problems.some((p) => p.parameter === 'currency') && !rates.choices.includes(query.currency)) {
+          problems.unshift({ parameter: 'currency', message: `${query.currency} is not a currency of this service; choose one of the list below (GET /currencies)` });
+        }
+        if (problems.length > 0) return send(request, renderProblemPage(name, problems, rates.choices), 422);
+        const today = formatDate(deps.clock());
+        const [quotes, extent] = await Promise.all([
+          deps.quotes ? deps.quotes.load(CS2_APP_ID, [name]) : loadQuotes(deps.db, CS2_APP_ID, [name]),
+          historyExtent(deps.db, itemId),
+        ]);
+        const range = resolveRange(query, extent, today);
+        if (!('interval' in range)) return send(request, renderProblemPage(name, [range], rates.choices), 422);
+        const history = await loadItemHistory(deps.db, { itemId, markets: null, series: null, from: range.from, to: range.to, interval: range.interval });
+        const itemQuotes = quotes.get(name) ?? [];
+        const codes = [...new Set([...itemQuotes.map((q) => q.marketCode), ...history.series.map((s) => s.marketCode)])].filter((c) => c !== VALUATION_MARKET);
+        const marketNames = new Map(
+          codes.length === 0 ? [] : (await deps.db.query<{ code: string; name: string }>(`SELECT code, name FROM website WHERE code = ANY($1::text[])`, [codes])).map((r) => [r.code, r.name] as const),
+        );
+        return send(request, renderItemPage({ name, currency: query.currency, rates, quotes: itemQuotes, marketNames, range, history, extent }));
+      } catch (err) {
+        return failed(request, err);
+      }
+    },
+  };
+}
