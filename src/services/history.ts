@@ -16,7 +16,7 @@
  */
 import { Decimal } from 'decimal.js';
 import type { Database } from '../db/client.js';
-import { decodeMonth, encodeMonth, type StoredCandle } from '../history/candle-codec.js';
+import { decodeMonth, encodeMonth, visitMonth, type StoredCandle } from '../history/candle-codec.js';
 import { formatDate } from '../lib/time.js';
 import { validationError } from '../lib/errors.js';
 
@@ -119,12 +119,6 @@ function monthStart(d: string): string {
   return `${d.slice(0, 7)}-01`;
 }
 
-interface DayCandle extends StoredCandle {
-  date: string;
-  provider: string;
-  currency: string;
-  confirmed: number;
-}
 
 interface ColdRow {
   market_code: string;
@@ -176,7 +170,7 @@ function trimDecimal(s: string | null): string | null {
  * The daily candles of one item in [from, to], per (market, series), one provider per day by precedence.
  * Two queries (cold months, hot days). Throws only on a database error.
  */
-async function dailyCandles(db: Pick<Database, 'query'>, q: HistoryQuery): Promise<Map<string, DayCandle[]>> {
+async function dailyCandles(db: Pick<Database, 'query'>, q: HistoryQuery): Promise<Map<string, DaySeries>> {
   const kinds = q.series ?? ['ask', 'bid', 'listing_minimum', 'sales'];
   const [cold, hot] = await Promise.all([
     db.query<ColdRow>(
@@ -198,46 +192,139 @@ async function dailyCandles(db: Pick<Database, 'query'>, q: HistoryQuery): Promi
         )
       : Promise.resolve([] as HotRow[]),
   ]);
-  // (market, series, provider, date) -> candle; hot rows replace cold ones of the same day.
-  const byKey = new Map<string, DayCandle>();
+  // Days are indexed from `from` (0 = from): (market, series) -> provider -> index -> candle. A hot row
+  // replaces the cold candle of its day. Arrays, not maps keyed by date: no key strings and no sort; and each
+  // day's candle is built once, already in the shape served at interval day (docs/history.md, read path).
+  const fromMs = dayMs(q.from);
+  const span = (dayMs(q.to) - fromMs) / DAY_MS + 1;
+  const dates: string[] = new Array(span);
+  for (let i = 0; i < span; i++) dates[i] = formatDate(new Date(fromMs + i * DAY_MS));
+  const groups = new Map<string, ProviderDays[]>();
+  const daysOf = (market: string, series: string, provider: string): ProviderDays => {
+    const key = `${market}\u0000${series}`;
+    let providers = groups.get(key);
+    if (!providers) groups.set(key, (providers = []));
+    let days = providers.find((p) => p.provider === provider);
+    if (!days) providers.push((days = { provider, candles: new Array(span), currency: new Array(span), confirmed: null }));
+    return days;
+  };
   for (const r of cold) {
-    for (const c of decodeMonth(r.data)) {
-      const date = `${r.month.slice(0, 8)}${String(c.day).padStart(2, '0')}`;
-      if (date < q.from || date > q.to) continue;
-      byKey.set(`${r.market_code}\u0000${r.series}\u0000${r.provider_code}\u0000${date}`, { ...c, date, provider: r.provider_code, currency: r.currency_code, confirmed: 0 });
-    }
-  }
-  for (const r of hot) {
-    byKey.set(`${r.market_code}\u0000${r.side}\u0000${r.provider_code}\u0000${r.day}`, {
-      ...candleOfClose(r),
-      date: r.day,
-      provider: r.provider_code,
-      currency: r.currency_code,
-      confirmed: r.confirmed_at.getTime(),
+    const days = daysOf(r.market_code, r.series, r.provider_code);
+    const base = (dayMs(r.month) - fromMs) / DAY_MS - 1; // index of day 1 is base + 1
+    const sales = r.series === 'sales';
+    visitMonth(r.data, (day, open, high, low, close, observations, quantity, delisted) => {
+      const i = base + day;
+      if (i < 0 || i >= span) return;
+      days.candles[i] = dayCandle(dates[i]!, open, high, low, close, observations, quantity, delisted, sales);
+      days.currency[i] = r.currency_code;
+      if (days.confirmed !== null) days.confirmed[i] = 0;
     });
   }
+  for (const r of hot) {
+    const i = (dayMs(r.day) - fromMs) / DAY_MS;
+    if (i < 0 || i >= span) continue;
+    const days = daysOf(r.market_code, r.side, r.provider_code);
+    const c = candleOfClose(r);
+    days.candles[i] = dayCandle(dates[i]!, c.open, c.high, c.low, c.close, c.observations, c.quantity, c.delisted, false);
+    days.currency[i] = r.currency_code;
+    (days.confirmed ??= new Array<number>(span).fill(0))[i] = r.confirmed_at.getTime();
+  }
   // One provider per (market, series, day): the quotes' precedence.
-  const chosen = new Map<string, DayCandle>();
-  for (const [key, c] of byKey) {
-    const [market, series] = key.split('\u0000');
-    const k = `${market}\u0000${series}\u0000${c.date}`;
-    const prev = chosen.get(k);
-    if (!prev || precedes(c, prev, market!)) chosen.set(k, c);
+  const out = new Map<string, DaySeries>();
+  for (const [key, providers] of groups) {
+    const market = key.slice(0, key.indexOf('\u0000'));
+    const series: DaySeries = { candles: [], currency: '' };
+    for (let i = 0; i < span; i++) {
+      let best: ProviderDays | undefined;
+      for (const p of providers) {
+        if (p.candles[i] !== undefined && (best === undefined || precedesAt(p, best, i, market))) best = p;
+      }
+      if (best === undefined) continue;
+      series.candles.push(best.candles[i]!);
+      series.currency = best.currency[i]!;
+    }
+    out.set(key, series);
   }
-  const out = new Map<string, DayCandle[]>();
-  for (const [k, c] of chosen) {
-    const [market, series] = k.split('\u0000');
-    const sk = `${market}\u0000${series}`;
-    let list = out.get(sk);
-    if (!list) out.set(sk, (list = []));
-    list.push(c);
-  }
-  for (const list of out.values()) list.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
   return out;
 }
 
+/** One day's candle as served: a sales day's units are its volume; a listing day's its last quantity. */
+function dayCandle(
+  date: string,
+  open: string | null,
+  high: string | null,
+  low: string | null,
+  close: string | null,
+  observations: number,
+  quantity: number | null,
+  delisted: boolean,
+  sales: boolean,
+): Candle {
+  return { date, open, high, low, close, observations, quantity: sales ? null : quantity, volume: sales ? (quantity ?? 0) : null, delisted, days: 1 };
+}
+
+/** One provider's days of one (market, series) in a read, indexed from the range's first day. */
+interface ProviderDays {
+  provider: string;
+  candles: (Candle | undefined)[];
+  currency: (string | undefined)[];
+  /** Epoch ms of each hot day's last confirmation (0 for compacted days); null while the provider has no hot day. */
+  confirmed: number[] | null;
+}
+
+/** The chosen daily candles of one (market, series), in day order, with the last day's currency. */
+interface DaySeries {
+  candles: Candle[];
+  currency: string;
+}
+
+/** `precedes` for day `i` of two providers' days. */
+function precedesAt(a: ProviderDays, b: ProviderDays, i: number, market: string): boolean {
+  const ac = a.candles[i]!;
+  const bc = b.candles[i]!;
+  return precedes(
+    { date: '', delisted: ac.delisted, provider: a.provider, confirmed: a.confirmed?.[i] ?? 0 },
+    { date: '', delisted: bc.delisted, provider: b.provider, confirmed: b.confirmed?.[i] ?? 0 },
+    market,
+  );
+}
+
+/** What the provider precedence reads of a candle. */
+interface Ranked {
+  date: string;
+  delisted: boolean;
+  provider: string;
+  /** Epoch ms of the last confirmation (0 for a compacted day). */
+  confirmed: number;
+}
+
+/**
+ * One candle per day of one (item, market, series) from its providers' candles (provider -> date -> candle),
+ * chosen by the quotes' precedence (`precedes`), in day order.
+ */
+function onePerDay<T extends Ranked>(providers: Map<string, Map<string, T>>, market: string): T[] {
+  let list: T[];
+  if (providers.size === 1) list = [...providers.values().next().value!.values()];
+  else {
+    const chosen = new Map<string, T>();
+    for (const days of providers.values()) {
+      for (const c of days.values()) {
+        const prev = chosen.get(c.date);
+        if (!prev || precedes(c, prev, market)) chosen.set(c.date, c);
+      }
+    }
+    list = [...chosen.values()];
+  }
+  return list.sort(byDate);
+}
+
+/** Orders by `date` (YYYY-MM-DD strings compare as days). */
+function byDate(a: { date: string }, b: { date: string }): number {
+  return a.date < b.date ? -1 : a.date > b.date ? 1 : 0;
+}
+
 /** The quotes' provider precedence (src/services/quotes.ts): listed, direct, latest confirmation, provider code. */
-function precedes(a: DayCandle, b: DayCandle, market: string): boolean {
+function precedes(a: Ranked, b: Ranked, market: string): boolean {
   if (a.delisted !== b.delisted) return !a.delisted;
   const ad = a.provider === market;
   const bd = b.provider === market;
@@ -256,31 +343,79 @@ export function bucketOf(date: string, interval: HistoryInterval): string {
 }
 
 /**
- * Aggregates daily candles (in day order) to `interval` buckets: open of the first day with a price, close of
- * the last, highest high, lowest low, observations and days summed, last quantity, units sold summed (sales),
- * delisted as of the bucket's last day. Exact decimal comparisons.
+ * Compares two plain decimal strings (`-?digits(.digits)?`, no exponent, as the codec and PostgreSQL's numeric
+ * text write them) exactly, without parsing: -1, 0 or 1. Equal values with different trailing zeros compare
+ * equal (`1.50` = `1.5`); leading zeros in the integer part are not expected.
  */
-export function aggregate(days: readonly DayCandle[] | readonly (StoredCandle & { date: string })[], interval: HistoryInterval, sales: boolean): Candle[] {
+export function compareDecimal(a: string, b: string): number {
+  const an = a.charCodeAt(0) === 45;
+  const bn = b.charCodeAt(0) === 45;
+  if (an !== bn) {
+    // -0 and 0 are the only equal pair of opposite signs.
+    if (isZero(a) && isZero(b)) return 0;
+    return an ? -1 : 1;
+  }
+  const m = compareMagnitude(an ? a.slice(1) : a, bn ? b.slice(1) : b);
+  return an ? -m : m;
+}
+
+function isZero(s: string): boolean {
+  return /^-?0*(\.0*)?$/.test(s);
+}
+
+/** Compares two unsigned plain decimals exactly. */
+function compareMagnitude(a: string, b: string): number {
+  const ad = a.indexOf('.');
+  const bd = b.indexOf('.');
+  const ai = ad < 0 ? a : a.slice(0, ad);
+  const bi = bd < 0 ? b : b.slice(0, bd);
+  const aw = ai.length > 1 && ai.charCodeAt(0) === 48 ? ai.replace(/^0+(?=\d)/, '') : ai;
+  const bw = bi.length > 1 && bi.charCodeAt(0) === 48 ? bi.replace(/^0+(?=\d)/, '') : bi;
+  if (aw.length !== bw.length) return aw.length < bw.length ? -1 : 1;
+  if (aw !== bw) return aw < bw ? -1 : 1;
+  const af = ad < 0 ? '' : a.slice(ad + 1);
+  const bf = bd < 0 ? '' : b.slice(bd + 1);
+  if (af.length === bf.length) return af === bf ? 0 : af < bf ? -1 : 1;
+  const len = Math.max(af.length, bf.length);
+  const ap = af.padEnd(len, '0');
+  const bp = bf.padEnd(len, '0');
+  return ap === bp ? 0 : ap < bp ? -1 : 1;
+}
+
+/**
+ * Aggregates daily candles (in day order, each as `dayCandle` builds it) to `interval` buckets: open of the first day with a price, close of
+ * the last, highest high, lowest low, observations and days summed, last quantity, units sold summed (sales),
+ * delisted as of the bucket's last day. Exact decimal comparisons (`compareDecimal`). `buckets` caches day -> bucket
+ * for one interval; pass one map to several calls of the same interval to share it.
+ */
+export function aggregate(days: { readonly candles: readonly Candle[] }, interval: HistoryInterval, sales: boolean, buckets: Map<string, string> = new Map()): Candle[] {
+  // Day candles are built in their served shape (dayCandle): interval day serves them as they are.
+  if (interval === 'day') return days.candles as Candle[];
+  const bucket = (date: string): string => {
+    let b = buckets.get(date);
+    if (b === undefined) buckets.set(date, (b = bucketOf(date, interval)));
+    return b;
+  };
   const out: Candle[] = [];
   let cur: Candle | null = null;
-  for (const d of days) {
-    const date = bucketOf(d.date, interval);
+  for (const d of days.candles) {
+    const date = bucket(d.date);
     if (!cur || cur.date !== date) {
       cur = { date, open: null, high: null, low: null, close: null, observations: 0, quantity: null, volume: sales ? 0 : null, delisted: false, days: 0 };
       out.push(cur);
     }
-    cur.days += 1;
+    cur.days += d.days;
     cur.observations += d.observations;
     cur.delisted = d.delisted;
-    if (sales) cur.volume = (cur.volume ?? 0) + (d.quantity ?? 0);
+    if (sales) cur.volume = (cur.volume ?? 0) + (d.volume ?? 0);
     else if (d.quantity !== null) cur.quantity = d.quantity;
     if (d.close !== null) {
       if (cur.open === null) cur.open = d.open ?? d.close;
       cur.close = d.close;
       const hi = d.high ?? d.close;
       const lo = d.low ?? d.close;
-      if (cur.high === null || new Decimal(hi).gt(cur.high)) cur.high = hi;
-      if (cur.low === null || new Decimal(lo).lt(cur.low)) cur.low = lo;
+      if (cur.high === null || compareDecimal(hi, cur.high) > 0) cur.high = hi;
+      if (cur.low === null || compareDecimal(lo, cur.low) < 0) cur.low = lo;
     }
   }
   return out;
@@ -302,14 +437,16 @@ export async function loadItemHistory(db: Pick<Database, 'query'>, q: HistoryQue
     ),
   ]);
   const series: HistorySeriesOut[] = [];
+  const buckets = new Map<string, string>();
   for (const [key, days] of daily) {
+    if (days.candles.length === 0) continue;
     const [marketCode, kind] = key.split('\u0000') as [string, HistorySeriesKind];
     series.push({
       marketCode,
       series: kind,
       side: kind === 'sales' ? null : kind === 'bid' ? 'bid' : 'ask',
-      currencyCode: days[days.length - 1]!.currency,
-      candles: aggregate(days, q.interval, kind === 'sales'),
+      currencyCode: days.currency,
+      candles: aggregate(days, q.interval, kind === 'sales', buckets),
     });
   }
   const order: Record<HistorySeriesKind, number> = { ask: 0, bid: 1, listing_minimum: 2, sales: 3 };
@@ -516,24 +653,10 @@ export async function readDayCandles(
       confirmed: new Date(r.confirmed_at).getTime(),
     });
   }
-  const byDate = (a: { date: string }, b: { date: string }) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0);
   const order = [...groups.values()].sort((a, b) => a.itemId - b.itemId || (a.market < b.market ? -1 : a.market > b.market ? 1 : a.series < b.series ? -1 : a.series > b.series ? 1 : 0));
   const out: ItemDayCandle[] = [];
   for (const g of order) {
-    let list: Read[];
-    if (g.providers.size === 1) list = [...g.providers.values().next().value!.values()];
-    else {
-      // One provider per day: the quotes' precedence (precedes reads only delisted, provider and confirmed).
-      const chosen = new Map<string, Read>();
-      for (const days of g.providers.values()) {
-        for (const c of days.values()) {
-          const prev = chosen.get(c.date);
-          if (!prev || precedes(c as unknown as DayCandle, prev as unknown as DayCandle, g.market)) chosen.set(c.date, c);
-        }
-      }
-      list = [...chosen.values()];
-    }
-    list.sort(byDate);
+    const list = onePerDay(g.providers, g.market);
     for (const c of list) out.push(c);
   }
   return out;
