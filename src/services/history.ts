@@ -356,7 +356,7 @@ export function compareDecimal(a: string, b: string): number {
     return an ? -1 : 1;
   }
   const m = compareMagnitude(an ? a.slice(1) : a, bn ? b.slice(1) : b);
-  return an ? -m : m;
+  return an && m !== 0 ? -m : m;
 }
 
 function isZero(s: string): boolean {
