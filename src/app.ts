@@ -31,6 +31,7 @@ import { credentialFromHeaders, sameSecret } from './services/accounts.js';
 import { toGraphQLError } from './graphql/errors.js';
 import { CallerCache } from './services/caller-cache.js';
 import { QuoteCache } from './services/quote-cache.js';
+import { SnapshotCache } from './services/exports.js';
 import { CreditLeases, type CreditLeaseOptions } from './services/credit-leases.js';
 import { readBodyLimited } from './lib/body.js';
 import { graphqlBodyLimit } from './graphql/types/ingestion.js';
@@ -134,12 +135,13 @@ export function createApp(deps: AppDeps): App {
   const authCacheSeconds = deps.authCacheSeconds ?? 30;
   const callers = authCacheSeconds > 0 ? new CallerCache(db, { maxAgeMs: authCacheSeconds * 1000 }) : null;
   const quotes = deps.quoteCache === false ? null : new QuoteCache(db);
+  const snapshots = new SnapshotCache(db);
   const leases = deps.creditLeases === false ? null : new CreditLeases(db, deps.creditLeases === true ? {} : deps.creditLeases);
   const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
   // Pages (`/`, `/docs`, `/status/page`, `/items`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();
   const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger });
-  const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}) };
+  const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}), snapshots };
   /** The resolvers' context of one request (both faces). */
   const makeContext = (state: RequestState, headers: HeaderReader) => createContext(db, state, headers, contextOptions);
   // The documented REST paths: a Yoga plugin over the same pipeline, plus the node:http fast path (src/rest/facade.ts).
@@ -284,6 +286,7 @@ export function createApp(deps: AppDeps): App {
   async function close(): Promise<void> {
     await leases?.close();
     quotes?.close();
+    snapshots.close();
     callers?.close();
   }
   return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga, close };

@@ -54,9 +54,10 @@ export interface Database {
 
 /**
  * Change channels: `qg_auth` carries the id of an account whose keys, subscription, credits or state changed;
- * `qg_quotes` an app id (or `*`) whose published quotes or valuations changed (services/quote-cache.ts).
+ * `qg_quotes` an app id (or `*`) whose published quotes or valuations changed (services/quote-cache.ts);
+ * `qg_exports` an app id whose export snapshot was replaced (services/exports.ts, SnapshotCache).
  */
-export type ChangeChannel = 'qg_auth' | 'qg_quotes';
+export type ChangeChannel = 'qg_auth' | 'qg_quotes' | 'qg_exports';
 
 /** Where to connect: a PostgreSQL URL, or a PGlite data directory (`memory://` for in-memory). */
 export type DatabaseTarget = { url: string } | { pgliteDir: string };

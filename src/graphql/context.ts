@@ -24,6 +24,7 @@ import { loadFeeBook, type FeeBook } from '../services/valuation.js';
 import type { Charge } from '../services/billing.js';
 import type { CallerCache } from '../services/caller-cache.js';
 import type { QuoteCache } from '../services/quote-cache.js';
+import type { SnapshotCache } from '../services/exports.js';
 import type { CreditLeases } from '../services/credit-leases.js';
 
 /** Loaders of one request. Keys of `quotes`: `appId + '\u0000' + marketHashName`. */
@@ -163,6 +164,8 @@ export interface Context {
   callers?: CallerCache;
   /** The replica's credit leases, when the app has them: metering charges through them. */
   leases?: CreditLeases;
+  /** The replica's cache of current export snapshots, when the app has one (the export's 304s read it). */
+  snapshots?: SnapshotCache;
   /**
    * The `user` caller behind the request's API key, allowed to run catalogue operation `operationId`;
    * the credential is looked up once per request. Throws 401 `unauthorized` (missing, malformed,
@@ -184,6 +187,8 @@ export interface ContextOptions {
   quotes?: QuoteCache;
   /** The replica's credit leases (services/credit-leases.ts); absent = one charge statement per request. */
   leases?: CreditLeases;
+  /** Current export snapshots cached per replica (services/exports.ts, SnapshotCache); absent = the database. */
+  snapshots?: SnapshotCache;
 }
 
 /** Builds a request context; the credential lookup happens only when a resolver or plugin asks for the caller. */
@@ -217,6 +222,7 @@ export function createContext(db: Database, state: RequestState, headers: Header
     status: opts.status ?? defaultStatusSettings(),
     ...(opts.callers ? { callers: opts.callers } : {}),
     ...(opts.leases ? { leases: opts.leases } : {}),
+    ...(opts.snapshots ? { snapshots: opts.snapshots } : {}),
     async requireUser(operationId) {
       const c = await caller();
       if (c.role !== 'user') throw forbidden('This operation needs an API key; service tokens may only call the sync mutations.');

@@ -16,12 +16,14 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * An answer before it meets a transport: the fetch API's Response (the `@whatwg-node/server` face) or
- * node:http's response (the REST fast path). `body` is the whole text; null = none.
+ * node:http's response (the REST fast path). `body` is the whole text; null = none. `stream` (the export file)
+ * is a body of bytes sent as it is read, with its Content-Length in `headers`; `body` is then null.
  */
 export interface Reply {
   status: number;
   headers: Record<string, string>;
   body: string | null;
+  stream?: ReadableStream<Uint8Array>;
 }
 
 export function jsonReply(status: number, body: unknown, headers: Record<string, string>): Reply {
@@ -29,7 +31,7 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
 }
 
 export function toResponse(reply: Reply): Response {
-  return new Response(reply.body, { status: reply.status, headers: reply.headers });
+  return new Response(reply.stream ?? reply.body, { status: reply.status, headers: reply.headers });
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string>): Response {

@@ -9,6 +9,8 @@
  */
 import crypto from 'node:crypto';
 import type http from 'node:http';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
@@ -40,11 +42,16 @@ export interface ServerContext {
 export interface RestRequest {
   searchParams: URLSearchParams;
   headers: HeaderReader;
-  /** The fetch Request on the adapter face (bodies and the export's responder need it); null on the fast path. */
+  /** The fetch Request on the adapter face (its body is read from it); null on the fast path. */
   request: Request | null;
   /** node:http's request on the fast path (its body is read from it). */
   incoming?: http.IncomingMessage;
+  /** Aborts when the client leaves before the answer was sent whole (the export's paid delivery reads it). */
+  signal: AbortSignal;
 }
+
+/** The signal of a request whose answer has no delivery to watch (never aborts). */
+const NEVER = new AbortController().signal;
 
 const snake = (camel: string) => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
@@ -159,9 +166,9 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
   /**
    * Runs one REST route for either transport: parameters to variables (a 422 waits for the credential),
    * the route's compiled document through the shared envelop pipeline, the result as the documented
-   * payload in its envelope. A Reply, or the route's own Response (the export file).
+   * payload in its envelope, or the route's own answer (the export file: a 304, headers, or the file as a stream).
    */
-  async function runRoute(route: CompiledRoute, match: RegExpExecArray, input: RestRequest, state: RequestState): Promise<Reply | Response> {
+  async function runRoute(route: CompiledRoute, match: RegExpExecArray, input: RestRequest, state: RequestState): Promise<Reply> {
     const { requestId } = state;
     // Parameters are judged after the credential (README, order of checks): a 422 found here waits for it.
     let invalid: ServiceError | null = null;
@@ -194,7 +201,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
     if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
     const payload = route.payload(result.data as Record<string, unknown>);
-    if (route.respond) return route.respond(payload, { db, state, request: input.request!, logger: state.log ?? logger });
+    if (route.respond) return route.respond(payload, { db, state, signal: input.signal, logger: state.log ?? logger });
     const headers = { 'Content-Type': JSON_TYPE, 'X-Request-ID': requestId, ...route.headers };
     // Quotes arrive as JSON text made once per cached quote (RawJson): spliced, not serialized again.
     return { status: 200, headers, body: stringifyWithRaw(route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload) };
@@ -202,8 +209,8 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
 
   /**
    * The REST route a request may take on the fast path, or null: a route's own method (GET, HEAD of a GET,
-   * POST with its JSON body) when it answers JSON (not the export file), without an Origin header (browsers'
-   * requests go through the adapter, whose CORS plugin answers them). Everything else, 405s and 404s included, goes through
+   * POST with its JSON body), without an Origin header (browsers' requests go through the adapter, whose CORS
+   * plugin answers them). The export file is served here too, streamed with its delivery watched. Everything else, 405s and 404s included, goes through
    * the adapter; both run `runRoute`, so there is one request pipeline.
    */
   function fastRoute(method: string | undefined, pathname: string, headers: http.IncomingHttpHeaders): { route: CompiledRoute; match: RegExpExecArray } | null {
@@ -213,7 +220,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       const match = route.pattern.exec(pathname);
       if (!match) continue;
       const sameMethod = route.method === method || (route.method === 'GET' && method === 'HEAD');
-      return sameMethod && !route.respond ? { route, match } : null;
+      return sameMethod ? { route, match } : null;
     }
     return null;
   }
@@ -229,16 +236,43 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     state.head = req.method === 'HEAD';
     state.operationId = route.operationId;
     const started = performance.now();
+    // Aborted when the connection closes before the answer was written whole (the export's refund on
+    // non-delivery); only a route with its own responder reads it, so the JSON routes skip the listener.
+    let signal = NEVER;
+    if (route.respond) {
+      const gone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      signal = gone.signal;
+    }
     let reply: Reply;
     try {
-      reply = (await runRoute(route, match, { searchParams: url.searchParams, headers: nodeHeaders(req.headers), request: null, incoming: req }, state)) as Reply;
+      reply = await runRoute(route, match, { searchParams: url.searchParams, headers: nodeHeaders(req.headers), request: null, incoming: req, signal }, state);
     } catch (error) {
       reply = errorReply(state.requestId, toServiceError(error, state.log), route.metered);
     }
+    const headers: Record<string, string> = { ...reply.headers, 'X-Request-ID': state.requestId, ...rateLimitHeaders(state) };
+    if (reply.stream) {
+      // The export file: stored gzip chunks written as they are read, with the Content-Length the route set.
+      if (!res.destroyed) {
+        res.writeHead(reply.status, headers);
+        if (state.head) {
+          res.end();
+          void reply.stream.cancel().catch(() => undefined);
+        } else {
+          Readable.fromWeb(reply.stream as NodeReadableStream<Uint8Array>).on('error', (e) => {
+            state.log?.warn({ err: e }, 'export stream failed');
+            res.destroy(e);
+          }).pipe(res);
+        }
+      } else void reply.stream.cancel().catch(() => undefined);
+      recordRequest(state, req.method!, url.pathname, reply.status, started);
+      return;
+    }
     // Encoded once: a spliced answer is a rope of many strings, and measuring it apart from writing it costs a second pass.
     const body = Buffer.from(reply.body ?? '', 'utf8');
-    const headers: Record<string, string> = { ...reply.headers, 'X-Request-ID': state.requestId, ...rateLimitHeaders(state) };
-    headers['Content-Length'] = String(body.length);
+    if (reply.status !== 304 && !(state.head && reply.headers['Content-Length'] !== undefined)) headers['Content-Length'] = String(body.length);
     if (!res.destroyed) {
       res.writeHead(reply.status, headers);
       // HEAD (README): the GET's status and headers, no body.
@@ -262,8 +296,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
         if (route.method === request.method || (route.method === 'GET' && request.method === 'HEAD')) {
           metered = route.metered;
           state.operationId = route.operationId;
-          const reply = await runRoute(route, m, { searchParams: url.searchParams, headers: request.headers, request }, state);
-          return reply instanceof Response ? reply : toResponse(reply);
+          return toResponse(await runRoute(route, m, { searchParams: url.searchParams, headers: request.headers, request, signal: request.signal }, state));
         }
         allowed.push(route.method);
       }

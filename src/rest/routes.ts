@@ -17,6 +17,7 @@ import { snapshotStream } from '../services/exports.js';
 import { refundCredits } from '../services/billing.js';
 import { deliveryStream } from '../lib/delivery.js';
 import type { Logger } from 'pino';
+import type { Reply } from '../http/replies.js';
 
 /** What a route sees of a request: path parameters, query parameters (all values) and the parsed JSON body. */
 export interface RouteInput {
@@ -30,8 +31,8 @@ export interface RouteInput {
 export interface RespondContext {
   db: Database;
   state: RequestState;
-  /** The HTTP request (its signal aborts when the client leaves before the answer was sent whole). */
-  request: Request;
+  /** Aborts when the client leaves before the answer was sent whole (either transport). */
+  signal: AbortSignal;
   logger?: Logger;
 }
 
@@ -48,8 +49,8 @@ export interface RouteSpec {
   headers?: Record<string, string>;
   /** True when the request has a JSON body. */
   body?: boolean;
-  /** Builds the whole response instead of the JSON envelope (the export file). */
-  respond?(payload: unknown, ctx: RespondContext): Response;
+  /** Builds the whole answer instead of the JSON envelope (the export file: headers, a 304, or the file as a stream). */
+  respond?(payload: unknown, ctx: RespondContext): Reply;
 }
 
 /** One REST route: its table row with the method and path template of its catalogue row (data/endpoints.json). */
@@ -264,7 +265,7 @@ const TABLE: readonly RouteSpec[] = [
       c.done();
       return { appId, side, ifNoneMatch };
     },
-    respond: (payload, { db, state, request, logger }) => {
+    respond: (payload, { db, state, signal, logger }) => {
       const s = payload as { snapshotId: string; etag: string; generatedAt: string; byteSize: number; notModified: boolean };
       const billing = state.billing;
       const headers: Record<string, string> = {
@@ -274,23 +275,23 @@ const TABLE: readonly RouteSpec[] = [
         'Cache-Control': 'private, no-cache',
         'X-Billable': String(Boolean(billing?.billable)),
       };
-      if (s.notModified) return new Response(null, { status: 304, headers });
+      if (s.notModified) return { status: 304, headers, body: null };
       if (billing?.billable) {
         headers['X-Credit-Cost'] = billing.cost.toString();
         headers['X-Credit-Remaining'] = billing.remaining.toString();
       }
       const fileHeaders = { ...headers, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': String(s.byteSize) };
-      if (state.head) return new Response(null, { status: 200, headers: fileHeaders });
+      if (state.head) return { status: 200, headers: fileHeaders, body: null };
       // Paid on delivery (README, Billing): a file that fails or is cut off before its last byte is refunded.
       const charge = billing?.charge;
       const file = snapshotStream(db, s.snapshotId);
       const body = charge
-        ? deliveryStream(file, request.signal, async (reason) => {
+        ? deliveryStream(file, signal, async (reason) => {
             const refunded = await refundCredits(db, charge);
             logger?.warn({ reason, refunded, credits: charge.cost.toString() }, 'export not delivered: charge refunded');
           }, s.byteSize)
         : file;
-      return new Response(body, { status: 200, headers: fileHeaders });
+      return { status: 200, headers: fileHeaders, body: null, stream: body };
     },
   },
   {

@@ -85,6 +85,47 @@ export async function currentSnapshot(db: Pick<Database, 'query'>, appId: string
   return row ? toSnapshot(row) : null;
 }
 
+/**
+ * The current snapshots held in a replica's memory, so a conditional export request (the 304 answer) costs no
+ * database round trip (issue: serving quotes at the machine's limit, export targets). An entry is served for
+ * at most `maxAgeMs` (1 s): a snapshot published by another process is seen within that even if its change
+ * signal is lost; a publish also signals `qg_exports`, which drops every entry at once, in this process before
+ * the build returns and in the others when PostgreSQL delivers it. A load that started before a signal is not
+ * stored. "No snapshot yet" is not cached.
+ */
+export class SnapshotCache {
+  private readonly entries = new Map<string, { snapshot: Snapshot; at: number }>();
+  private generation = 0;
+  private readonly stop: () => void;
+
+  constructor(
+    private readonly db: Database,
+    private readonly maxAgeMs = 1000,
+  ) {
+    this.stop = db.onNotify('qg_exports', () => {
+      this.generation += 1;
+      this.entries.clear();
+    });
+  }
+
+  /** The snapshot served for `appId` and `side` (`currentSnapshot`, from memory while fresh), or null before the first build. */
+  async current(appId: string, side: SideFilter): Promise<Snapshot | null> {
+    const key = `${appId}\u0000${side}`;
+    const now = performance.now();
+    const hit = this.entries.get(key);
+    if (hit && now - hit.at < this.maxAgeMs) return hit.snapshot;
+    const generation = this.generation;
+    const snapshot = await currentSnapshot(this.db, appId, side);
+    if (snapshot && generation === this.generation) this.entries.set(key, { snapshot, at: now });
+    return snapshot;
+  }
+
+  /** Stops listening for change signals. */
+  close(): void {
+    this.stop();
+  }
+}
+
 /** True once any snapshot has been published (the builder has run). */
 export async function anySnapshot(db: Pick<Database, 'query'>): Promise<boolean> {
   return (await db.query(`SELECT 1 FROM export_current LIMIT 1`)).length > 0;
@@ -207,6 +248,9 @@ async function publishSide(db: Database, appId: string, out: SideOutput, generat
      ON CONFLICT (app_id, side) DO UPDATE SET build_id = EXCLUDED.build_id`,
     [appId, out.side, out.buildId],
   );
+  // Every replica's SnapshotCache drops its entries (this process's at once). A signal that cannot be sent is
+  // not an error of the build: the other replicas' entries expire within a second anyway.
+  await db.notify('qg_exports', appId).catch(() => undefined);
   // Keep the snapshot just replaced (downloads in flight); drop older ones.
   await db.query(
     `DELETE FROM export_build WHERE app_id = $1 AND side = $2 AND complete AND id < $3

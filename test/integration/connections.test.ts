@@ -161,6 +161,7 @@ describe('a file is paid for when it is delivered', () => {
       `INSERT INTO export_current (app_id, side, build_id) VALUES ('730', 'ask', $1) ON CONFLICT (app_id, side) DO UPDATE SET build_id = EXCLUDED.build_id`,
       [id],
     );
+    await db.notify('qg_exports', '730'); // published as the builder publishes
     const a = await createAccount(db, { credits: 20n });
     const received = await new Promise<{ status: number; remaining: string | undefined; bytes: number }>((resolve, reject) => {
       const req = http.get(`${origin}/prices/export`, { headers: { Authorization: `Bearer ${a.key}` } }, (res) => {

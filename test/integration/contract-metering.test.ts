@@ -215,6 +215,8 @@ describe('a file is paid for when it is delivered', () => {
     // 64 KiB chunks made by the database itself.
     await t.db.query(`INSERT INTO export_chunk (build_id, seq, bytes) SELECT $1, g, decode(repeat(md5(g::text), 4096), 'hex') FROM generate_series(0, $2 - 1) g`, [id, chunks]);
     await t.db.query(`UPDATE export_current SET build_id = $1 WHERE app_id = '730' AND side = 'ask'`, [id]);
+    // Published as the builder publishes: the replicas' snapshot caches hear it.
+    await t.db.notify('qg_exports', '730');
     return { buildId: id, size };
   }
 
@@ -258,6 +260,7 @@ describe('a file is paid for when it is delivered', () => {
       expect(await ledger(c.id)).toEqual({ used: 0, charged: 10, refunded: 10, refunds: 1 });
     } finally {
       await t.db.query(`UPDATE export_current SET build_id = $1 WHERE app_id = '730' AND side = 'ask'`, [previous]);
+      await t.db.notify('qg_exports', '730');
     }
   });
 });

@@ -10,6 +10,7 @@ import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
 import { createAccount, createServiceToken } from '../../src/services/accounts.js';
 import { ingestBatch, completeMarketScanTx } from '../../src/services/ingestion.js';
+import { buildSnapshot } from '../../src/services/exports.js';
 import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
@@ -135,9 +136,11 @@ describe('the node:http fast path answers what the adapter answers', () => {
   let server: http.Server;
   let base: string;
   let app: TestApp;
+  let etag = '';
   beforeAll(async () => {
     app = await testApp();
     await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+    etag = (await buildSnapshot(app.db, '730', 'ask')).snapshot.etag;
     server = http.createServer(app.app.listener);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -148,7 +151,7 @@ describe('the node:http fast path answers what the adapter answers', () => {
     await app.close();
   });
 
-  const cases: { name: string; method: string; path: string; key: boolean; body?: string }[] = [
+  const cases: { name: string; method: string; path: string; key: boolean; body?: string; conditional?: boolean }[] = [
     { name: 'GET /prices', method: 'GET', path: PRICES, key: true },
     { name: 'HEAD /prices', method: 'HEAD', path: PRICES, key: true },
     { name: 'GET /prices without a key (401)', method: 'GET', path: PRICES, key: false },
@@ -159,11 +162,20 @@ describe('the node:http fast path answers what the adapter answers', () => {
     { name: 'POST /prices/batch', method: 'POST', path: '/prices/batch', key: true, body: JSON.stringify({ market_hash_names: [ITEM, 'nope', ITEM] }) },
     { name: 'POST /prices/batch, malformed JSON (422)', method: 'POST', path: '/prices/batch', key: true, body: '{"market_hash_names": [' },
     { name: 'POST /prices/batch, no body (422)', method: 'POST', path: '/prices/batch', key: true, body: '' },
+    // The export file is streamed on the fast path too (paid on delivery); its 304 costs no credit.
+    { name: 'GET /prices/export', method: 'GET', path: '/prices/export', key: true },
+    { name: 'HEAD /prices/export', method: 'HEAD', path: '/prices/export', key: true },
+    { name: 'GET /prices/export with the current ETag (304)', method: 'GET', path: '/prices/export', key: true, conditional: true },
+    { name: 'GET /prices/export without a key (401)', method: 'GET', path: '/prices/export', key: false },
   ];
   // A request with an Origin header takes the adapter (its CORS plugin); the same without takes the fast path.
-  it.each(cases)('$name: same status, headers and body on both paths', async ({ method, path, key, body }) => {
+  it.each(cases)('$name: same status, headers and body on both paths', async ({ method, path, key, body, conditional }) => {
     const a = await createAccount(app.db, { credits: 100n });
-    const headers: Record<string, string> = { ...(key ? bearer(a.key) : {}), ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) };
+    const headers: Record<string, string> = {
+      ...(key ? bearer(a.key) : {}),
+      ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      ...(conditional ? { 'If-None-Match': etag } : {}),
+    };
     const fast = await fetch(base + path, { method, headers, body });
     const viaAdapter = await fetch(base + path, { method, headers: { ...headers, Origin: 'https://dash.example' }, body });
     expect(fast.status).toBe(viaAdapter.status);
@@ -172,17 +184,23 @@ describe('the node:http fast path answers what the adapter answers', () => {
         // Framing differs (the fast path sends Content-Length, the adapter may stream chunked); CORS headers only on the adapter.
         [...h.entries()].filter(
           ([n]) =>
-            !['x-request-id', 'date', 'connection', 'keep-alive', 'vary', 'content-length', 'transfer-encoding'].includes(n) && !n.startsWith('ratelimit') && !n.startsWith('access-control-'),
+            // x-credit-remaining: both requests spend the same account's credits.
+            !['x-request-id', 'date', 'connection', 'keep-alive', 'vary', 'content-length', 'transfer-encoding', 'x-credit-remaining'].includes(n) &&
+            !n.startsWith('ratelimit') &&
+            !n.startsWith('access-control-'),
         ),
       );
     expect(strip(fast.headers)).toEqual(strip(viaAdapter.headers));
     expect(fast.headers.get('ratelimit') !== null).toBe(viaAdapter.headers.get('ratelimit') !== null);
     const [f, v] = [await fast.text(), await viaAdapter.text()];
-    if (method === 'HEAD') {
+    if (method === 'HEAD' || fast.status === 304) {
       expect([f, v]).toEqual(['', '']);
+      // The file's HEAD announces the file's stored size on both paths.
+      if (method === 'HEAD' && path === '/prices/export') expect(fast.headers.get('content-length')).toBe(viaAdapter.headers.get('content-length'));
       return;
     }
-    expect(Number(fast.headers.get('content-length'))).toBe(Buffer.byteLength(f));
+    // fetch decodes the export's gzip: its Content-Length counts the stored (compressed) bytes.
+    if (fast.headers.get('content-encoding') === null) expect(Number(fast.headers.get('content-length'))).toBe(Buffer.byteLength(f));
     const withoutIds = (text: string) => {
       const body = JSON.parse(text);
       if (body.meta) delete body.meta.request_id;

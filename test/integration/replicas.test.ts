@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server.js';
 import { ingestQuotes, obs } from '../helpers/app.js';
+import { runExportSnapshots } from '../../src/services/exports.js';
 import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
 
 const run = promisify(execFile);
@@ -140,7 +141,7 @@ describe.skipIf(!serverUrl)('two server processes on one PostgreSQL database', (
   });
 });
 
-describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes)', () => {
+describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes, export snapshots)', () => {
   let db: TestDatabase;
   let servers: ServerProcess[] = [];
 
@@ -179,6 +180,30 @@ describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes)'
         servers.map(async (s) => (await send(s.url, PRICES, a.key)).body.data.markets.find((q: { market_code: string; side: string }) => q.market_code === 'BUFF163' && q.side === 'ask')?.market_price_amount),
       );
     await expect.poll(asks, { timeout: 1000, interval: 50 }).toEqual(['205.5', '205.5']);
+  });
+
+  it('a snapshot published by another process is served by both replicas within 1 s (their snapshot caches hold the old one)', async () => {
+    const a = await createAccount(db, { credits: 1000n });
+    const exportWith = (base: string, etag: string) => fetch(`${base}/prices/export?side=all`, { headers: { 'X-API-Key': a.key, 'If-None-Match': etag } });
+    // These replicas build no snapshots (EXPORT_INTERVAL_SECONDS 0): this process is the builder.
+    const old = (await runExportSnapshots(db, { sides: ['all'] }))!.find((b) => b.snapshot.side === 'all')!.snapshot.etag;
+    for (const s of servers) expect((await exportWith(s.url, old)).status).toBe(304); // now cached in both
+    await ingestQuotes(db.prisma, [obs(ITEM, { price: '207.25', observedAt: new Date('2026-07-17T01:00:00Z') })]);
+    const built = await runExportSnapshots(db, { sides: ['all'] });
+    const fresh = built!.find((b) => b.snapshot.side === 'all')!;
+    expect(fresh.published).toBe(true);
+    const answers = async () =>
+      Promise.all(
+        servers.map(async (s) => {
+          const r = await exportWith(s.url, old);
+          await r.arrayBuffer();
+          return [r.status, r.headers.get('etag')];
+        }),
+      );
+    await expect.poll(answers, { timeout: 1000, interval: 50 }).toEqual([
+      [200, fresh.snapshot.etag],
+      [200, fresh.snapshot.etag],
+    ]);
   });
 });
 

@@ -38,7 +38,7 @@ builder.queryFields((t) => ({
     validate: v.exportArgs,
     resolve: async (_r, args, ctx, info) => {
       await ctx.requireUser('exportPrices');
-      const snapshot = await currentSnapshot(ctx.db, args.appId, args.side);
+      const snapshot = ctx.snapshots ? await ctx.snapshots.current(args.appId, args.side) : await currentSnapshot(ctx.db, args.appId, args.side);
       if (!snapshot) {
         if (await anySnapshot(ctx.db)) throw notFound(`No export for app id ${JSON.stringify(args.appId)}: it has no priced items.`);
         throw dependencyUnavailable('The first export snapshot is not built yet; retry in a minute.', 60);
