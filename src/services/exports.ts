@@ -6,7 +6,8 @@
  * a page at a time, their quotes loaded with the same query and rules as GET /prices, each item's
  * JSON written into gzip as it is produced, and the gzip output stored in ~1 MiB chunks as it comes.
  * All sides of an app id are built in one pass (each page is read once, written into each side's
- * gzip). Memory stays bounded by one page of quotes plus one chunk per side, whatever the catalogue size.
+ * gzip), the next page read while this one is written. Memory stays bounded by two pages of quotes plus one
+ * chunk per side, whatever the catalogue size.
  *
  * Visibility: a build is published by one statement that points `export_current` at it, after its
  * last chunk is stored; a failed or interrupted build is never served and is deleted by the next
@@ -282,9 +283,9 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
   const outs: SideOutput[] = [];
   try {
     for (const side of sides) outs.push(await openSide(db, appId, side, generatedAt));
-    let after = '';
-    let page = 0;
-    for (;;) {
+    // The next page is read while this one is written (its names and quotes in flight on the database's
+    // core while this process serializes and compresses): two pages held at most.
+    const readPage = async (after: string) => {
       const names = (
         await db.query<{ market_hash_name: string }>(
           `SELECT market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
@@ -292,9 +293,16 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
           [appId, after, opts.pageItems ?? PAGE_ITEMS],
         )
       ).map((r) => r.market_hash_name);
+      return { names, quotes: names.length === 0 ? new Map<string, MarketQuote[]>() : await loadQuotes(db, appId, names) };
+    };
+    let next = readPage('');
+    let page = 0;
+    for (;;) {
+      const { names, quotes } = await next;
       if (names.length === 0) break;
-      after = names[names.length - 1]!;
-      const quotes = await loadQuotes(db, appId, names);
+      next = readPage(names[names.length - 1]!);
+      // A failure of the read ahead is the next iteration's to throw; until then it must not go unhandled.
+      next.catch(() => undefined);
       // One item at a time into each gzip: no page-sized string is ever built.
       for (const name of names) {
         const all = quotes.get(name) ?? [];
