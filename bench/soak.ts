@@ -29,7 +29,11 @@ const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const WORKERS = Number(process.env.SOAK_WORKERS ?? 12);
 const DB_URL = process.env.SOAK_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/qg_soak';
 const REDIS_URL = process.env.SOAK_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const SAMPLE_EVERY_MS = Math.min(10_000, Math.max(2000, (SECONDS * 1000) / 30));
+// About 120 samples a run (1-10 s apart): each quarter then holds ~30, enough to catch the heap just after a
+// major collection (every ~10-30 s under this load). With 30 samples a run, a 120 s run's quarter held 7, and
+// its floor was often a heap between collections (a CI run read 113 -> 164 MiB with no growth of the
+// post-collection lows: 113, 195, 135, 164).
+const SAMPLE_EVERY_MS = Math.min(10_000, Math.max(1000, (SECONDS * 1000) / 120));
 
 /** Drops and creates the soak database. */
 async function freshDatabase(url: string) {
