@@ -2,6 +2,8 @@
  * The CSCP valuation job runner: once a day at RUN_AFTER_MIDNIGHT_MS past 00:00 UTC it values date
  * "today" from the closes of the seven days before; at start it catches up (catchUpDate: the latest date
  * that can have closes, when it has no run yet: with the bundled data, the day after its last close).
+ * After each run (and at start, even without one) it scores the valuation days that have passed and are not yet
+ * scored (services/valuation-accuracy.ts, under its own lock): the published accuracy series.
  * Each run holds the `quotegate:valuation` database lock, so one replica runs it and the others skip;
  * a scheduled or catch-up run also skips a date that already has a run (another replica did it).
  * Outcomes are written to `job_run` (job `valuation`: last_started_at, last_ok_at, last_error_at,
@@ -12,6 +14,7 @@ import type { Database } from '../db/client.js';
 import { formatDate } from '../lib/time.js';
 import { recordJobRun } from '../services/status.js';
 import { catchUpDate, runValuation, utcDay, type ValuationRunResult } from '../services/valuation.js';
+import { runValuationAccuracy } from '../services/valuation-accuracy.js';
 
 /** How long after 00:00 UTC the daily run starts (closes of the day just ended are complete by then). */
 export const RUN_AFTER_MIDNIGHT_MS = 5 * 60_000;
@@ -69,20 +72,35 @@ export function startValuationJob(db: Database, opts: { logger?: Logger; clock?:
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> = Promise.resolve();
+  // After each run (and at start) the days that have passed are scored (services/valuation-accuracy.ts): the
+  // published accuracy series, filled from the bundled history on first start.
+  const score = async (why: string): Promise<void> => {
+    if (stopped) return;
+    try {
+      const days = await runValuationAccuracy(db, clock(), { now: clock, stopped: () => stopped });
+      if (days.length > 0) log?.info({ days: days.map((d) => `${d.date} (${d.source})`), why }, 'valuation accuracy published');
+    } catch (err) {
+      log?.error({ err, why }, 'valuation accuracy run failed; it is tried again after the next valuation run');
+    }
+  };
+  // The valuation's outcome resolves first (the export's first build waits for it, not for the scoring);
+  // `running` covers both, so stop() waits for the scoring too.
   const attempt = (date: Date | null, why: string): Promise<ValuationOutcome | null> => {
-    if (!date || stopped) return Promise.resolve(null);
-    const p = runValuationJob(db, date, { now: clock }).then(
-      (outcome) => {
-        if (outcome.status === 'done') log?.info({ ...outcome.result, why }, 'valuation published');
-        else log?.debug({ outcome, why }, 'valuation skipped');
-        return outcome;
-      },
-      (err) => {
-        log?.error({ err, date: formatDate(date), why }, 'valuation run failed; the previous valuations stay published');
-        return null;
-      },
-    );
-    running = p;
+    const p: Promise<ValuationOutcome | null> =
+      !date || stopped
+        ? Promise.resolve(null)
+        : runValuationJob(db, date, { now: clock }).then(
+            (outcome) => {
+              if (outcome.status === 'done') log?.info({ ...outcome.result, why }, 'valuation published');
+              else log?.debug({ outcome, why }, 'valuation skipped');
+              return outcome;
+            },
+            (err) => {
+              log?.error({ err, date: formatDate(date), why }, 'valuation run failed; the previous valuations stay published');
+              return null;
+            },
+          );
+    running = p.then(() => score(why));
     return p;
   };
   const schedule = () => {

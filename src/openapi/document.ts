@@ -15,6 +15,7 @@ import { decimal, MarketQuoteOut, timestamp } from '../shapes/quote.js';
 import { CurrencyOut, FeeScheduleOut, WebsiteOut } from '../shapes/catalogue.js';
 import { ItemRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';
+import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
 
 const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ id: 'CreditMeta' });
 const Meta = z
@@ -118,6 +119,7 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean }> = {
   batchPrices: { schema: BatchPricesOut, envelope: true },
   getRoutes: { schema: ItemRoutesOut, envelope: true },
   getPriceHistory: { schema: ItemHistoryOut, envelope: true },
+  getValuationAccuracy: { schema: ValuationAccuracyOut, envelope: true },
   exportPrices: { schema: ExportOut, envelope: false },
   getMe: { schema: SyncUserView, envelope: true },
   getStatus: { schema: StatusOut, envelope: true },
@@ -168,6 +170,11 @@ QUERIES.getPriceHistory = z.object({
   from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'First UTC day (a date that exists); default: the longest span the interval allows, ending at `to`.' }),
   to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'Last UTC day; default today. `from` after `to` is 422.' }),
   interval: v.historyInterval.optional().meta({ description: 'day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days).' }),
+});
+
+QUERIES.getValuationAccuracy = z.object({
+  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'First valuation day (UTC, a date that exists); default 89 days before `to`.' }),
+  to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422.' }),
 });
 
 const PATH_PARAMS: Record<string, z.ZodObject> = {

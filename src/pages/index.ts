@@ -1,6 +1,7 @@
 /**
  * The human-facing pages of the service: `/` (landing), `/docs` (API reference), `/status/page`
- * (status history), `/items` and `/items/{market_hash_name}` (item search and item pages: item-page.ts)
+ * (status history), `/items` and `/items/{market_hash_name}` (item search and item pages: item-page.ts),
+ * `/valuation` (the valuation's published accuracy: valuation-page.ts)
  * and the files they load under `/assets/`. They are not API operations: not in
  * the OpenAPI document, not in the endpoint catalogue, never metered. GraphiQL's page is rendered
  * for Yoga by `renderGraphiQL` below.
@@ -16,6 +17,7 @@ import { createItemPages, type ItemPagesDeps } from './item-page.js';
 import { renderLanding } from './landing.js';
 import { APP_CSP, htmlResponse } from './layout.js';
 import { renderStatusPage } from './status-page.js';
+import { valuationPageHandler } from './valuation-page.js';
 
 /** What the pages need from the app. */
 export interface PagesDeps {
@@ -23,7 +25,7 @@ export interface PagesDeps {
   loadStatus(now: Date): Promise<StatusData>;
   /** The clock of the status page (default: the system clock). */
   clock?: () => Date;
-  /** The database of the item pages (`/items`, `/items/{name}`); without it those paths are not pages. */
+  /** The database of the item pages (`/items`, `/items/{name}`) and `/valuation`; without it those paths are not pages. */
   db?: Pick<Database, 'query'>;
   /** The app's quote cache, read by the item pages (default: `loadQuotes` each time). */
   quoteCache?: ItemPagesDeps['quotes'];
@@ -67,6 +69,8 @@ export function createPages(deps: PagesDeps): Pages {
       });
     },
   };
+
+  if (deps.db) pages['/valuation'] = valuationPageHandler({ db: deps.db, clock });
 
   return {
     match(pathname) {

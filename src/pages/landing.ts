@@ -45,6 +45,7 @@ export function renderLanding(baseUrl: string): string {
 consensus valuation, the marketplace catalogue, currencies and each marketplace's official fees.</p>
 <ul class="links" aria-label="Start here">
   <li><a href="/items">Item prices and history</a></li>
+  <li><a href="/valuation">How accurate the valuation is</a></li>
   <li><a href="/docs">API reference</a></li>
   <li><a href="/status/page">Service status</a></li>
   <li><a href="/graphql">GraphiQL (GraphQL in the browser)</a></li>

@@ -6,6 +6,7 @@
 import { CurrencyOut, FeeScheduleOut, selectionOf, WebsiteOut } from '../shapes/catalogue.js';
 import { ItemRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';
+import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
 
 const WEBSITE_FIELDS = selectionOf(WebsiteOut);
 
@@ -38,6 +39,7 @@ export const DOCUMENTS = {
   getPriceHistory: `query getPriceHistory($marketHashName: String!, $appId: String!, $markets: [String!], $side: SideFilter!, $from: Date, $to: Date, $interval: HistoryInterval!) {
     priceHistory(marketHashName: $marketHashName, appId: $appId, markets: $markets, side: $side, from: $from, to: $to, interval: $interval) {
       ${selectionOf(ItemHistoryOut)} } }`,
+  getValuationAccuracy: `query getValuationAccuracy($from: Date, $to: Date) { valuationAccuracy(from: $from, to: $to) { ${selectionOf(ValuationAccuracyOut)} } }`,
   exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
     priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {
       snapshotId etag generatedAt byteSize notModified } }`,

@@ -253,6 +253,18 @@ const TABLE: readonly RouteSpec[] = [
     },
   },
   {
+    operationId: 'getValuationAccuracy', envelope: true, payload: pick('valuationAccuracy'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const fromRaw = c.one(query, 'from');
+      const from = fromRaw === undefined ? null : c.check('query', 'from', v.day, fromRaw);
+      const toRaw = c.one(query, 'to');
+      const to = toRaw === undefined ? null : c.check('query', 'to', v.day, toRaw);
+      c.done();
+      return { from, to };
+    },
+  },
+  {
     operationId: 'exportPrices', envelope: false, payload: pick('priceExport'),
     variables: ({ query, headers }) => {
       const c = new Collector();

@@ -102,6 +102,8 @@ export const historyInterval = z.enum(['day', 'week', 'month'], { message: 'must
 export const itemHistoryArgs = z.looseObject({ markets: marketList.nullish(), from: day.nullish(), to: day.nullish() });
 /** Arguments of the GraphQL `priceHistory` root field (REST: GET /prices/history). */
 export const priceHistoryArgs = z.looseObject({ marketHashName, appId, markets: marketList.nullish(), from: day.nullish(), to: day.nullish() });
+/** Arguments of the GraphQL `valuationAccuracy` root field (REST: GET /valuation/accuracy). */
+export const accuracyArgs = z.looseObject({ from: day.nullish(), to: day.nullish() });
 /** Arguments of `Website.feeSchedule` (REST: GET /websites/{code}/fee-schedule `as_of`). */
 export const feeScheduleArgs = z.looseObject({ asOf: day.nullish() });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */

@@ -291,6 +291,13 @@ function expectValid(template: string, method: string, url: URL, headers: Header
     if (op.operationId === 'getCurrency') {
       return t.currencyIds.includes(Number(seg(2))) ? { statuses: [200], reason: 'official currency' } : { statuses: [404], reason: 'no such official currency' };
     }
+    if (op.operationId === 'getValuationAccuracy') {
+      // Defaults: `to` yesterday, `from` 89 days before `to`; a reversed range or one over 366 days is 422.
+      const to = q.get('to') ?? new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const from = q.get('from') ?? new Date(Date.parse(to) - 89 * 86_400_000).toISOString().slice(0, 10);
+      const span = (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1;
+      return from > to || span > 366 ? { statuses: [422], reason: 'reversed or too long range' } : { statuses: [200], reason: 'public, valid range' };
+    }
     return { statuses: [200], reason: 'public, valid' };
   }
   const refused = credentialVerdict(template, method, caller);

@@ -1,0 +1,70 @@
+/**
+ * The valuation's published accuracy in GraphQL (issue: a valuation that earns trust, point 1;
+ * src/services/valuation-accuracy.ts): the root field `valuationAccuracy(from, to)`, which is
+ * GET /valuation/accuracy (catalogue row `getValuationAccuracy`: public and free, like /status).
+ */
+import { builder, listComplexity } from '../builder.js';
+import * as v from '../../validation/params.js';
+import { accuracyRange, MAX_ACCURACY_SPAN_DAYS, readValuationAccuracy, type AccuracyDay, type AccuracySegment } from '../../services/valuation-accuracy.js';
+import { shapeFields } from '../shape-fields.js';
+import { AccuracyDayOut, AccuracySegmentOut, ValuationAccuracyOut } from '../../shapes/valuation-accuracy.js';
+
+/** One sigma of a normal distribution: the share inside e^(+-u) the uncertainty promises. */
+export const CALIBRATION_TARGET = 0.6827;
+/** Cost-limit bound of a day's segment list: all, 2 targets, 2 sidednesses, 4 bands and the item types. */
+const MAX_SEGMENTS = 1 + 2 + 2 + 4 + 12;
+
+const asDate = (d: string) => new Date(`${d}T00:00:00Z`);
+
+interface AccuracyRange {
+  from: string;
+  to: string;
+  days: AccuracyDay[];
+}
+
+const AccuracySegmentKindEnum = builder.enumType('AccuracySegmentKind', { values: ['all', 'target', 'sides', 'band', 'type'] as const });
+const AccuracySourceEnum = builder.enumType('AccuracySource', { values: ['published', 'recomputed'] as const });
+
+const AccuracySegmentRef = builder.objectRef<AccuracySegment>('AccuracySegment').implement({
+  description: "One segment of a valuation day's accuracy (REST: AccuracySegmentOut); errors are |ln(target / valuation)|.",
+  fields: (t) => shapeFields(t, AccuracySegmentOut, { refs: { segment: { type: AccuracySegmentKindEnum } } }),
+});
+
+const AccuracyDayRef = builder.objectRef<AccuracyDay>('AccuracyDay').implement({
+  description: 'One scored valuation day (REST: AccuracyDayOut).',
+  fields: (t) => {
+    const fields = shapeFields(t, AccuracyDayOut, {
+      read: { date: (d) => asDate(d.date) },
+      refs: { source: { type: AccuracySourceEnum }, segments: { type: [AccuracySegmentRef] } },
+    });
+    return { ...fields, segments: t.field({ type: [AccuracySegmentRef], extensions: listComplexity(MAX_SEGMENTS), resolve: (d) => d.segments }) };
+  },
+});
+
+const ValuationAccuracyRef = builder.objectRef<AccuracyRange>('ValuationAccuracy').implement({
+  description: "The CSCP valuation's accuracy, day by day, scored against what the markets showed (REST: ValuationAccuracyOut).",
+  fields: (t) => {
+    const fields = shapeFields(t, ValuationAccuracyOut, {
+      read: { from: (r) => asDate(r.from), to: (r) => asDate(r.to), calibration_target: () => CALIBRATION_TARGET },
+      refs: { days: { type: [AccuracyDayRef] } },
+    });
+    return { ...fields, days: t.field({ type: [AccuracyDayRef], extensions: listComplexity(MAX_ACCURACY_SPAN_DAYS), resolve: (r) => r.days }) };
+  },
+});
+
+builder.queryFields((t) => ({
+  valuationAccuracy: t.field({
+    type: ValuationAccuracyRef,
+    description:
+      "The CSCP valuation's published accuracy per day and segment (REST: GET /valuation/accuracy; public and free). Default range: the 90 days ending yesterday; at most 366 days.",
+    args: {
+      from: t.arg({ type: 'Date', required: false, description: 'First valuation day (UTC); default 89 days before `to`.' }),
+      to: t.arg({ type: 'Date', required: false, description: 'Last valuation day (UTC); default yesterday.' }),
+    },
+    validate: v.accuracyArgs,
+    resolve: async (_r, args, ctx) => {
+      const range = accuracyRange(args.from, args.to, ctx.now);
+      return { ...range, days: await readValuationAccuracy(ctx.db, range.from, range.to) };
+    },
+  }),
+}));

@@ -1,0 +1,275 @@
+/**
+ * The valuation's published accuracy (issue: a valuation that earns trust, point 1; docs/valuation.md
+ * section 10). Once a valuation day D has passed, its CSCP valuations are scored against what the markets
+ * showed on D: the backtest's targets (`dayTargets`: every market's close of D on the cash scale, fees
+ * included). Per target x of side s and the item's valuation:
+ * - error |ln(x / amount_s)| (amount_s: ask_amount for asks, bid_amount for bids of two-sided items);
+ * - inside: error <= u, the published uncertainty (x lies inside amount_s x e^(+-u)).
+ * Figures per segment: `all`; `band` by the item's mid (under_1, 1_10, 10_100, over_100 CNY); `type` (the item
+ * type of its market hash name, src/valuation/half-spread.ts); `sides` (one_sided, two_sided); `target` (ask,
+ * bid). Each gives items, targets, the median and 90th-percentile error and the calibration share (the
+ * promise is about 68 %).
+ *
+ * What is scored: the valuations the service published for D (`source: published`); for a day before the
+ * service published any (the bundled history on first start), the valuations the job would have published,
+ * computed now from the closes before D only (`source: recomputed`). A day is scored once; a day without
+ * targets, or with neither published valuations nor closes in its window, has no row.
+ */
+import { Decimal } from 'decimal.js';
+import type { Database } from '../db/client.js';
+import { toMoney, type Money } from '../lib/money.js';
+import { formatDate } from '../lib/time.js';
+import { validationError } from '../lib/errors.js';
+import { itemType } from '../valuation/half-spread.js';
+import { median } from '../valuation/robust.js';
+import { dayTargets } from './backtest.js';
+import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS } from './valuation.js';
+
+const DAY_MS = 86_400_000;
+
+/** The segment kinds of the accuracy series, in the order they are served. */
+export const ACCURACY_SEGMENTS = ['all', 'target', 'sides', 'band', 'type'] as const;
+export type AccuracySegmentKind = (typeof ACCURACY_SEGMENTS)[number];
+
+/** Price bands by the item's mid in CNY (lower bound inclusive), in the order they are served. */
+export const PRICE_BANDS = [
+  { value: 'under_1', below: new Decimal(1) },
+  { value: '1_10', below: new Decimal(10) },
+  { value: '10_100', below: new Decimal(100) },
+  { value: 'over_100', below: null },
+] as const;
+
+/** The longest range one accuracy read may span, in days. */
+export const MAX_ACCURACY_SPAN_DAYS = 366;
+
+/** One segment's figures on one day. Errors are natural-log ratios; calibration a share of targets (0-1). */
+export interface AccuracySegment {
+  segment: AccuracySegmentKind;
+  value: string;
+  /** Items with at least one target in the segment. */
+  items: number;
+  targets: number;
+  medianError: number;
+  p90Error: number;
+  /** Share of targets inside valuation x e^(+-uncertainty). */
+  calibration: number;
+}
+
+/** One scored day. */
+export interface AccuracyDay {
+  /** The valuation day (UTC, YYYY-MM-DD). */
+  date: string;
+  source: 'published' | 'recomputed';
+  segments: AccuracySegment[];
+}
+
+/** What one item's valuation of the day says, whichever way it was obtained. */
+interface DayValuation {
+  itemId: number;
+  name: string;
+  mid: Money;
+  ask: Money;
+  bid: Money | null;
+  uncertainty: number;
+  twoSided: boolean;
+}
+
+const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/** The q-quantile of sorted `xs` by linear interpolation between closest ranks (q in [0, 1]); NaN when empty. */
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
+}
+
+function bandOf(mid: Money): string {
+  for (const b of PRICE_BANDS) if (b.below === null || mid.lt(b.below)) return b.value;
+  return PRICE_BANDS[PRICE_BANDS.length - 1]!.value;
+}
+
+/** The valuations published for `day`, or none. */
+async function publishedValuations(db: Pick<Database, 'query'>, day: string): Promise<DayValuation[]> {
+  const rows = await db.query<{ item_id: number; name: string; mid: string; ask: string; bid: string | null; u: number; two: boolean }>(
+    `SELECT v.item_id, i.market_hash_name AS name, v.mid_amount::text AS mid, v.ask_amount::text AS ask, v.bid_amount::text AS bid,
+            v.uncertainty AS u, v.is_two_sided AS two
+       FROM valuation v JOIN item i ON i.id = v.item_id WHERE v.valuation_date = $1::date`,
+    [day],
+  );
+  return rows.map((r) => ({ itemId: r.item_id, name: r.name, mid: toMoney(r.mid), ask: toMoney(r.ask), bid: r.bid === null ? null : toMoney(r.bid), uncertainty: r.u, twoSided: r.two }));
+}
+
+/**
+ * Scores the valuations of `date` against the closes of that day (see the module doc) and returns the day, or
+ * null when nothing can be scored. Stores nothing.
+ */
+export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date): Promise<AccuracyDay | null> {
+  const day = formatDate(date);
+  let source: AccuracyDay['source'] = 'published';
+  let valuations = await publishedValuations(db, day);
+  if (valuations.length === 0) {
+    source = 'recomputed';
+    valuations = (await computeValuations(db, date)).items.map((v) => ({
+      itemId: v.itemId,
+      name: v.marketHashName,
+      mid: v.mid,
+      ask: v.askAmount,
+      bid: v.bidAmount,
+      uncertainty: v.uncertainty,
+      twoSided: v.isTwoSided,
+    }));
+  }
+  if (valuations.length === 0) return null;
+  const targets = await dayTargets(db, date, await loadFeeBook(db, date));
+  // segment -> value -> errors, inside count, items
+  const acc = new Map<string, { segment: AccuracySegmentKind; value: string; errors: number[]; inside: number; items: Set<number> }>();
+  const add = (segment: AccuracySegmentKind, value: string, itemId: number, error: number, inside: boolean) => {
+    const key = `${segment}\u0000${value}`;
+    let a = acc.get(key);
+    if (!a) acc.set(key, (a = { segment, value, errors: [], inside: 0, items: new Set() }));
+    a.errors.push(error);
+    if (inside) a.inside += 1;
+    a.items.add(itemId);
+  };
+  for (const v of valuations) {
+    const list = targets.get(v.itemId);
+    if (!list) continue;
+    const band = bandOf(v.mid);
+    const type = itemType(v.name);
+    const sides = v.twoSided ? 'two_sided' : 'one_sided';
+    for (const t of list) {
+      const amount = t.side === 'ask' ? v.ask : v.bid;
+      if (amount === null || !amount.gt(0)) continue;
+      const error = Math.abs(t.y - Math.log(amount.toNumber()));
+      const inside = error <= v.uncertainty;
+      add('all', 'all', v.itemId, error, inside);
+      add('target', t.side, v.itemId, error, inside);
+      add('sides', sides, v.itemId, error, inside);
+      add('band', band, v.itemId, error, inside);
+      add('type', type, v.itemId, error, inside);
+    }
+  }
+  if (acc.size === 0) return null;
+  const order = (s: { segment: AccuracySegmentKind; value: string }) => {
+    const bandIndex = PRICE_BANDS.findIndex((b) => b.value === s.value);
+    return [ACCURACY_SEGMENTS.indexOf(s.segment), s.segment === 'band' ? bandIndex : 0, s.value] as const;
+  };
+  const segments = [...acc.values()]
+    .map((a): AccuracySegment => {
+      const sorted = a.errors.sort((x, y) => x - y);
+      return {
+        segment: a.segment,
+        value: a.value,
+        items: a.items.size,
+        targets: sorted.length,
+        medianError: r6(median(sorted)),
+        p90Error: r6(quantile(sorted, 0.9)),
+        calibration: r6(a.inside / sorted.length),
+      };
+    })
+    .sort((x, y) => {
+      const [a1, a2, a3] = order(x);
+      const [b1, b2, b3] = order(y);
+      return a1 - b1 || a2 - b2 || (a3 < b3 ? -1 : a3 > b3 ? 1 : 0);
+    });
+  return { date: day, source, segments };
+}
+
+/**
+ * The valuation days that can be scored and are not yet: days before `today` (UTC) with closes, no accuracy
+ * rows, and either published valuations or closes in their window. Oldest first.
+ */
+export async function pendingAccuracyDays(db: Pick<Database, 'query'>, today: Date): Promise<Date[]> {
+  const rows = await db.query<{ day: string; published: boolean; windowed: boolean }>(
+    `SELECT d.day::text AS day,
+            EXISTS (SELECT 1 FROM valuation v WHERE v.valuation_date = d.day) AS published,
+            EXISTS (SELECT 1 FROM daily_close w WHERE w.day < d.day AND w.day >= d.day - $2::int) AS windowed
+       FROM (SELECT DISTINCT day FROM daily_close WHERE day < $1::date) d
+      WHERE NOT EXISTS (SELECT 1 FROM valuation_accuracy a WHERE a.valuation_date = d.day)
+      ORDER BY 1`,
+    [formatDate(today), WINDOW_DAYS],
+  );
+  return rows.filter((r) => r.published || r.windowed).map((r) => parseDate(r.day));
+}
+
+/** Stores a scored day (its rows replace any of that day), in one transaction. */
+export async function storeAccuracyDay(db: Database, day: AccuracyDay, computedAt: Date): Promise<void> {
+  const s = day.segments;
+  await db.prisma.$transaction([
+    db.prisma.$executeRawUnsafe(`DELETE FROM valuation_accuracy WHERE valuation_date = $1::date`, day.date),
+    db.prisma.$executeRawUnsafe(
+      `INSERT INTO valuation_accuracy (valuation_date, segment, value, source, items, targets, median_error, p90_error, calibration, computed_at)
+       SELECT $1::date, t.segment, t.value, $2, t.items, t.targets, t.median_error, t.p90_error, t.calibration, $3::timestamptz
+         FROM unnest($4::text[], $5::text[], $6::int[], $7::int[], $8::float8[], $9::float8[], $10::float8[])
+           AS t(segment, value, items, targets, median_error, p90_error, calibration)`,
+      day.date,
+      day.source,
+      computedAt,
+      s.map((x) => x.segment),
+      s.map((x) => x.value),
+      s.map((x) => x.items),
+      s.map((x) => x.targets),
+      s.map((x) => x.medianError),
+      s.map((x) => x.p90Error),
+      s.map((x) => x.calibration),
+    ),
+  ]);
+}
+
+/**
+ * Scores and stores every pending day (`pendingAccuracyDays`) under the `quotegate:valuation-accuracy` lock (one
+ * replica at a time; the others skip). Returns the days stored (empty when locked or nothing was pending).
+ * `opts.stopped` is asked between days (a stopping service leaves the rest for its next start). Run
+ * by the valuation job after each run and at start, so the series fills from the bundled data on first start.
+ */
+export async function runValuationAccuracy(db: Database, today: Date, opts: { now?: () => Date; stopped?: () => boolean } = {}): Promise<AccuracyDay[]> {
+  const now = opts.now ?? (() => new Date());
+  const r = await db.withLock('quotegate:valuation-accuracy', async () => {
+    const stored: AccuracyDay[] = [];
+    for (const date of await pendingAccuracyDays(db, today)) {
+      if (opts.stopped?.()) break; // the service is stopping: the rest waits for the next start
+      const day = await scoreValuationDay(db, date);
+      if (!day) continue;
+      await storeAccuracyDay(db, day, now());
+      stored.push(day);
+    }
+    return stored;
+  });
+  return r.acquired ? r.result : [];
+}
+
+/**
+ * The range of an accuracy read: `to` defaults to yesterday (the last day that can be scored), `from` to 89
+ * days before `to`. Throws 422 `validation_failed` when `from` is after `to` or the range spans more than
+ * MAX_ACCURACY_SPAN_DAYS days. Days are YYYY-MM-DD, already checked to exist.
+ */
+export function accuracyRange(from: string | null | undefined, to: string | null | undefined, today: Date): { from: string; to: string } {
+  const end = to ?? formatDate(new Date(Date.parse(`${formatDate(today)}T00:00:00Z`) - DAY_MS));
+  const start = from ?? formatDate(new Date(Date.parse(`${end}T00:00:00Z`) - 89 * DAY_MS));
+  if (start > end) throw validationError([{ location: 'argument', field: 'from', message: `must not be after to (${end})` }]);
+  const span = (Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / DAY_MS + 1;
+  if (span > MAX_ACCURACY_SPAN_DAYS) {
+    throw validationError([{ location: 'argument', field: 'from', message: `the range spans ${span} days; at most ${MAX_ACCURACY_SPAN_DAYS}` }]);
+  }
+  return { from: start, to: end };
+}
+
+/** The stored accuracy days in [from, to] (UTC days), oldest first, each with its segments in serving order. */
+export async function readValuationAccuracy(db: Pick<Database, 'query'>, from: string, to: string): Promise<AccuracyDay[]> {
+  const rows = await db.query<{ day: string; segment: AccuracySegmentKind; value: string; source: AccuracyDay['source']; items: number; targets: number; m: number; p: number; c: number }>(
+    `SELECT valuation_date::text AS day, segment, value, source, items, targets, median_error AS m, p90_error AS p, calibration AS c
+       FROM valuation_accuracy WHERE valuation_date BETWEEN $1::date AND $2::date ORDER BY valuation_date`,
+    [from, to],
+  );
+  const days = new Map<string, AccuracyDay>();
+  for (const r of rows) {
+    let d = days.get(r.day);
+    if (!d) days.set(r.day, (d = { date: r.day, source: r.source, segments: [] }));
+    d.segments.push({ segment: r.segment, value: r.value, items: r.items, targets: r.targets, medianError: r.m, p90Error: r.p, calibration: r.c });
+  }
+  const rank = (s: AccuracySegment) => ACCURACY_SEGMENTS.indexOf(s.segment) * 1000 + (s.segment === 'band' ? PRICE_BANDS.findIndex((b) => b.value === s.value) : 0);
+  for (const d of days.values()) d.segments.sort((a, b) => rank(a) - rank(b) || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+  return [...days.values()];
+}
