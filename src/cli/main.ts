@@ -19,7 +19,7 @@ import { ServiceError, validationProblems } from '../lib/errors.js';
 import { startServer } from '../server.js';
 import { runValuationJob } from '../jobs/valuation.js';
 import { computeValuations, latestValuableDate, parseDate, utcDay, valuationJson } from '../services/valuation.js';
-import { backtestDays, runBacktest } from '../services/backtest.js';
+import { backtestDays, runBacktest, runWalkForward } from '../services/backtest.js';
 import { formatDate } from '../lib/time.js';
 
 const env = loadEnv();
@@ -348,12 +348,14 @@ program
   .option('--to <YYYY-MM-DD>', 'last day to score')
   .option('--history <series>', 'score on the price history instead of the daily closes: sales, listing_minimum, ask or bid')
   .option('--market <code>', "with --history: only this market's series (e.g. STEAM)")
+  .option('--walk-forward', 'choose the biweight constant on earlier days only and score each later day with it (the first day only trains)')
   .option('--json', 'print JSON')
   .description('value each day with enough history from the days before it and score against what the markets showed that day (stores nothing)')
-  .action(async (opts: { from?: string; to?: string; history?: string; market?: string; json?: boolean }) => {
+  .action(async (opts: { from?: string; to?: string; history?: string; market?: string; walkForward?: boolean; json?: boolean }) => {
     const from = opts.from ? dateOption(opts.from) : null;
     const to = opts.to ? dateOption(opts.to) : null;
     if (opts.market !== undefined && opts.history === undefined) return program.error('--market needs --history');
+    if (opts.walkForward && opts.history !== undefined) return program.error('--walk-forward works on the daily closes, not with --history');
     if (opts.history !== undefined) {
       // The history backtest (src/services/history-backtest.ts, docs/valuation.md "Backtest on the price history").
       const { HISTORY_BACKTEST_SERIES, runHistoryBacktest } = await import('../services/history-backtest.js');
@@ -378,6 +380,16 @@ program
       console.log(`calibration: ${pct(h.calibration.share)} inside consensus x e^(+-u), ${pct(h.calibration.share_2u)} inside e^(+-2u); median u ${h.calibration.median_u}; 68 % would need u x ${h.calibration.u_factor_68}`);
       if (skipped) console.log(skipped);
       return;
+    }
+    if (opts.walkForward) {
+      const w = await withDb(async (db) => runWalkForward(db, (await backtestDays(db)).filter((d) => (!from || d >= from) && (!to || d <= to))));
+      if (opts.json) return console.log(JSON.stringify(w));
+      console.table(Object.fromEntries(w.days.map((d) => [d.date, { 'chosen C (earlier days)': d.chosen_c ?? 'trains only', ...Object.fromEntries(Object.entries(d.by_c).map(([c, e]) => [`C=${c}`, e])) }])));
+      const r = w.scored;
+      if (r.targets === 0) return console.log('walk-forward: nothing scored (it needs at least two backtestable days)');
+      console.log(`walk-forward, ${r.days.length} scored days, ${r.targets} next-day quotes: consensus ${r.consensus_mdae}; plain cross-market median ${r.plain_median.mdae} (consensus on the same ${r.plain_median.n}: ${r.plain_median.consensus_mdae})`);
+      console.table(Object.fromEntries(Object.entries(r.markets).map(([k, v]) => [k, { targets: v.n, 'previous close': v.mdae, consensus: v.consensus_mdae }])));
+      return console.log(`calibration: ${(r.calibration.share * 100).toFixed(1)} % inside price x e^(+-u) (two-sided ${(r.calibration.two_sided * 100).toFixed(1)} %, one-sided ${(r.calibration.one_sided * 100).toFixed(1)} %)`);
     }
     const r = await withDb(async (db) => {
       const days = (await backtestDays(db)).filter((d) => (!from || d >= from) && (!to || d <= to));

@@ -102,8 +102,16 @@ export async function backtestDays(db: Pick<Database, 'query'>): Promise<Date[]>
   return days.filter((d) => days.some((e) => e.getTime() < d.getTime() && e.getTime() >= d.getTime() - WINDOW_DAYS * DAY_MS));
 }
 
-/** Runs the backtest over `dates` (default: every backtestable day). Reads only; stores nothing. */
-export async function runBacktest(db: Pick<Database, 'query'>, dates?: Date[], onDay?: (d: BacktestDay) => void): Promise<BacktestResult> {
+/**
+ * Runs the backtest over `dates` (default: every backtestable day). Reads only; stores nothing.
+ * `opts.biweightC` values each day with another biweight constant (a number, or one per day: the walk-forward).
+ */
+export async function runBacktest(
+  db: Pick<Database, 'query'>,
+  dates?: Date[],
+  onDay?: (d: BacktestDay) => void,
+  opts: { biweightC?: number | ((date: Date) => number) } = {},
+): Promise<BacktestResult> {
   const all: number[] = [];
   const plain = acc();
   const markets = new Map<string, Acc>();
@@ -112,7 +120,8 @@ export async function runBacktest(db: Pick<Database, 'query'>, dates?: Date[], o
   const days: BacktestDay[] = [];
   for (const date of dates ?? (await backtestDays(db))) {
     const book = await loadFeeBook(db, date); // the schedules in force on the day scored
-    const c = await computeValuations(db, date, { keepCloses: true });
+    const biweightC = typeof opts.biweightC === 'function' ? opts.biweightC(date) : opts.biweightC;
+    const c = await computeValuations(db, date, { keepCloses: true, ...(biweightC === undefined ? {} : { biweightC }) });
     const targets = await dayTargets(db, date, book);
     const dayCons: number[] = [];
     const dayPlain: number[] = [];
@@ -203,4 +212,57 @@ export async function runBacktest(db: Pick<Database, 'query'>, dates?: Date[], o
     calibration: { share: r6(cal.n ? cal.inside / cal.n : NaN), n: cal.n, two_sided: share(cal.two), one_sided: share(cal.one), ask_targets: share(cal.ask), bid_targets: share(cal.bid) },
     day_median_target: { n: dm.cons.length, consensus_mdae: r6(median(dm.cons)), plain_median: paired(dm.plain), markets: dmMarkets },
   };
+}
+
+/** The biweight constants the walk-forward chooses from (docs/valuation.md section 8: the sensitivity table). */
+export const BIWEIGHT_CANDIDATES = [1.5, 2, 3, 4.685] as const;
+
+/** One day of the walk-forward: the constant chosen on the days before it, and every candidate's error that day. */
+export interface WalkForwardDay {
+  date: string;
+  /** The constant chosen on the earlier days; null for the first day (it only trains). */
+  chosen_c: number | null;
+  /** Each candidate's median error on this day alone (what later days choose from). */
+  by_c: Record<string, number>;
+}
+
+/** The walk-forward backtest: the constants chosen on earlier days only, the scored days' figures in the backtest's shape. */
+export interface WalkForwardResult {
+  candidates: number[];
+  days: WalkForwardDay[];
+  /** The backtest of every day but the first, each valued with the constant chosen before it. */
+  scored: BacktestResult;
+}
+
+/**
+ * Walk-forward evaluation of the biweight constant (issue: a valuation that earns trust, point 2): for each
+ * day D_k of `dates` (in order), C is the candidate with the lowest mean of the earlier days' median errors
+ * (ties: the smaller C); D_k is scored with it. The first day has no earlier day: it only trains. So no day
+ * is scored with a constant chosen on itself. Reads only; values each day once per candidate plus once scored.
+ */
+export async function runWalkForward(db: Pick<Database, 'query'>, dates?: Date[], candidates: readonly number[] = BIWEIGHT_CANDIDATES): Promise<WalkForwardResult> {
+  const all = dates ?? (await backtestDays(db));
+  const days: WalkForwardDay[] = [];
+  const chosen = new Map<number, number>();
+  for (const [k, date] of all.entries()) {
+    let choice: number | null = null;
+    if (k > 0) {
+      let best = Infinity;
+      for (const c of candidates) {
+        const earlier = days.map((d) => d.by_c[String(c)]!).filter(Number.isFinite);
+        const mean = earlier.reduce((a, b) => a + b, 0) / earlier.length;
+        if (mean < best) {
+          best = mean;
+          choice = c;
+        }
+      }
+      chosen.set(date.getTime(), choice!);
+    }
+    const byC: Record<string, number> = {};
+    for (const c of candidates) byC[String(c)] = (await runBacktest(db, [date], undefined, { biweightC: c })).consensus_mdae;
+    days.push({ date: formatDate(date), chosen_c: choice, by_c: byC });
+  }
+  const scoredDates = all.slice(1);
+  const scored = await runBacktest(db, scoredDates, undefined, { biweightC: (d) => chosen.get(d.getTime())! });
+  return { candidates: [...candidates], days, scored };
 }

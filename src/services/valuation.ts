@@ -312,16 +312,22 @@ export interface ValuationComputation {
 
 /**
  * Values every item with closes in the window of `date` (nothing is stored). `explain` names items whose
- * sources are returned in detail. Reads in pages of item ids, so memory stays bounded by one page plus
+ * sources are returned in detail; `biweightC` replaces the biweight constant (the walk-forward backtest). Reads in pages of item ids, so memory stays bounded by one page plus
  * the results.
  */
-export async function computeValuations(db: Pick<Database, 'query'>, date: Date, opts: { explain?: string[]; keepCloses?: boolean } = {}): Promise<ValuationComputation> {
+export async function computeValuations(
+  db: Pick<Database, 'query'>,
+  date: Date,
+  opts: { explain?: string[]; keepCloses?: boolean; biweightC?: number } = {},
+): Promise<ValuationComputation> {
   const book = await loadFeeBook(db, date); // the schedules in force on the day it values
   const fitted = await fitSample(db, date, book);
+  const biweightC = opts.biweightC ?? BIWEIGHT_C;
   const model: ValuationModel = {
     marketSigma: (market, side) => marketSigma(fitted, market, side),
     tau: fitted.tau,
     path: (market, side, currency) => book.path(market, side, currency),
+    biweightC,
   };
   const explainSet = new Set(opts.explain ?? []);
   const explained: ExplainedItem[] = [];
@@ -368,7 +374,7 @@ export async function computeValuations(db: Pick<Database, 'query'>, date: Date,
       halfSpreads: table.summary(),
       feePaths: book.summary(),
       constants: {
-        biweight_c: BIWEIGHT_C,
+        biweight_c: biweightC,
         nu0: NU0,
         min_known_fee_markets: MIN_KNOWN_FEE_MARKETS,
         unknown_fee_allowance: Object.fromEntries(Object.entries(UNKNOWN_FEE_ALLOWANCE).map(([k, v]) => [k, v.toFixed()])),

@@ -93,9 +93,10 @@ function weightedMean(amounts: Money[], weights: Money[]): Money {
 
 /**
  * The consensus of one side's sources, or null when no source is usable (none, or none with a positive
- * amount). Sources with an amount <= 0 (fees larger than the price) are ignored.
+ * amount). Sources with an amount <= 0 (fees larger than the price) are ignored. `c` is the biweight
+ * constant (default BIWEIGHT_C; the walk-forward backtest tries others).
  */
-export function consensus(all: readonly Source[]): SideConsensus | null {
+export function consensus(all: readonly Source[], c: number = BIWEIGHT_C): SideConsensus | null {
   const positive = all.filter((s) => s.amount.gt(0) && Number.isFinite(s.sigma) && s.sigma > 0);
   if (positive.length === 0) return null;
   const knownMarkets = new Set(positive.filter((s) => s.feesKnown).map((s) => s.market));
@@ -105,7 +106,7 @@ export function consensus(all: readonly Source[]): SideConsensus | null {
   const y = used.map((s) => ln(s.amount));
   const v = used.map((s) => 1 / (s.sigma * s.sigma));
   const floats = used.map((s) => s.amount.toNumber());
-  const weightsAt = (mu: number) => used.map((s, i) => v[i]! * biweight((y[i]! - mu) / (BIWEIGHT_C * s.sigma)));
+  const weightsAt = (mu: number) => used.map((s, i) => v[i]! * biweight((y[i]! - mu) / (c * s.sigma)));
   let mu = weightedMedian(y, v);
   let w = weightsAt(mu);
   for (let iter = 0; iter < 100; iter++) {

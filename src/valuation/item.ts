@@ -40,6 +40,8 @@ export interface ValuationModel {
   tau: number;
   /** The fee path of a market, side and quote currency; null when it cannot be computed. */
   path(market: string, side: 'ask' | 'bid', currency: string): FeePath | null;
+  /** The biweight constant C (default BIWEIGHT_C); the walk-forward backtest tries others. */
+  biweightC?: number;
 }
 
 /** Both sides of an item before the one-sided rule is applied. */
@@ -101,9 +103,9 @@ export function valueSides(closes: readonly CloseQuote[], model: ValuationModel)
     return true;
   });
   const unpriced: string[] = [];
-  const ask = consensus(sideSources(asks, model, unpriced));
+  const ask = consensus(sideSources(asks, model, unpriced), model.biweightC);
   if (!ask) return null;
-  const bid = consensus(sideSources(bids, model, unpriced));
+  const bid = consensus(sideSources(bids, model, unpriced), model.biweightC);
   return { ask, bid, crossed, unpriced };
 }
 

@@ -11,7 +11,7 @@ import { expectEnvelope, expectError } from '../helpers/shapes.js';
 import { itemIdOf } from '../../src/services/history.js';
 import { loadFeeBook, parseDate } from '../../src/services/valuation.js';
 import { pendingAccuracyDays, runValuationAccuracy } from '../../src/services/valuation-accuracy.js';
-import { runBacktest } from '../../src/services/backtest.js';
+import { BIWEIGHT_CANDIDATES, runBacktest, runWalkForward } from '../../src/services/backtest.js';
 import { ValuationAccuracyOut } from '../../src/shapes/valuation-accuracy.js';
 import { toMoney } from '../../src/lib/money.js';
 
@@ -174,5 +174,25 @@ describe('GET /valuation/accuracy and GraphQL valuationAccuracy', () => {
     const op = doc.paths['/valuation/accuracy'].get;
     expect(op.operationId).toBe('getValuationAccuracy');
     expect(op['x-quotegate']).toMatchObject({ credit_cost: 0 });
+  });
+});
+
+describe('walk-forward backtest (issue: a valuation that earns trust, point 2)', () => {
+  it('chooses the biweight constant on earlier days only: the first day trains, each later day is scored with the choice', async () => {
+    const w = await runWalkForward(t.db, [parseDate('2026-07-20'), parseDate('2026-07-21')]);
+    expect(w.candidates).toEqual([...BIWEIGHT_CANDIDATES]);
+    expect(w.days.map((d) => d.date)).toEqual(['2026-07-20', '2026-07-21']);
+    expect(w.days[0]!.chosen_c).toBeNull();
+    // The choice for 07-21 is the candidate with the lowest error on 07-20 (ties: the smaller constant).
+    const first = w.days[0]!.by_c;
+    const best = Math.min(...Object.values(first));
+    expect(w.days[1]!.chosen_c).toBe(Math.min(...BIWEIGHT_CANDIDATES.filter((c) => first[String(c)] === best)));
+    // Only 07-21 is scored, with that constant: the same figures as a backtest of that day with it.
+    expect(w.scored.days.map((d) => d.date)).toEqual(['2026-07-21']);
+    const direct = await runBacktest(t.db, [parseDate('2026-07-21')], undefined, { biweightC: w.days[1]!.chosen_c! });
+    expect(w.scored.consensus_mdae).toBe(direct.consensus_mdae);
+    expect(w.scored.calibration).toEqual(direct.calibration);
+    // Each candidate's figure of a day is that day's backtest with it.
+    expect(w.days[1]!.by_c['4.685']).toBe((await runBacktest(t.db, [parseDate('2026-07-21')], undefined, { biweightC: 4.685 })).consensus_mdae);
   });
 });
