@@ -253,30 +253,23 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       reply = errorReply(state.requestId, toServiceError(error, state.log), route.metered);
     }
     const headers: Record<string, string> = { ...reply.headers, 'X-Request-ID': state.requestId, ...rateLimitHeaders(state) };
-    if (reply.stream) {
-      // The export file: stored gzip chunks written as they are read, with the Content-Length the route set.
-      if (!res.destroyed) {
-        res.writeHead(reply.status, headers);
-        if (state.head) {
-          res.end();
-          void reply.stream.cancel().catch(() => undefined);
-        } else {
-          Readable.fromWeb(reply.stream as NodeReadableStream<Uint8Array>).on('error', (e) => {
-            state.log?.warn({ err: e }, 'export stream failed');
-            res.destroy(e);
-          }).pipe(res);
-        }
-      } else void reply.stream.cancel().catch(() => undefined);
-      recordRequest(state, req.method!, url.pathname, reply.status, started);
-      return;
-    }
-    // Encoded once: a spliced answer is a rope of many strings, and measuring it apart from writing it costs a second pass.
-    const body = Buffer.from(reply.body ?? '', 'utf8');
-    if (reply.status !== 304 && !(state.head && reply.headers['Content-Length'] !== undefined)) headers['Content-Length'] = String(body.length);
-    if (!res.destroyed) {
-      res.writeHead(reply.status, headers);
+    // A JSON answer is encoded once (a spliced answer is a rope of many strings, and measuring it apart from
+    // writing it costs a second pass); the export file is a stream with the Content-Length its route set.
+    const stream = reply.stream;
+    const body = stream ? null : Buffer.from(reply.body ?? '', 'utf8');
+    if (body && reply.status !== 304 && !(state.head && reply.headers['Content-Length'] !== undefined)) headers['Content-Length'] = String(body.length);
+    if (!res.destroyed) res.writeHead(reply.status, headers);
+    if (stream && !state.head && !res.destroyed) {
+      Readable.fromWeb(stream as NodeReadableStream<Uint8Array>)
+        .on('error', (e) => {
+          state.log?.warn({ err: e }, 'export stream failed');
+          res.destroy(e);
+        })
+        .pipe(res);
+    } else {
+      void stream?.cancel().catch(() => undefined);
       // HEAD (README): the GET's status and headers, no body.
-      res.end(state.head ? undefined : body);
+      if (!res.destroyed) res.end(state.head ? undefined : body);
     }
     recordRequest(state, req.method!, url.pathname, reply.status, started);
   }

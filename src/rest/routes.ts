@@ -126,6 +126,12 @@ function itemParams(c: Collector, query: URLSearchParams): { marketHashName: str
   return { marketHashName, appId };
 }
 
+/** An optional UTC day query parameter (YYYY-MM-DD that exists): null when absent, a 422 detail when bad. */
+function dayParam(c: Collector, query: URLSearchParams, name: string): string | null {
+  const raw = c.one(query, name);
+  return raw === undefined ? null : (c.check('query', name, v.day, raw) ?? null);
+}
+
 /** The `side` of a GET (ask, bid, mid, all; default all). */
 function sideParam(c: Collector, query: URLSearchParams): string | undefined {
   const raw = c.one(query, 'side');
@@ -169,8 +175,7 @@ const TABLE: readonly RouteSpec[] = [
       const c = new Collector();
       const code = c.check('path', 'code', v.websiteCode, path.code);
       // `as_of` (an addition to the spec's path, README: Extensions): the schedule in force that day; absent = today.
-      const asOfRaw = c.one(query, 'as_of');
-      const asOf = asOfRaw === undefined ? null : c.check('query', 'as_of', v.day, asOfRaw);
+      const asOf = dayParam(c, query, 'as_of');
       c.done();
       return { code, asOf };
     },
@@ -241,10 +246,8 @@ const TABLE: readonly RouteSpec[] = [
       const { marketHashName, appId } = itemParams(c, query);
       const markets = parseMarkets(c, 'query', c.one(query, 'markets'));
       const side = sideParam(c, query);
-      const fromRaw = c.one(query, 'from');
-      const from = fromRaw === undefined ? null : c.check('query', 'from', v.day, fromRaw);
-      const toRaw = c.one(query, 'to');
-      const to = toRaw === undefined ? null : c.check('query', 'to', v.day, toRaw);
+      const from = dayParam(c, query, 'from');
+      const to = dayParam(c, query, 'to');
       const intervalRaw = c.one(query, 'interval');
       const interval = intervalRaw === undefined ? 'day' : c.check('query', 'interval', v.historyInterval, intervalRaw);
       c.done();
@@ -256,10 +259,8 @@ const TABLE: readonly RouteSpec[] = [
     operationId: 'getValuationAccuracy', envelope: true, payload: pick('valuationAccuracy'),
     variables: ({ query }) => {
       const c = new Collector();
-      const fromRaw = c.one(query, 'from');
-      const from = fromRaw === undefined ? null : c.check('query', 'from', v.day, fromRaw);
-      const toRaw = c.one(query, 'to');
-      const to = toRaw === undefined ? null : c.check('query', 'to', v.day, toRaw);
+      const from = dayParam(c, query, 'from');
+      const to = dayParam(c, query, 'to');
       c.done();
       return { from, to };
     },

@@ -17,8 +17,7 @@
 import { Decimal } from 'decimal.js';
 import type { Database } from '../db/client.js';
 import { decodeMonth, encodeMonth, visitMonth, type StoredCandle } from '../history/candle-codec.js';
-import { formatDate } from '../lib/time.js';
-import { validationError } from '../lib/errors.js';
+import { dayRange, formatDate } from '../lib/time.js';
 
 /** The stored series kinds (database enum `history_series`). */
 export type HistorySeriesKind = 'ask' | 'bid' | 'listing_minimum' | 'sales';
@@ -35,15 +34,8 @@ export const MAX_SPAN_DAYS: Record<HistoryInterval, number> = { day: 366, week: 
  * already checked to exist.
  */
 export function historyRange(from: string | null | undefined, to: string | null | undefined, interval: HistoryInterval, today: Date): { from: string; to: string } {
-  const end = to ?? formatDate(today);
   const max = MAX_SPAN_DAYS[interval];
-  const start = from ?? formatDate(new Date(dayMs(end) - (max - 1) * DAY_MS));
-  if (start > end) throw validationError([{ location: 'argument', field: 'from', message: `must not be after to (${end})` }]);
-  const span = (dayMs(end) - dayMs(start)) / DAY_MS + 1;
-  if (span > max) {
-    throw validationError([{ location: 'argument', field: 'from', message: `the range spans ${span} days; interval ${interval} allows at most ${max} (use a wider interval or a shorter range)` }]);
-  }
-  return { from: start, to: end };
+  return dayRange(from, to, { defaultTo: formatDate(today), defaultSpanDays: max, maxSpanDays: max, tooLongHint: `interval ${interval} allows at most ${max} (use a wider interval or a shorter range)` });
 }
 
 /** One candle as served: amounts are exact decimal strings in the series' currency. */

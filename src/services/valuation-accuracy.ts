@@ -18,14 +18,11 @@
 import { Decimal } from 'decimal.js';
 import type { Database } from '../db/client.js';
 import { toMoney, type Money } from '../lib/money.js';
-import { formatDate } from '../lib/time.js';
-import { validationError } from '../lib/errors.js';
+import { addDays, dayRange, formatDate } from '../lib/time.js';
 import { itemType } from '../valuation/half-spread.js';
 import { median } from '../valuation/robust.js';
 import { dayTargets } from './backtest.js';
 import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS } from './valuation.js';
-
-const DAY_MS = 86_400_000;
 
 /** The segment kinds of the accuracy series, in the order they are served. */
 export const ACCURACY_SEGMENTS = ['all', 'target', 'sides', 'band', 'type'] as const;
@@ -246,14 +243,7 @@ export async function runValuationAccuracy(db: Database, today: Date, opts: { no
  * MAX_ACCURACY_SPAN_DAYS days. Days are YYYY-MM-DD, already checked to exist.
  */
 export function accuracyRange(from: string | null | undefined, to: string | null | undefined, today: Date): { from: string; to: string } {
-  const end = to ?? formatDate(new Date(Date.parse(`${formatDate(today)}T00:00:00Z`) - DAY_MS));
-  const start = from ?? formatDate(new Date(Date.parse(`${end}T00:00:00Z`) - 89 * DAY_MS));
-  if (start > end) throw validationError([{ location: 'argument', field: 'from', message: `must not be after to (${end})` }]);
-  const span = (Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / DAY_MS + 1;
-  if (span > MAX_ACCURACY_SPAN_DAYS) {
-    throw validationError([{ location: 'argument', field: 'from', message: `the range spans ${span} days; at most ${MAX_ACCURACY_SPAN_DAYS}` }]);
-  }
-  return { from: start, to: end };
+  return dayRange(from, to, { defaultTo: addDays(formatDate(today), -1), defaultSpanDays: 90, maxSpanDays: MAX_ACCURACY_SPAN_DAYS, tooLongHint: `at most ${MAX_ACCURACY_SPAN_DAYS}` });
 }
 
 /** The stored accuracy days in [from, to] (UTC days), oldest first, each with its segments in serving order. */
