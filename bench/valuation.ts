@@ -7,6 +7,8 @@
  * 2. Seven days of closes (2026-11-14 … 11-20), generated once: the ingested state is the close of 11-20;
  *    each earlier day d gets the same quotes with a deterministic price drift of up to +-2 % per day
  *    (synthetic data, SQL numeric; ~20M closes). Delisted quotes stay delisted.
+ * 2b. Scores the earlier days once (recomputed: the scale data has no published valuations before), outside the
+ *    measurement, so the measured run is the steady state: learning stored, nothing pending.
  * 3. Runs the job for 2026-11-21 as production would (`quotegate jobs run valuation --date 2026-11-21`, a
  *    child process of the built CLI): wall time and peak RSS (/usr/bin/time). Writes bench/results/valuation-*.json.
  */
@@ -18,6 +20,8 @@ import cliProgress from 'cli-progress';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
+import { parseDate } from '../src/services/valuation.js';
+import { runValuationAccuracy } from '../src/services/valuation-accuracy.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { expectedScaleQuotes, loadScaleData } from './scale-data.js';
 
@@ -71,6 +75,13 @@ const closes = await count(`SELECT count(*)::int AS n FROM daily_close WHERE day
 const [scale] = await db.query<{ items: number; quotes: number; markets: number }>(
   `SELECT count(DISTINCT item_id)::int AS items, count(*)::int AS quotes, count(DISTINCT market_code)::int AS markets FROM source_quote`,
 );
+// 2b. The days before DATE scored once (the published accuracy and what the run learns from, docs/valuation.md
+// sections 10-11), outside the measured process: in production each day is scored once, the day after it.
+{
+  const t0 = Date.now();
+  const scored = await runValuationAccuracy(db, parseDate(DATE));
+  if (scored.length > 0) console.log(`scored ${scored.length} earlier days (${scored.map((d) => d.source).join(', ')}) in ${((Date.now() - t0) / 1000).toFixed(1)} s, once`);
+}
 await db.close();
 console.log(`${scale!.items} items, ${scale!.quotes} quotes on ${scale!.markets} markets; ${closes} closes in the 7-day window`);
 

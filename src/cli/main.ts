@@ -348,7 +348,7 @@ program
   .option('--to <YYYY-MM-DD>', 'last day to score')
   .option('--history <series>', 'score on the price history instead of the daily closes: sales, listing_minimum, ask or bid')
   .option('--market <code>', "with --history: only this market's series (e.g. STEAM)")
-  .option('--walk-forward', 'choose the biweight constant on earlier days only and score each later day with it (the first day only trains)')
+  .option('--walk-forward', 'choose the biweight constant, calibration factors and market weights on earlier days only and score each later day with them (the first day only trains)')
   .option('--json', 'print JSON')
   .description('value each day with enough history from the days before it and score against what the markets showed that day (stores nothing)')
   .action(async (opts: { from?: string; to?: string; history?: string; market?: string; walkForward?: boolean; json?: boolean }) => {
@@ -384,12 +384,26 @@ program
     if (opts.walkForward) {
       const w = await withDb(async (db) => runWalkForward(db, (await backtestDays(db)).filter((d) => (!from || d >= from) && (!to || d <= to))));
       if (opts.json) return console.log(JSON.stringify(w));
-      console.table(Object.fromEntries(w.days.map((d) => [d.date, { 'chosen C (earlier days)': d.chosen_c ?? 'trains only', ...Object.fromEntries(Object.entries(d.by_c).map(([c, e]) => [`C=${c}`, e])) }])));
+      console.table(
+        Object.fromEntries(
+          w.days.map((d) => [
+            d.date,
+            {
+              'chosen C (earlier days)': d.chosen_c ?? 'trains only',
+              ...Object.fromEntries(Object.entries(d.by_c).map(([c, e]) => [`C=${c}`, e])),
+              'factors two/one/ask/bid': `${d.learned.factors.two_sided} / ${d.learned.factors.one_sided} / ${d.learned.factors.ask} / ${d.learned.factors.bid}`,
+              'markets with accuracy': Object.keys(d.learned.markets).length,
+            },
+          ]),
+        ),
+      );
       const r = w.scored;
       if (r.targets === 0) return console.log('walk-forward: nothing scored (it needs at least two backtestable days)');
       console.log(`walk-forward, ${r.days.length} scored days, ${r.targets} next-day quotes: consensus ${r.consensus_mdae}; plain cross-market median ${r.plain_median.mdae} (consensus on the same ${r.plain_median.n}: ${r.plain_median.consensus_mdae})`);
       console.table(Object.fromEntries(Object.entries(r.markets).map(([k, v]) => [k, { targets: v.n, 'previous close': v.mdae, consensus: v.consensus_mdae }])));
-      return console.log(`calibration: ${(r.calibration.share * 100).toFixed(1)} % inside price x e^(+-u) (two-sided ${(r.calibration.two_sided * 100).toFixed(1)} %, one-sided ${(r.calibration.one_sided * 100).toFixed(1)} %)`);
+      return console.log(
+        `calibration, walk-forward: ${(r.calibration.share * 100).toFixed(1)} % inside price x e^(+-u) (two-sided ${(r.calibration.two_sided * 100).toFixed(1)} %, one-sided ${(r.calibration.one_sided * 100).toFixed(1)} %; ask targets ${(r.calibration.ask_targets * 100).toFixed(1)} %, bid targets ${(r.calibration.bid_targets * 100).toFixed(1)} % inside their side's own u)`,
+      );
     }
     const r = await withDb(async (db) => {
       const days = (await backtestDays(db)).filter((d) => (!from || d >= from) && (!to || d <= to));

@@ -7,6 +7,7 @@ import './types/fees-applied.js';
 import './types/routes.js';
 import './types/history.js';
 import './types/valuation-accuracy.js';
+import './types/changes.js';
 import './types/meta.js';
 import './types/account.js';
 import './types/exports.js';

@@ -1,9 +1,11 @@
 /**
  * The export snapshot job: builds every app id and side at start and then every `intervalSeconds`
  * (runs never overlap; across replicas the database lock lets one build at a time, the others skip).
+ * The builder also prunes the change sequence to its kept window (services/changes.ts `pruneChanges`).
  */
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
+import { pruneChanges } from '../services/changes.js';
 import { runExportSnapshots } from '../services/exports.js';
 import { recordJobRun } from '../services/status.js';
 import { startRepeatingJob, type Job } from './repeat.js';
@@ -19,6 +21,8 @@ export function startExportJob(db: Database, intervalSeconds: number, logger?: L
         return;
       }
       await recordJobRun(db.prisma, 'export', 'ok');
+      const pruned = await pruneChanges(db);
+      if (pruned > 0) logger?.debug({ pruned }, 'change sequence pruned');
       logger?.info(
         { ms: Date.now() - started, builds: results.map((r) => ({ app_id: r.snapshot.appId, side: r.snapshot.side, published: r.published, bytes: r.snapshot.byteSize, items: r.snapshot.itemCount })) },
         'export snapshots built',

@@ -2,8 +2,10 @@
  * The CSCP valuation job runner: once a day at RUN_AFTER_MIDNIGHT_MS past 00:00 UTC it values date
  * "today" from the closes of the seven days before; at start it catches up (catchUpDate: the latest date
  * that can have closes, when it has no run yet: with the bundled data, the day after its last close).
- * After each run (and at start, even without one) it scores the valuation days that have passed and are not yet
- * scored (services/valuation-accuracy.ts, under its own lock): the published accuracy series.
+ * Before each run, and after it (and at start, even without one), it scores the valuation days that have passed
+ * and are not yet scored (services/valuation-accuracy.ts, under its own lock): the published accuracy series and
+ * the learning a run calibrates its uncertainties and weighs its markets with (valuation/learning.ts), so a run
+ * learns from every day before it.
  * Each run holds the `quotegate:valuation` database lock, so one replica runs it and the others skip;
  * a scheduled or catch-up run also skips a date that already has a run (another replica did it).
  * Outcomes are written to `job_run` (job `valuation`: last_started_at, last_ok_at, last_error_at,
@@ -40,6 +42,7 @@ export async function runValuationJob(db: Database, date: Date, opts: { force?: 
     }
     await recordJobRun(db.prisma, VALUATION_JOB, 'started', now());
     try {
+      await runValuationAccuracy(db, date, { now }); // the days before `date` that are not yet scored: its learning
       const result = await runValuation(db, date, { now });
       await recordJobRun(db.prisma, VALUATION_JOB, 'ok', now());
       return { status: 'done', result };

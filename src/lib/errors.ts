@@ -6,7 +6,7 @@
  * Codes: `validation_failed` 422, `not_found` 404, `route_not_found` 404, `method_not_allowed` 405,
  * `unauthorized` 401, `forbidden` 403, `credit_insufficient` 402, `rate_limited` 429, `conflict` 409,
  * `query_too_complex` 422 (GraphQL cost limit), `response_too_large` 422 (GraphQL answer size limit),
- * `bad_request` 400, `not_acceptable` 406, `unsupported_media_type` 415,
+ * `bad_request` 400, `not_acceptable` 406, `unsupported_media_type` 415, `cursor_expired` 410 (change feed),
  * `dependency_unavailable` 503, `payload_too_large` 413, `internal_error` 500.
  *
  * Services throw these domain errors and know nothing of either face: the REST facade writes them as the

@@ -16,6 +16,7 @@ import { CurrencyOut, FeeScheduleOut, WebsiteOut } from '../shapes/catalogue.js'
 import { ItemRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';
 import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
+import { PriceChangesOut } from '../shapes/changes.js';
 
 const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ id: 'CreditMeta' });
 const Meta = z
@@ -54,7 +55,13 @@ const sideEnum = z.enum(['ask', 'bid', 'mid', 'all']);
 const ItemPricesOut = z.strictObject({ app_id: z.string(), market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'ItemPricesOut' });
 const BatchPricesOut = z.strictObject({ app_id: z.string(), side: sideEnum, items: z.array(BatchItemOut) }).meta({ id: 'BatchPricesOut' });
 const ExportOut = z
-  .strictObject({ app_id: z.string(), side: sideEnum, generated_at: timestamp, items: z.array(BatchItemOut) })
+  .strictObject({
+    app_id: z.string(),
+    side: sideEnum,
+    generated_at: timestamp,
+    change_seq: z.string().regex(/^\d+$/).meta({ description: 'Extension: the change sequence the snapshot was built at (also header X-Change-Sequence); follow GET /prices/changes?since=<it>.' }),
+    items: z.array(BatchItemOut),
+  })
   .meta({ id: 'ExportOut', description: 'Sent gzip-compressed (Content-Encoding: gzip).' });
 const SyncUserView = z
   .strictObject({
@@ -120,6 +127,7 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean }> = {
   getRoutes: { schema: ItemRoutesOut, envelope: true },
   getPriceHistory: { schema: ItemHistoryOut, envelope: true },
   getValuationAccuracy: { schema: ValuationAccuracyOut, envelope: true },
+  getPriceChanges: { schema: PriceChangesOut, envelope: true },
   exportPrices: { schema: ExportOut, envelope: false },
   getMe: { schema: SyncUserView, envelope: true },
   getStatus: { schema: StatusOut, envelope: true },
@@ -172,6 +180,14 @@ QUERIES.getPriceHistory = z.object({
   interval: v.historyInterval.optional().meta({ description: 'day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days).' }),
 });
 
+QUERIES.getPriceChanges = z.object({
+  since: z.string().regex(/^\d{1,19}$/).optional().meta({ description: "The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422." }),
+  app_id: v.appId.optional(),
+  markets: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes (CSCP: the valuation); default every market.' }),
+  side: v.side.optional().meta({ description: 'ask, bid, mid (the CSCP valuation) or all (default).' }),
+  limit: z.string().regex(/^\d{1,4}$/).optional().meta({ description: 'Changes per page, 1-1000 (default 1000).' }),
+});
+
 QUERIES.getValuationAccuracy = z.object({
   from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'First valuation day (UTC, a date that exists); default 89 days before `to`.' }),
   to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422.' }),
@@ -189,6 +205,7 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Not enough credits (`credit_insufficient`; details carry required and remaining).',
   403: 'Credential valid but not allowed.',
   404: 'Not found.',
+  410: 'Gone (`cursor_expired`): the cursor is older than the kept changes; download the export again and follow from its change_seq.',
   413: 'Request body over 2 MiB (`payload_too_large`).',
   422: 'Invalid parameters or body (`validation_failed`, details list each problem).',
   429: 'Rate limited (`rate_limited`; Retry-After).',
@@ -203,6 +220,7 @@ function errorStatuses(row: EndpointInfo): number[] {
   if (['getWebsite', 'getFeeSchedule', 'getCurrency', 'getPrices', 'getRoutes', 'getPriceHistory', 'exportPrices', 'getMe'].includes(row.operationId)) statuses.add(404);
   if (QUERIES[row.operationId] || PATH_PARAMS[row.operationId] || row.operationId === 'batchPrices') statuses.add(422);
   if (row.operationId === 'exportPrices') statuses.add(304);
+  if (row.operationId === 'getPriceChanges') statuses.add(410);
   if (row.operationId === 'batchPrices') statuses.add(413);
   return [...statuses].sort();
 }

@@ -93,8 +93,10 @@ export function renderValuationPage(days: AccuracyDay[], range: { from: string; 
 <p class="lead">Every day, once it has passed, the day's CSCP valuations are scored against what the markets then showed: each
 market's close of that day, on the same cash scale (fees included). The error of a target is |ln(target / valuation)|
 (0.05 is about 5 %); the calibration is the share of targets inside valuation × e<sup>±u</sup>, which the published
-uncertainty u promises for about ${pct(PROMISED)} of them. The same figures: <a href="/valuation/accuracy">GET /valuation/accuracy</a>
-and GraphQL <code>valuationAccuracy</code>; the method is in the repository's docs/valuation.md, sections 8 and 10.</p>
+uncertainty u promises for about ${pct(PROMISED)} of them (ask and bid targets: inside that side's amount × e<sup>±u</sup> with the
+side's own uncertainty, GraphQL <code>askUncertainty</code> and <code>bidUncertainty</code>). Each scored day also calibrates the
+uncertainties and weighs the markets of the days after it. The same figures: <a href="/valuation/accuracy">GET /valuation/accuracy</a>
+and GraphQL <code>valuationAccuracy</code>; the method is in the repository's docs/valuation.md, sections 8, 10 and 11.</p>
 ${form}`;
   if (days.length === 0) {
     return renderPage({

@@ -19,6 +19,7 @@ export const CORS_EXPOSED_HEADERS = [
   'Retry-After',
   'ETag',
   'X-Export-Generated-At',
+  'X-Change-Sequence',
   'X-Billable',
   'X-Credit-Cost',
   'X-Credit-Remaining',

@@ -39,10 +39,14 @@ export const DOCUMENTS = {
   getPriceHistory: `query getPriceHistory($marketHashName: String!, $appId: String!, $markets: [String!], $side: SideFilter!, $from: Date, $to: Date, $interval: HistoryInterval!) {
     priceHistory(marketHashName: $marketHashName, appId: $appId, markets: $markets, side: $side, from: $from, to: $to, interval: $interval) {
       ${selectionOf(ItemHistoryOut)} } }`,
+  getPriceChanges: `query getPriceChanges($appId: String!, $since: String, $markets: [String!], $side: SideFilter!, $limit: Int!) {
+    priceChanges(appId: $appId, since: $since, markets: $markets, side: $side, limit: $limit) {
+      app_id: appId since next_cursor: nextCursor has_more: hasMore
+      changes { seq market_hash_name: marketHashName market_code: marketCode side quote: quoteJson } } }`,
   getValuationAccuracy: `query getValuationAccuracy($from: Date, $to: Date) { valuationAccuracy(from: $from, to: $to) { ${selectionOf(ValuationAccuracyOut)} } }`,
   exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
     priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {
-      snapshotId etag generatedAt byteSize notModified } }`,
+      snapshotId etag generatedAt changeSeq byteSize notModified } }`,
   getMe: `query getMe { me {
     user { id name email email_verified: emailVerified image steam_id: steamId created_at: createdAt base_currency: baseCurrency }
     subscription { category plan_id: planId expires_at: expiresAt }

@@ -14,6 +14,7 @@ import { CS2_APP_ID } from '../services/importers.js';
 import type { Database } from '../db/client.js';
 import type { RequestState } from '../graphql/context.js';
 import { snapshotStream } from '../services/exports.js';
+import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE } from '../services/changes.js';
 import { refundCredits } from '../services/billing.js';
 import { deliveryStream } from '../lib/delivery.js';
 import type { Logger } from 'pino';
@@ -256,6 +257,30 @@ const TABLE: readonly RouteSpec[] = [
     },
   },
   {
+    // A documented extension (README, Extensions; issue: live): the quotes changed after a cursor.
+    operationId: 'getPriceChanges', envelope: true, payload: pick('priceChanges'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const appRaw = c.one(query, 'app_id');
+      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      const sinceRaw = c.one(query, 'since');
+      const since = sinceRaw === undefined ? null : c.check('query', 'since', v.changeCursor, sinceRaw);
+      const markets = parseMarkets(c, 'query', c.one(query, 'markets'));
+      const side = sideParam(c, query);
+      const limitRaw = c.one(query, 'limit');
+      let limit: number | undefined = DEFAULT_CHANGES_PAGE;
+      if (limitRaw !== undefined) {
+        limit = /^\d{1,4}$/.test(limitRaw) ? Number(limitRaw) : undefined;
+        if (limit === undefined || limit < 1 || limit > MAX_CHANGES_PAGE) {
+          limit = undefined;
+          c.add('query', 'limit', `must be a whole number from 1 to ${MAX_CHANGES_PAGE}`);
+        }
+      }
+      c.done();
+      return { appId, since, markets, side, limit };
+    },
+  },
+  {
     operationId: 'getValuationAccuracy', envelope: true, payload: pick('valuationAccuracy'),
     variables: ({ query }) => {
       const c = new Collector();
@@ -279,12 +304,13 @@ const TABLE: readonly RouteSpec[] = [
       return { appId, side, ifNoneMatch };
     },
     respond: (payload, { db, state, signal, logger }) => {
-      const s = payload as { snapshotId: string; etag: string; generatedAt: string; byteSize: number; notModified: boolean };
+      const s = payload as { snapshotId: string; etag: string; generatedAt: string; changeSeq: string; byteSize: number; notModified: boolean };
       const billing = state.billing;
       const headers: Record<string, string> = {
         ETag: s.etag,
         'Last-Modified': new Date(s.generatedAt).toUTCString(),
         'X-Export-Generated-At': s.generatedAt,
+        'X-Change-Sequence': s.changeSeq,
         'Cache-Control': 'private, no-cache',
         'X-Billable': String(Boolean(billing?.billable)),
       };

@@ -9,18 +9,26 @@
  * - single-market error |ln(x / prev_M)| for every market M with a previous close on side s (its latest
  *   close in the window: the same close the valuation used), scored on the same targets;
  * - plain median error |ln(x / median of the previous closes on side s)|, unweighted, every market kept;
- * - calibration: x inside consensus_s x e^(+-u) (u = the published uncertainty; equivalently the target
- *   moved onto the mid scale lies inside mid x e^(+-u)).
+ * - calibration: x inside consensus_s x e^(+-u), by kind of item with u = the item's published uncertainty
+ *   (equivalently the target moved onto the mid scale lies inside mid x e^(+-u)), by target side with u = that
+ *   side's published uncertainty (ask_uncertainty, bid_uncertainty).
+ * Each day also yields its learning (valuation/learning.ts, the same definitions as the published accuracy:
+ * services/valuation-accuracy.ts), which the walk-forward feeds to the later days.
  * Each competitor is compared with the consensus on exactly the targets it has (paired medians).
  * A second target, the per-item median of the day-D quotes of a side, is reported too.
  */
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { formatDate } from '../lib/time.js';
+import { DayLearner, LEARNING_WINDOW_DAYS, learnFrom, NOTHING_LEARNED, type DayLearning, type Learned } from '../valuation/learning.js';
 import { median } from '../valuation/robust.js';
+import { learnCalibration, learnMarkets } from './valuation-accuracy.js';
+import { BIWEIGHT_C } from '../valuation/consensus.js';
 import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS, type FeeBook } from './valuation.js';
 
 const DAY_MS = 86_400_000;
+/** The constant of the walk-forward's first day (it only trains): the job's default. */
+const BIWEIGHT_C_FIRST_DAY = BIWEIGHT_C;
 
 /** A paired comparison: the competitor's and the consensus's median absolute log error on the same targets. */
 export interface Paired {
@@ -52,6 +60,8 @@ export interface BacktestResult {
   calibration: { share: number; n: number; two_sided: number; one_sided: number; ask_targets: number; bid_targets: number };
   /** Target = the per-item median of day D's quotes on a side. */
   day_median_target: { n: number; consensus_mdae: number; plain_median: Paired; markets: Record<string, Paired> };
+  /** What each day teaches the later ones (valuation/learning.ts). */
+  learnings: DayLearning[];
 }
 
 interface Acc {
@@ -74,14 +84,14 @@ export interface DayTarget {
  * What the markets showed on `date`, the targets a valuation of that day is scored against (docs/valuation.md
  * section 8): every market's close of the day (listed, with a price; the market's own feed before an
  * aggregator's), put on the cash scale with `book`'s fee path; closes without a known path are left out.
- * Keyed by item id.
+ * Keyed by item id; `ids` limits it to item ids in [lo, hi] (the scoring reads a page at a time).
  */
-export async function dayTargets(db: Pick<Database, 'query'>, date: Date, book: FeeBook): Promise<Map<number, DayTarget[]>> {
+export async function dayTargets(db: Pick<Database, 'query'>, date: Date, book: FeeBook, ids?: { lo: number; hi: number }): Promise<Map<number, DayTarget[]>> {
   const rows = await db.query<{ item_id: number; market_code: string; side: 'ask' | 'bid'; currency_code: string; price: string }>(
     `SELECT DISTINCT ON (c.item_id, c.market_code, c.side) c.item_id, c.market_code, c.side::text AS side, c.currency_code, c.price::text AS price
-       FROM daily_close c WHERE c.day = $1::date AND NOT c.delisted AND c.price IS NOT NULL
+       FROM daily_close c WHERE c.day = $1::date AND NOT c.delisted AND c.price IS NOT NULL AND c.item_id BETWEEN $2 AND $3
       ORDER BY c.item_id, c.market_code, c.side, (c.provider_code = c.market_code) DESC, c.confirmed_at DESC`,
-    [formatDate(date)],
+    [formatDate(date), ids?.lo ?? -2147483648, ids?.hi ?? 2147483647],
   );
   const targets = new Map<number, DayTarget[]>();
   for (const r of rows) {
@@ -104,13 +114,15 @@ export async function backtestDays(db: Pick<Database, 'query'>): Promise<Date[]>
 
 /**
  * Runs the backtest over `dates` (default: every backtestable day). Reads only; stores nothing.
- * `opts.biweightC` values each day with another biweight constant (a number, or one per day: the walk-forward).
+ * `opts.biweightC` values each day with another biweight constant and `opts.learned` with what earlier days
+ * taught (a value, or one per day: the walk-forward); default C = BIWEIGHT_C and nothing learned (the raw
+ * method: uncalibrated uncertainties, weights from the run's own dispersions).
  */
 export async function runBacktest(
   db: Pick<Database, 'query'>,
   dates?: Date[],
   onDay?: (d: BacktestDay) => void,
-  opts: { biweightC?: number | ((date: Date) => number) } = {},
+  opts: { biweightC?: number | ((date: Date) => number); learned?: Learned | ((date: Date) => Learned) } = {},
 ): Promise<BacktestResult> {
   const all: number[] = [];
   const plain = acc();
@@ -118,10 +130,13 @@ export async function runBacktest(
   const cal = { inside: 0, n: 0, two: [0, 0], one: [0, 0], ask: [0, 0], bid: [0, 0] };
   const dm = { cons: [] as number[], plain: acc(), markets: new Map<string, Acc>() };
   const days: BacktestDay[] = [];
+  const learnings: DayLearning[] = [];
   for (const date of dates ?? (await backtestDays(db))) {
     const book = await loadFeeBook(db, date); // the schedules in force on the day scored
     const biweightC = typeof opts.biweightC === 'function' ? opts.biweightC(date) : opts.biweightC;
-    const c = await computeValuations(db, date, { keepCloses: true, ...(biweightC === undefined ? {} : { biweightC }) });
+    const learned = (typeof opts.learned === 'function' ? opts.learned(date) : opts.learned) ?? NOTHING_LEARNED;
+    const c = await computeValuations(db, date, { keepCloses: true, learned, ...(biweightC === undefined ? {} : { biweightC }) });
+    const learner = new DayLearner(formatDate(date));
     const targets = await dayTargets(db, date, book);
     const dayCons: number[] = [];
     const dayPlain: number[] = [];
@@ -130,6 +145,8 @@ export async function runBacktest(
     for (const v of c.items) {
       const t = targets.get(v.itemId);
       if (!t) continue;
+      learnCalibration(learner, { ask: v.askAmount, bid: v.bidAmount, raw: v.raw, twoSided: v.isTwoSided }, t);
+      learnMarkets(learner, v.closes ?? [], t, book);
       const prev: Record<'ask' | 'bid', { market: string; y: number }[]> = { ask: [], bid: [] };
       for (const cl of v.closes ?? []) {
         const p = book.path(cl.market, cl.side, cl.currency);
@@ -156,7 +173,7 @@ export async function runBacktest(
           kind[0]! += inside;
           kind[1]! += 1;
           const bySide = side === 'ask' ? cal.ask : cal.bid;
-          bySide[0]! += inside;
+          bySide[0]! += e <= ((side === 'ask' ? v.askUncertainty : v.bidUncertainty) ?? v.uncertainty) ? 1 : 0;
           bySide[1]! += 1;
           if (Number.isFinite(med)) {
             plain.cons.push(e);
@@ -198,6 +215,7 @@ export async function runBacktest(
       calibration: r6(dayN ? dayIn / dayN : NaN),
     };
     days.push(day);
+    learnings.push(learner.result());
     onDay?.(day);
   }
   const share = (x: number[]) => r6(x[1] ? x[0]! / x[1]! : NaN);
@@ -211,6 +229,7 @@ export async function runBacktest(
     markets: byMarket,
     calibration: { share: r6(cal.n ? cal.inside / cal.n : NaN), n: cal.n, two_sided: share(cal.two), one_sided: share(cal.one), ask_targets: share(cal.ask), bid_targets: share(cal.bid) },
     day_median_target: { n: dm.cons.length, consensus_mdae: r6(median(dm.cons)), plain_median: paired(dm.plain), markets: dmMarkets },
+    learnings,
   };
 }
 
@@ -224,26 +243,41 @@ export interface WalkForwardDay {
   chosen_c: number | null;
   /** Each candidate's median error on this day alone (what later days choose from). */
   by_c: Record<string, number>;
+  /** What the earlier days taught this one: calibration factors and the markets with a measured accuracy. */
+  learned: { factors: Learned['factors']; markets: Learned['markets']; days: string[] };
 }
 
 /** The walk-forward backtest: the constants chosen on earlier days only, the scored days' figures in the backtest's shape. */
 export interface WalkForwardResult {
   candidates: number[];
   days: WalkForwardDay[];
-  /** The backtest of every day but the first, each valued with the constant chosen before it. */
+  /** The backtest of every day but the first, each valued with the constant and learning from before it. */
   scored: BacktestResult;
 }
 
 /**
- * Walk-forward evaluation of the biweight constant (issue: a valuation that earns trust, point 2): for each
- * day D_k of `dates` (in order), C is the candidate with the lowest mean of the earlier days' median errors
- * (ties: the smaller C); D_k is scored with it. The first day has no earlier day: it only trains. So no day
- * is scored with a constant chosen on itself. Reads only; values each day once per candidate plus once scored.
+ * Walk-forward evaluation (issue: a valuation that earns trust, points 2 and 3). Days of `dates` in order; for
+ * day D_k:
+ * - C is the candidate with the lowest mean of the earlier days' median errors (ties: the smaller C);
+ * - the calibration factors and market accuracies are learned (valuation/learning.ts `learnFrom`) from the
+ *   earlier days in D_k's learning window, each day's learning taken from its run with its own chosen C and
+ *   learning, exactly as the job learns from its published days;
+ * - D_k is scored with both. The first day has no earlier day: it only trains (C = BIWEIGHT_C, nothing
+ *   learned). So no day is scored with anything chosen or fitted on itself.
+ * `opts.marketAccuracy: false` learns the calibration only (the weights stay the run's own dispersions), for the
+ * comparison in docs/valuation.md. Reads only; values each day once per candidate plus once scored.
  */
-export async function runWalkForward(db: Pick<Database, 'query'>, dates?: Date[], candidates: readonly number[] = BIWEIGHT_CANDIDATES): Promise<WalkForwardResult> {
+export async function runWalkForward(
+  db: Pick<Database, 'query'>,
+  dates?: Date[],
+  candidates: readonly number[] = BIWEIGHT_CANDIDATES,
+  opts: { marketAccuracy?: boolean } = {},
+): Promise<WalkForwardResult> {
   const all = dates ?? (await backtestDays(db));
   const days: WalkForwardDay[] = [];
   const chosen = new Map<number, number>();
+  const learnedBy = new Map<number, Learned>();
+  const learnings: DayLearning[] = [];
   for (const [k, date] of all.entries()) {
     let choice: number | null = null;
     if (k > 0) {
@@ -258,11 +292,22 @@ export async function runWalkForward(db: Pick<Database, 'query'>, dates?: Date[]
       }
       chosen.set(date.getTime(), choice!);
     }
+    const windowStart = formatDate(new Date(date.getTime() - LEARNING_WINDOW_DAYS * DAY_MS));
+    let learned = learnFrom(learnings.filter((l) => l.date >= windowStart));
+    if (opts.marketAccuracy === false) learned = { ...learned, markets: {} };
+    learnedBy.set(date.getTime(), learned);
+    const run = choice ?? BIWEIGHT_C_FIRST_DAY;
     const byC: Record<string, number> = {};
-    for (const c of candidates) byC[String(c)] = (await runBacktest(db, [date], undefined, { biweightC: c })).consensus_mdae;
-    days.push({ date: formatDate(date), chosen_c: choice, by_c: byC });
+    let own: DayLearning | undefined;
+    for (const c of new Set([...candidates, run])) {
+      const r = await runBacktest(db, [date], undefined, { biweightC: c, learned });
+      if (candidates.includes(c)) byC[String(c)] = r.consensus_mdae;
+      if (c === run) own = r.learnings[0];
+    }
+    if (own) learnings.push(own);
+    days.push({ date: formatDate(date), chosen_c: choice, by_c: byC, learned: { factors: learned.factors, markets: learned.markets, days: learned.days } });
   }
   const scoredDates = all.slice(1);
-  const scored = await runBacktest(db, scoredDates, undefined, { biweightC: (d) => chosen.get(d.getTime())! });
+  const scored = await runBacktest(db, scoredDates, undefined, { biweightC: (d) => chosen.get(d.getTime())!, learned: (d) => learnedBy.get(d.getTime())! });
   return { candidates: [...candidates], days, scored };
 }

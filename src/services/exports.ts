@@ -9,6 +9,11 @@
  * gzip), the next page read while this one is written. Memory stays bounded by two pages of quotes plus one
  * chunk per side, whatever the catalogue size.
  *
+ * Change sequence: a build records the sequence it started at (services/changes.ts; field `change_seq` beside
+ * `generated_at`, header X-Change-Sequence): a client that downloads the file and then follows GET
+ * /prices/changes from it misses no change (one that lands during the build may arrive in both: applying it
+ * again changes nothing, since a change carries the quote as served).
+ *
  * Visibility: a build is published by one statement that points `export_current` at it, after its
  * last chunk is stored; a failed or interrupted build is never served and is deleted by the next
  * build. A build whose items are byte-for-byte those of the current snapshot is dropped, so unchanged
@@ -24,6 +29,7 @@ import type { Database } from '../db/client.js';
 import { formatDecimal } from '../lib/money.js';
 import { snapshotBuildSeconds } from '../lib/metrics.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
+import { currentSequence } from './changes.js';
 import { filterQuotes, loadQuotes, quotesText, type MarketQuote, type SideFilter } from './quotes.js';
 
 /** The sides a snapshot is built for. */
@@ -41,6 +47,8 @@ export interface Snapshot {
   /** Strong ETag, quoted: `"<base64url sha-256 of the gzip bytes>"`. */
   etag: string;
   generatedAt: Date;
+  /** The change sequence the build started at (services/changes.ts), a decimal string: follow GET /prices/changes from it. */
+  changeSeq: string;
   /** Size of the gzip file in bytes. */
   byteSize: number;
   itemCount: number;
@@ -55,6 +63,7 @@ interface SnapshotRow {
   side: SideFilter;
   etag: string;
   generated_at: Date;
+  change_seq: string | null;
   byte_size: string;
   item_count: number;
   quote_count: number;
@@ -68,6 +77,7 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
   side: r.side,
   etag: r.etag,
   generatedAt: new Date(r.generated_at),
+  changeSeq: r.change_seq ?? '0',
   byteSize: Number(r.byte_size),
   itemCount: r.item_count,
   quoteCount: r.quote_count,
@@ -75,7 +85,7 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
 });
 
 const CURRENT_SQL = `
-  SELECT b.id::text AS id, b.app_id, b.side, b.etag, b.generated_at, b.byte_size::text AS byte_size, b.item_count,
+  SELECT b.id::text AS id, b.app_id, b.side, b.etag, b.generated_at, b.change_seq::text AS change_seq, b.byte_size::text AS byte_size, b.item_count,
          b.quote_count, b.build_ms, b.items_sha256
     FROM export_current c JOIN export_build b ON b.id = c.build_id
    WHERE c.app_id = $1 AND c.side = $2`;
@@ -172,6 +182,7 @@ interface SideOutput {
   size: number;
   items: number;
   quotes: number;
+  changeSeq: string;
 }
 
 /** Writes `bytes` into a side's gzip input, waiting while its buffers are full (backpressure). */
@@ -180,10 +191,10 @@ async function feed(out: SideOutput, bytes: Buffer): Promise<void> {
 }
 
 /** Opens a side's build row and gzip pipeline; gzip output is stored in CHUNK_BYTES chunks as it comes. */
-async function openSide(db: Database, appId: string, side: SideFilter, generatedAt: Date): Promise<SideOutput> {
+async function openSide(db: Database, appId: string, side: SideFilter, generatedAt: Date, changeSeq: bigint): Promise<SideOutput> {
   const [{ id }] = (await db.query<{ id: string }>(
-    `INSERT INTO export_build (app_id, side, generated_at) VALUES ($1, $2, $3) RETURNING id::text AS id`,
-    [appId, side, generatedAt],
+    `INSERT INTO export_build (app_id, side, generated_at, change_seq) VALUES ($1, $2, $3, $4::bigint) RETURNING id::text AS id`,
+    [appId, side, generatedAt, changeSeq.toString()],
   )) as [{ id: string }];
   const input = new PassThrough();
   let seq = 0;
@@ -207,6 +218,7 @@ async function openSide(db: Database, appId: string, side: SideFilter, generated
     size: 0,
     items: 0,
     quotes: 0,
+    changeSeq: changeSeq.toString(),
   };
   out.done = pipeline(
     input,
@@ -226,7 +238,7 @@ async function openSide(db: Database, appId: string, side: SideFilter, generated
     }),
   );
   out.done.catch(() => {}); // awaited below; a failure is reported by buildSnapshots
-  await feed(out, Buffer.from(`{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","items":[`));
+  await feed(out, Buffer.from(`{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","change_seq":"${changeSeq}","items":[`));
   return out;
 }
 
@@ -259,7 +271,7 @@ async function publishSide(db: Database, appId: string, out: SideOutput, generat
     [appId, out.side, out.buildId],
   );
   return {
-    snapshot: { buildId: out.buildId, appId, side: out.side, etag, generatedAt, byteSize: out.size, itemCount: out.items, quoteCount: out.quotes, buildMs },
+    snapshot: { buildId: out.buildId, appId, side: out.side, etag, generatedAt, changeSeq: out.changeSeq, byteSize: out.size, itemCount: out.items, quoteCount: out.quotes, buildMs },
     published: true,
   };
 }
@@ -281,8 +293,10 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
     [appId, sides],
   );
   const outs: SideOutput[] = [];
+  // Read before the first page: every change after it is either in a later page or comes after in the feed.
+  const changeSeq = await currentSequence(db);
   try {
-    for (const side of sides) outs.push(await openSide(db, appId, side, generatedAt));
+    for (const side of sides) outs.push(await openSide(db, appId, side, generatedAt, changeSeq));
     // The next page is read while this one is written (its names and quotes in flight on the database's
     // core while this process serializes and compresses): two pages held at most.
     const readPage = async (after: string) => {

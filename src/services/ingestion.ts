@@ -13,8 +13,14 @@
  * the close of its UTC day (`daily_close`, same statement); a full-scan completion (completeMarketScan)
  * confirms the market's quotes for its day. The close row is also the day's candle (open, high, low, number of
  * observations: issue price history), copied into `candle_month` by the history compaction (src/services/history.ts).
+ * Change sequence: every applied change of price, quantity or listed state (and every new quote) is recorded
+ * in `quote_change` in the same transaction (services/changes.ts), one row per quote key and call. A change is
+ * read off the updated row, without a second look-up: `changed_at` moved to this observation (price or quantity
+ * changed; a delisting sets quantity 0, a relisting its quantity), or `delisted_at` is this observation (delisted
+ * now with quantity already 0).
  * Bulk writes are SQL over `unnest` arrays (one statement per chunk), not row-by-row Prisma calls.
  */
+import { recordChanges, type ChangeKey } from './changes.js';
 import { quotesChanged, signalQuotes } from './quote-cache.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ingestedObservations } from '../lib/metrics.js';
@@ -130,7 +136,9 @@ ON CONFLICT (item_id, market_code, provider_code, side, day) DO UPDATE SET
   low_price = LEAST(c.low_price, EXCLUDED.price), observations = c.observations + 1, compacted = false
 WHERE EXCLUDED.confirmed_at >= c.confirmed_at
 )
-SELECT inserted FROM applied`;
+SELECT inserted, item_id, market_code, side::text AS side,
+       (inserted OR changed_at = observed_at OR delisted_at = observed_at) AS changed
+  FROM applied`;
 
 /** How far back an observation still counts as collection activity (status `datasource`), in ms. */
 export const ACTIVITY_WINDOW_MS = 25 * 3600_000;
@@ -185,6 +193,7 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   const sorted = [...observations].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime());
   // Rounds: the n-th observation of each quote key goes into round n (ON CONFLICT may touch a row once).
   const rounds: QuoteObservation[][] = [];
+  const changes: ChangeKey[] = [];
   const seen = new Map<string, number>();
   for (const o of sorted) {
     const key = `${o.appId}\u0000${o.marketHashName}\u0000${o.marketCode}\u0000${o.providerCode}\u0000${o.side}`;
@@ -195,7 +204,7 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   for (const round of rounds) {
     for (let i = 0; i < round.length; i += CHUNK) {
       const part = round.slice(i, i + CHUNK);
-      const rows = await db.$queryRawUnsafe<{ inserted: boolean }[]>(
+      const rows = await db.$queryRawUnsafe<{ inserted: boolean; item_id: number; market_code: string; side: 'ask' | 'bid'; changed: boolean }[]>(
         UPSERT_SQL,
         part.map((o) => itemIds.get(`${o.appId}\u0000${o.marketHashName}`)!),
         part.map((o) => o.marketCode),
@@ -212,6 +221,7 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
       for (const r of rows) {
         if (r.inserted) result.inserted += 1;
         else result.updated += 1;
+        if (r.changed) changes.push({ itemId: r.item_id, marketCode: r.market_code, side: r.side });
       }
       result.skipped += part.length - rows.length;
     }
@@ -221,6 +231,8 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   ingestedObservations.inc({ outcome: 'skipped' }, result.skipped);
   // Quote caches of every replica drop their entries when this commits (services/quote-cache.ts).
   if (result.inserted + result.updated > 0) await signalQuotes(db);
+  // Last: the change sequence (services/changes.ts) holds its lock from here to the commit.
+  await recordChanges(db, changes);
   return result;
 }
 
@@ -271,18 +283,22 @@ export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<
     completed,
   );
   let delisted = 0;
+  const changes: ChangeKey[] = [];
   if (scan.delistUnseen) {
-    delisted = await db.$executeRawUnsafe(
+    const rows = await db.$queryRawUnsafe<{ item_id: number; side: 'ask' | 'bid' }[]>(
       `UPDATE source_quote SET quantity = 0, delisted_at = $3::timestamptz,
               changed_at = CASE WHEN quantity IS DISTINCT FROM 0 THEN $3::timestamptz ELSE changed_at END,
               fresh_at = GREATEST(fresh_at, $3::timestamptz)
         WHERE market_code = $1 AND provider_code = $2 AND delisted_at IS NULL
-          AND GREATEST(observed_at, changed_at) < $4::timestamptz`,
+          AND GREATEST(observed_at, changed_at) < $4::timestamptz
+       RETURNING item_id, side::text AS side`,
       marketCode,
       providerCode,
       completed,
       scan.startedAt.toISOString(),
     );
+    delisted = rows.length;
+    for (const r of rows) changes.push({ itemId: r.item_id, marketCode, side: r.side });
   }
   await db.$executeRawUnsafe(
     `INSERT INTO daily_close AS c (item_id, market_code, provider_code, side, day, currency_code, price, quantity, delisted,
@@ -302,6 +318,7 @@ export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<
     completed,
   );
   if (freshened + delisted > 0) await signalQuotes(db);
+  await recordChanges(db, changes); // last: the change lock is held to the commit
   return { freshened, delisted };
 }
 

@@ -28,6 +28,13 @@ export interface Valuation {
   bidAmount: Money | null;
   askQuoteCount: number;
   bidQuoteCount: number;
+  /**
+   * Each side's own published uncertainty (log scale; docs/valuation.md section 11): about 68 % of the side's
+   * next-day quotes lie inside amount x e^(+-u). Null on valuations published before they existed, bid on
+   * one-sided items. GraphQL only (the REST ValuationOut is the spec's shape).
+   */
+  askUncertainty: number | null;
+  bidUncertainty: number | null;
 }
 
 /** One published quote (spec: MarketQuoteOut). `price` is in `currencyCode`, never converted. */
@@ -79,6 +86,8 @@ interface QuoteRow {
   is_two_sided: boolean | null;
   ask_quote_count: number | null;
   bid_quote_count: number | null;
+  ask_uncertainty: number | null;
+  bid_uncertainty: number | null;
 }
 
 /**
@@ -100,7 +109,8 @@ SELECT * FROM (
     q.price::text AS price, q.quantity, q.is_quantity_minimum, q.is_all_items_same_price, ${epochMs('q.changed_at')} AS changed_at,
     ${epochMs('q.observed_at')} AS observed_at, ${epochMs('q.delisted_at')} AS delisted_at, ${epochMs('q.fresh_at')} AS fresh_at,
     NULL::date AS valuation_date, NULL::text AS ask_amount, NULL::text AS bid_amount, NULL::float8 AS uncertainty,
-    NULL::bool AS is_two_sided, NULL::int AS ask_quote_count, NULL::int AS bid_quote_count
+    NULL::bool AS is_two_sided, NULL::int AS ask_quote_count, NULL::int AS bid_quote_count,
+    NULL::float8 AS ask_uncertainty, NULL::float8 AS bid_uncertainty
   FROM items i JOIN source_quote q ON q.item_id = i.id
   ORDER BY i.market_hash_name, q.market_code, q.side,
     (q.delisted_at IS NULL) DESC, (q.provider_code = q.market_code) DESC, q.fresh_at DESC, q.provider_code
@@ -111,7 +121,7 @@ SELECT * FROM (
     'v', i.market_hash_name, NULL::varchar, NULL::varchar, NULL::text, NULL::varchar, v.mid_amount::text, NULL::int, NULL::bool,
     NULL::bool, ${epochMs('v.computed_at')}, NULL::float8, NULL::float8,
     ${epochMs('v.computed_at')}, v.valuation_date, v.ask_amount::text, v.bid_amount::text, v.uncertainty, v.is_two_sided,
-    v.ask_quote_count, v.bid_quote_count
+    v.ask_quote_count, v.bid_quote_count, v.ask_uncertainty, v.bid_uncertainty
   FROM items i JOIN valuation v ON v.item_id = i.id
   ORDER BY i.market_hash_name, v.valuation_date DESC
 ) valuations`;
@@ -177,6 +187,8 @@ export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, nam
         bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
         askQuoteCount: v.ask_quote_count!,
         bidQuoteCount: v.bid_quote_count!,
+        askUncertainty: v.ask_uncertainty,
+        bidUncertainty: v.bid_uncertainty,
       },
     });
   }

@@ -4,7 +4,9 @@
  * showed on D: the backtest's targets (`dayTargets`: every market's close of D on the cash scale, fees
  * included). Per target x of side s and the item's valuation:
  * - error |ln(x / amount_s)| (amount_s: ask_amount for asks, bid_amount for bids of two-sided items);
- * - inside: error <= u, the published uncertainty (x lies inside amount_s x e^(+-u)).
+ * - inside: error <= u (x lies inside amount_s x e^(+-u)), where u is the side's own published uncertainty
+ *   (ask_uncertainty, bid_uncertainty) for the `target` segments and the item's published uncertainty for the
+ *   others (a row published before side uncertainties existed: the item's for every segment).
  * Figures per segment: `all`; `band` by the item's mid (under_1, 1_10, 10_100, over_100 CNY); `type` (the item
  * type of its market hash name, src/valuation/half-spread.ts); `sides` (one_sided, two_sided); `target` (ask,
  * bid). Each gives items, targets, the median and 90th-percentile error and the calibration share (the
@@ -14,15 +16,27 @@
  * service published any (the bundled history on first start), the valuations the job would have published,
  * computed now from the closes before D only (`source: recomputed`). A day is scored once; a day without
  * targets, or with neither published valuations nor closes in its window, has no row.
+ *
+ * Each scored day also yields its learning (valuation/learning.ts `DayLearning`, stored in valuation_learning
+ * with the accuracy rows): the ratios error / raw uncertainty per calibration segment (raw = published / the
+ * factor the day was valued with, from its valuation_run stats), and each market's previous close (its latest
+ * close in the day's window) against the day's consensus target (the per-item median of the day's closes of a
+ * side). Later valuations calibrate and weigh with it.
  */
 import { Decimal } from 'decimal.js';
 import type { Database } from '../db/client.js';
 import { toMoney, type Money } from '../lib/money.js';
 import { addDays, dayRange, formatDate } from '../lib/time.js';
 import { itemType } from '../valuation/half-spread.js';
+import type { CloseQuote } from '../valuation/item.js';
+import { DayLearner, NOTHING_LEARNED, type CalibrationSegment, type DayLearning, type Learned } from '../valuation/learning.js';
 import { median } from '../valuation/robust.js';
-import { dayTargets } from './backtest.js';
-import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS } from './valuation.js';
+import { dayTargets, type DayTarget } from './backtest.js';
+import type { FeeBook } from './valuation.js';
+import { computeValuations, loadFeeBook, parseDate, windowCloses, WINDOW_DAYS } from './valuation.js';
+
+/** Item ids per page while scoring a day (its targets and window closes are read a page at a time). */
+const SCORE_PAGE_IDS = 2000;
 
 /** The segment kinds of the accuracy series, in the order they are served. */
 export const ACCURACY_SEGMENTS = ['all', 'target', 'sides', 'band', 'type'] as const;
@@ -60,14 +74,24 @@ export interface AccuracyDay {
   segments: AccuracySegment[];
 }
 
+/** A scored day with what it teaches later valuations. */
+export interface ScoredDay extends AccuracyDay {
+  learning: DayLearning;
+}
+
 /** What one item's valuation of the day says, whichever way it was obtained. */
-interface DayValuation {
+export interface DayValuation {
   itemId: number;
   name: string;
   mid: Money;
   ask: Money;
   bid: Money | null;
+  /** Published uncertainties: the item's, and each side's (null: not published, the item's is used). */
   uncertainty: number;
+  askUncertainty: number | null;
+  bidUncertainty: number | null;
+  /** Before calibration. */
+  raw: { uncertainty: number; ask: number; bid: number | null };
   twoSided: boolean;
 }
 
@@ -87,22 +111,80 @@ function bandOf(mid: Money): string {
   return PRICE_BANDS[PRICE_BANDS.length - 1]!.value;
 }
 
-/** The valuations published for `day`, or none. */
+/**
+ * The valuations published for `day`, or none, with their raw uncertainties: published / the factor the day was
+ * valued with (its valuation_run stats `learned.factors`; 1 when the run recorded none).
+ */
 async function publishedValuations(db: Pick<Database, 'query'>, day: string): Promise<DayValuation[]> {
-  const rows = await db.query<{ item_id: number; name: string; mid: string; ask: string; bid: string | null; u: number; two: boolean }>(
+  const [run] = await db.query<{ factors: Partial<Learned['factors']> | null }>(`SELECT stats->'learned'->'factors' AS factors FROM valuation_run WHERE valuation_date = $1::date`, [day]);
+  const k = { ...NOTHING_LEARNED.factors, ...(run?.factors ?? {}) };
+  const rows = await db.query<{ item_id: number; name: string; mid: string; ask: string; bid: string | null; u: number; ua: number | null; ub: number | null; two: boolean }>(
     `SELECT v.item_id, i.market_hash_name AS name, v.mid_amount::text AS mid, v.ask_amount::text AS ask, v.bid_amount::text AS bid,
-            v.uncertainty AS u, v.is_two_sided AS two
+            v.uncertainty AS u, v.ask_uncertainty AS ua, v.bid_uncertainty AS ub, v.is_two_sided AS two
        FROM valuation v JOIN item i ON i.id = v.item_id WHERE v.valuation_date = $1::date`,
     [day],
   );
-  return rows.map((r) => ({ itemId: r.item_id, name: r.name, mid: toMoney(r.mid), ask: toMoney(r.ask), bid: r.bid === null ? null : toMoney(r.bid), uncertainty: r.u, twoSided: r.two }));
+  return rows.map((r) => {
+    const rawU = r.u / (r.two ? k.two_sided : k.one_sided);
+    return {
+      itemId: r.item_id,
+      name: r.name,
+      mid: toMoney(r.mid),
+      ask: toMoney(r.ask),
+      bid: r.bid === null ? null : toMoney(r.bid),
+      uncertainty: r.u,
+      askUncertainty: r.ua,
+      bidUncertainty: r.ub,
+      raw: { uncertainty: rawU, ask: r.ua === null ? rawU : r.ua / k.ask, bid: r.ub === null ? (r.bid === null ? null : rawU) : r.ub / k.bid },
+      twoSided: r.two,
+    };
+  });
+}
+
+/** The day's consensus target of each side: the per-item median of its targets (ln cash CNY). */
+function consensusTargets(targets: readonly DayTarget[]): Record<'ask' | 'bid', number> {
+  return {
+    ask: median(targets.filter((t) => t.side === 'ask').map((t) => t.y)),
+    bid: median(targets.filter((t) => t.side === 'bid').map((t) => t.y)),
+  };
+}
+
+/**
+ * Adds one item's market learning to `learner`: each previous close (its market's latest close in the window,
+ * on the cash scale of `book`) against the day's consensus target of its side.
+ */
+export function learnMarkets(learner: DayLearner, closes: readonly CloseQuote[], targets: readonly DayTarget[], book: FeeBook): void {
+  const target = consensusTargets(targets);
+  for (const c of closes) {
+    const t = target[c.side];
+    if (!Number.isFinite(t)) continue;
+    const p = book.path(c.market, c.side, c.currency);
+    if (!p) continue;
+    const x = p.a.times(c.price).plus(p.b);
+    if (x.gt(0)) learner.addMarketError(`${c.market}/${c.side}`, Math.abs(t - Math.log(x.toNumber())));
+  }
+}
+
+/**
+ * Adds one valuation's calibration ratios to `learner`: each target's error against the raw uncertainty of
+ * the item (segment one_sided or two_sided) and of its side (ask, bid).
+ */
+export function learnCalibration(learner: DayLearner, v: Pick<DayValuation, 'ask' | 'bid' | 'raw' | 'twoSided'>, targets: readonly DayTarget[]): void {
+  for (const t of targets) {
+    const amount = t.side === 'ask' ? v.ask : v.bid;
+    const rawSide = t.side === 'ask' ? v.raw.ask : v.raw.bid;
+    if (amount === null || !amount.gt(0) || rawSide === null) continue;
+    const error = Math.abs(t.y - Math.log(amount.toNumber()));
+    learner.addRatio((v.twoSided ? 'two_sided' : 'one_sided') satisfies CalibrationSegment, error, v.raw.uncertainty);
+    learner.addRatio(t.side, error, rawSide);
+  }
 }
 
 /**
  * Scores the valuations of `date` against the closes of that day (see the module doc) and returns the day, or
  * null when nothing can be scored. Stores nothing.
  */
-export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date): Promise<AccuracyDay | null> {
+export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date): Promise<ScoredDay | null> {
   const day = formatDate(date);
   let source: AccuracyDay['source'] = 'published';
   let valuations = await publishedValuations(db, day);
@@ -115,11 +197,15 @@ export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date)
       ask: v.askAmount,
       bid: v.bidAmount,
       uncertainty: v.uncertainty,
+      askUncertainty: v.askUncertainty,
+      bidUncertainty: v.bidUncertainty,
+      raw: v.raw,
       twoSided: v.isTwoSided,
     }));
   }
   if (valuations.length === 0) return null;
-  const targets = await dayTargets(db, date, await loadFeeBook(db, date));
+  const book = await loadFeeBook(db, date);
+  const learner = new DayLearner(day);
   // segment -> value -> errors, inside count, items
   const acc = new Map<string, { segment: AccuracySegmentKind; value: string; errors: number[]; inside: number; items: Set<number> }>();
   const add = (segment: AccuracySegmentKind, value: string, itemId: number, error: number, inside: boolean) => {
@@ -130,22 +216,37 @@ export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date)
     if (inside) a.inside += 1;
     a.items.add(itemId);
   };
-  for (const v of valuations) {
-    const list = targets.get(v.itemId);
-    if (!list) continue;
-    const band = bandOf(v.mid);
-    const type = itemType(v.name);
-    const sides = v.twoSided ? 'two_sided' : 'one_sided';
-    for (const t of list) {
-      const amount = t.side === 'ask' ? v.ask : v.bid;
-      if (amount === null || !amount.gt(0)) continue;
-      const error = Math.abs(t.y - Math.log(amount.toNumber()));
-      const inside = error <= v.uncertainty;
-      add('all', 'all', v.itemId, error, inside);
-      add('target', t.side, v.itemId, error, inside);
-      add('sides', sides, v.itemId, error, inside);
-      add('band', band, v.itemId, error, inside);
-      add('type', type, v.itemId, error, inside);
+  // A page of item ids at a time (the day's targets and the window's closes of those items only), so memory holds
+  // the errors, not every target object of the catalogue at once.
+  valuations.sort((a, b) => a.itemId - b.itemId);
+  for (let i = 0; i < valuations.length; ) {
+    const lo = valuations[i]!.itemId;
+    const hi = lo + SCORE_PAGE_IDS - 1;
+    const targets = await dayTargets(db, date, book, { lo, hi });
+    const closes = await windowCloses(db, lo, hi, date);
+    for (; i < valuations.length && valuations[i]!.itemId <= hi; i++) {
+      const v = valuations[i]!;
+      const list = targets.get(v.itemId);
+      if (!list) continue;
+      const band = bandOf(v.mid);
+      const type = itemType(v.name);
+      const sides = v.twoSided ? 'two_sided' : 'one_sided';
+      learnCalibration(learner, v, list);
+      // Market learning: the item's latest closes in the window against the day's consensus target.
+      const window = closes.get(v.itemId)?.closes;
+      if (window) learnMarkets(learner, window, list, book);
+      for (const t of list) {
+        const amount = t.side === 'ask' ? v.ask : v.bid;
+        if (amount === null || !amount.gt(0)) continue;
+        const error = Math.abs(t.y - Math.log(amount.toNumber()));
+        const inside = error <= v.uncertainty;
+        const sideU = (t.side === 'ask' ? v.askUncertainty : v.bidUncertainty) ?? v.uncertainty;
+        add('all', 'all', v.itemId, error, inside);
+        add('target', t.side, v.itemId, error, error <= sideU);
+        add('sides', sides, v.itemId, error, inside);
+        add('band', band, v.itemId, error, inside);
+        add('type', type, v.itemId, error, inside);
+      }
     }
   }
   if (acc.size === 0) return null;
@@ -171,7 +272,7 @@ export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date)
       const [b1, b2, b3] = order(y);
       return a1 - b1 || a2 - b2 || (a3 < b3 ? -1 : a3 > b3 ? 1 : 0);
     });
-  return { date: day, source, segments };
+  return { date: day, source, segments, learning: learner.result() };
 }
 
 /**
@@ -191,11 +292,18 @@ export async function pendingAccuracyDays(db: Pick<Database, 'query'>, today: Da
   return rows.filter((r) => r.published || r.windowed).map((r) => parseDate(r.day));
 }
 
-/** Stores a scored day (its rows replace any of that day), in one transaction. */
-export async function storeAccuracyDay(db: Database, day: AccuracyDay, computedAt: Date): Promise<void> {
+/** Stores a scored day (its rows and its learning replace any of that day), in one transaction. */
+export async function storeAccuracyDay(db: Database, day: ScoredDay, computedAt: Date): Promise<void> {
   const s = day.segments;
   await db.prisma.$transaction([
     db.prisma.$executeRawUnsafe(`DELETE FROM valuation_accuracy WHERE valuation_date = $1::date`, day.date),
+    db.prisma.$executeRawUnsafe(
+      `INSERT INTO valuation_learning (valuation_date, stats, computed_at) VALUES ($1::date, $2::jsonb, $3::timestamptz)
+       ON CONFLICT (valuation_date) DO UPDATE SET stats = EXCLUDED.stats, computed_at = EXCLUDED.computed_at`,
+      day.date,
+      JSON.stringify(day.learning),
+      computedAt,
+    ),
     db.prisma.$executeRawUnsafe(
       `INSERT INTO valuation_accuracy (valuation_date, segment, value, source, items, targets, median_error, p90_error, calibration, computed_at)
        SELECT $1::date, t.segment, t.value, $2, t.items, t.targets, t.median_error, t.p90_error, t.calibration, $3::timestamptz
@@ -221,10 +329,10 @@ export async function storeAccuracyDay(db: Database, day: AccuracyDay, computedA
  * `opts.stopped` is asked between days (a stopping service leaves the rest for its next start). Run
  * by the valuation job after each run and at start, so the series fills from the bundled data on first start.
  */
-export async function runValuationAccuracy(db: Database, today: Date, opts: { now?: () => Date; stopped?: () => boolean } = {}): Promise<AccuracyDay[]> {
+export async function runValuationAccuracy(db: Database, today: Date, opts: { now?: () => Date; stopped?: () => boolean } = {}): Promise<ScoredDay[]> {
   const now = opts.now ?? (() => new Date());
   const r = await db.withLock('quotegate:valuation-accuracy', async () => {
-    const stored: AccuracyDay[] = [];
+    const stored: ScoredDay[] = [];
     for (const date of await pendingAccuracyDays(db, today)) {
       if (opts.stopped?.()) break; // the service is stopping: the rest waits for the next start
       const day = await scoreValuationDay(db, date);

@@ -14,6 +14,7 @@
  * days, older ones once compacted into the price history (src/services/history.ts).
  */
 import { quotesChanged, signalQuotes } from './quote-cache.js';
+import { recordChanges } from './changes.js';
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { exactRuleOf } from '../fees/exact-rules.js';
@@ -35,6 +36,7 @@ import {
 import { HalfSpreadTable, itemType, priceBand, type HalfSpread } from '../valuation/half-spread.js';
 import { logHalfSpread, oneSided, twoSided, valueSides, type CloseQuote, type ItemValuation, type SidesResult, type ValuationModel } from '../valuation/item.js';
 import { marketSigma, ModelFitter, type FittedModel, type SampleSeries } from '../valuation/model.js';
+import { LEARNING_WINDOW_DAYS, learnFrom, marketTerm, type DayLearning, type Learned } from '../valuation/learning.js';
 
 /** Days of closes before the valuation date that feed it (spec: "the seven days before this date"). */
 export const WINDOW_DAYS = 7;
@@ -199,7 +201,7 @@ SELECT DISTINCT ON (p.item_id, p.market_code, p.side)
           p.confirmed_at DESC, p.provider_code`;
 
 /** The latest usable close per market and side of each item with ids in [lo, hi], for date D. */
-async function windowCloses(db: Pick<Database, 'query'>, lo: number, hi: number, date: Date): Promise<Map<number, { name: string; closes: CloseQuote[] }>> {
+export async function windowCloses(db: Pick<Database, 'query'>, lo: number, hi: number, date: Date): Promise<Map<number, { name: string; closes: CloseQuote[] }>> {
   const from = new Date(date.getTime() - WINDOW_DAYS * DAY_MS);
   const rows = await db.query<CloseRow>(WINDOW_SQL, [lo, hi, formatDate(from), formatDate(date)]);
   const out = new Map<number, { name: string; closes: CloseQuote[] }>();
@@ -295,6 +297,18 @@ export interface ExplainedItem {
   valuation: ItemValuation | null;
 }
 
+/**
+ * What the valuation of `date` learns from (valuation/learning.ts): the stored learning of the scored days in
+ * [date - LEARNING_WINDOW_DAYS, date - 1] (services/valuation-accuracy.ts writes one per scored day).
+ */
+export async function loadLearned(db: Pick<Database, 'query'>, date: Date): Promise<Learned> {
+  const rows = await db.query<{ stats: DayLearning }>(
+    `SELECT stats FROM valuation_learning WHERE valuation_date < $1::date AND valuation_date >= $1::date - $2::int ORDER BY valuation_date`,
+    [formatDate(date), LEARNING_WINDOW_DAYS],
+  );
+  return learnFrom(rows.map((r) => r.stats));
+}
+
 /** What a computation produced (not yet stored). */
 export interface ValuationComputation {
   date: Date;
@@ -305,6 +319,8 @@ export interface ValuationComputation {
     halfSpreads: ReturnType<HalfSpreadTable['summary']>;
     feePaths: ReturnType<FeeBook['summary']>;
     constants: Record<string, unknown>;
+    /** The calibration factors and market accuracies it used (valuation/learning.ts). */
+    learned: Learned;
     counts: { items: number; twoSided: number; oneSided: number; crossedBids: number; unpriced: number };
   };
   explained: ExplainedItem[];
@@ -312,19 +328,21 @@ export interface ValuationComputation {
 
 /**
  * Values every item with closes in the window of `date` (nothing is stored). `explain` names items whose
- * sources are returned in detail; `biweightC` replaces the biweight constant (the walk-forward backtest). Reads in pages of item ids, so memory stays bounded by one page plus
- * the results.
+ * sources are returned in detail; `biweightC` replaces the biweight constant and `learned` what the scored days
+ * before taught (default: loadLearned; the backtests pass their own). Reads in pages of item ids, so memory
+ * stays bounded by one page plus the results.
  */
 export async function computeValuations(
   db: Pick<Database, 'query'>,
   date: Date,
-  opts: { explain?: string[]; keepCloses?: boolean; biweightC?: number } = {},
+  opts: { explain?: string[]; keepCloses?: boolean; biweightC?: number; learned?: Learned } = {},
 ): Promise<ValuationComputation> {
   const book = await loadFeeBook(db, date); // the schedules in force on the day it values
   const fitted = await fitSample(db, date, book);
+  const learned = opts.learned ?? (await loadLearned(db, date));
   const biweightC = opts.biweightC ?? BIWEIGHT_C;
   const model: ValuationModel = {
-    marketSigma: (market, side) => marketSigma(fitted, market, side),
+    marketSigma: (market, side) => marketTerm(marketSigma(fitted, market, side), learned.markets[`${market}/${side}`]?.accuracy),
     tau: fitted.tau,
     path: (market, side, currency) => book.path(market, side, currency),
     biweightC,
@@ -347,7 +365,7 @@ export async function computeValuations(
       crossedBids += sides.crossed.length;
       unpriced += sides.unpriced.length;
       if (sides.bid) {
-        const v = twoSided(sides);
+        const v = twoSided(sides, learned.factors);
         items.push({ itemId, marketHashName: name, ...v, ...(opts.keepCloses ? { closes } : {}) });
         table.add(itemType(name), priceBand(v.askAmount), logHalfSpread(v));
         if (explain) explain.valuation = v;
@@ -359,7 +377,7 @@ export async function computeValuations(
   const twoSidedCount = items.length;
   for (const p of pending) {
     const hs: HalfSpread = table.lookup(p.type, p.band);
-    const v = oneSided(p.ask, hs);
+    const v = oneSided(p.ask, hs, learned.factors);
     items.push({ itemId: p.itemId, marketHashName: p.name, ...v, ...(opts.keepCloses ? { closes: p.closes } : {}) });
     const ex = explained.find((e) => e.marketHashName === p.name);
     if (ex) ex.valuation = v;
@@ -379,6 +397,7 @@ export async function computeValuations(
         min_known_fee_markets: MIN_KNOWN_FEE_MARKETS,
         unknown_fee_allowance: Object.fromEntries(Object.entries(UNKNOWN_FEE_ALLOWANCE).map(([k, v]) => [k, v.toFixed()])),
       },
+      learned,
       counts: { items: items.length, twoSided: twoSidedCount, oneSided: items.length - twoSidedCount, crossedBids, unpriced },
     },
   };
@@ -400,10 +419,10 @@ export interface ValuationRunResult {
 
 const INSERT_SQL = `
 INSERT INTO valuation (item_id, valuation_date, mid_amount, ask_amount, bid_amount, uncertainty, is_two_sided,
-                       ask_quote_count, bid_quote_count, computed_at)
-SELECT t.item_id, $2::date, t.mid, t.ask, t.bid, t.u, t.two, t.na, t.nb, $3::timestamptz
-  FROM unnest($1::int[], $4::numeric[], $5::numeric[], $6::numeric[], $7::float8[], $8::bool[], $9::int[], $10::int[])
-    AS t(item_id, mid, ask, bid, u, two, na, nb)`;
+                       ask_quote_count, bid_quote_count, computed_at, ask_uncertainty, bid_uncertainty)
+SELECT t.item_id, $2::date, t.mid, t.ask, t.bid, t.u, t.two, t.na, t.nb, $3::timestamptz, t.ua, t.ub
+  FROM unnest($1::int[], $4::numeric[], $5::numeric[], $6::numeric[], $7::float8[], $8::bool[], $9::int[], $10::int[], $11::float8[], $12::float8[])
+    AS t(item_id, mid, ask, bid, u, two, na, nb, ua, ub)`;
 
 /**
  * Publishes a computation: in one transaction replaces the date's valuations and writes its
@@ -429,6 +448,8 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
           part.map((v) => v.isTwoSided),
           part.map((v) => v.askQuoteCount),
           part.map((v) => v.bidQuoteCount),
+          part.map((v) => v.askUncertainty),
+          part.map((v) => v.bidUncertainty),
         );
       }
       await tx.$executeRawUnsafe(
@@ -444,6 +465,11 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
         stats,
       );
       await signalQuotes(tx); // the CSCP quotes change when this commits (services/quote-cache.ts)
+      // Last: one change per valued item (services/changes.ts); the change lock is held to the commit.
+      await recordChanges(
+        tx,
+        c.items.map((v) => ({ itemId: v.itemId, marketCode: 'CSCP', side: 'mid' as const })),
+      );
     },
     { maxWait: 30_000, timeout: 600_000 },
   );
@@ -499,6 +525,9 @@ export function valuationJson(v: ItemValuation): Record<string, unknown> {
     bid_amount: v.bidAmount === null ? null : v.bidAmount.toFixed(),
     uncertainty: v.uncertainty,
     credibility: Math.exp(-v.uncertainty),
+    ask_uncertainty: v.askUncertainty,
+    bid_uncertainty: v.bidUncertainty,
+    raw_uncertainty: v.raw,
     ask_quote_count: v.askQuoteCount,
     bid_quote_count: v.bidQuoteCount,
   };

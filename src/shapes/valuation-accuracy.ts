@@ -3,7 +3,8 @@
  * document serves them, the REST document of GET /valuation/accuracy selects its fields from them
  * (`selectionOf`), the GraphQL types take their fields from them (src/graphql/types/valuation-accuracy.ts),
  * and the tests take their key lists from them. Errors are natural-log ratios |ln(target / valuation)|;
- * calibration is a share (0-1) of targets inside valuation x e^(+-uncertainty).
+ * calibration is a share (0-1) of targets inside valuation x e^(+-uncertainty) (the `target` segments: inside the
+ * side's amount x e^(+-its own uncertainty), GraphQL Valuation.askUncertainty / bidUncertainty).
  */
 import { z } from 'zod';
 import { day } from './quote.js';
@@ -19,7 +20,7 @@ export const AccuracySegmentOut = z
     targets: z.int().min(0),
     median_error: z.number().min(0),
     p90_error: z.number().min(0),
-    calibration: z.number().min(0).max(1),
+    calibration: z.number().min(0).max(1).meta({ description: "Share of targets inside valuation x e^(+-uncertainty); for segment target, inside that side's amount x e^(+-its own uncertainty)." }),
   })
   .meta({ id: 'AccuracySegmentOut' });
 

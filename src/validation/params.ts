@@ -106,5 +106,13 @@ export const priceHistoryArgs = z.looseObject({ marketHashName, appId, markets: 
 export const accuracyArgs = z.looseObject({ from: day.nullish(), to: day.nullish() });
 /** Arguments of `Website.feeSchedule` (REST: GET /websites/{code}/fee-schedule `as_of`). */
 export const feeScheduleArgs = z.looseObject({ asOf: day.nullish() });
+/** A change-feed cursor: a sequence number, 1-19 digits (services/changes.ts; beyond the current sequence is 422 there). */
+export const changeCursor = z
+  .string()
+  .refine((s) => /^\d{1,19}$/.test(s) && BigInt(s) <= 9223372036854775807n, { message: 'must be a change sequence number: digits, at most 9223372036854775807 (as given by change_seq or next_cursor)' });
+/** A change-feed page size: 1-1000. */
+export const changeLimit = z.number({ message: 'must be a whole number from 1 to 1000' }).int({ message: 'must be a whole number from 1 to 1000' }).min(1, { message: 'must be a whole number from 1 to 1000' }).max(1000, { message: 'must be a whole number from 1 to 1000' });
+/** Arguments of the GraphQL `priceChanges` root field (REST: GET /prices/changes). */
+export const priceChangesArgs = z.looseObject({ appId, since: changeCursor.nullish(), markets: marketList.nullish(), limit: changeLimit });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs };

@@ -14,12 +14,19 @@
  *   every contributing source around its side's consensus;
  * - one-sided (no usable bid): mid = ask x e^(-h) with h the typical half-spread of comparable items
  *   (half-spread.ts), u = sqrt(u_ask^2 + s_h^2); bid_amount null, bid count 0.
- * Credibility is e^(-u) (computed where it is published). u is rounded to 6 decimals.
+ * Calibration (learning.ts): the published u is the raw u above times the factor of its kind (one_sided or
+ * two_sided), learned on earlier scored days; each side's own uncertainty (the side's consensus u times the
+ * `ask` or `bid` factor) is published beside it. Raw figures are kept for the scoring.
+ * Credibility is e^(-u) (computed where it is published). Every u is rounded to 6 decimals.
  */
 import { Money } from '../lib/money.js';
 import { AMOUNT_DP, consensus, type SideConsensus, type Source } from './consensus.js';
 import type { FeePath } from './fee-path.js';
 import { halfSpreadFactor, type HalfSpread } from './half-spread.js';
+import { NOTHING_LEARNED, type CalibrationSegment } from './learning.js';
+
+/** Calibration factors by segment (learning.ts `Learned.factors`). */
+export type CalibrationFactors = Readonly<Record<CalibrationSegment, number>>;
 
 /** A market's latest close on one side, as read from daily_close. */
 export interface CloseQuote {
@@ -60,7 +67,13 @@ export interface ItemValuation {
   mid: Money;
   askAmount: Money;
   bidAmount: Money | null;
+  /** Published (calibrated) uncertainty of the mid, log scale. */
   uncertainty: number;
+  /** Published (calibrated) uncertainty of ask_amount and bid_amount (null when one-sided), log scale. */
+  askUncertainty: number;
+  bidUncertainty: number | null;
+  /** The uncertainties before calibration (what the scoring learns the factors from). */
+  raw: { uncertainty: number; ask: number; bid: number | null };
   askQuoteCount: number;
   bidQuoteCount: number;
   /** The half-spread used (one-sided only). */
@@ -109,31 +122,39 @@ export function valueSides(closes: readonly CloseQuote[], model: ValuationModel)
   return { ask, bid, crossed, unpriced };
 }
 
-/** The two-sided valuation (requires `sides.bid`). */
-export function twoSided(sides: SidesResult): ItemValuation {
+/** The two-sided valuation (requires `sides.bid`); `factors` calibrate the published uncertainties. */
+export function twoSided(sides: SidesResult, factors: CalibrationFactors = NOTHING_LEARNED.factors): ItemValuation {
   const { ask, bid } = sides;
   if (!bid) throw new Error('twoSided needs a bid consensus');
   const u2 = (ask.count * ask.uncertainty ** 2 + bid.count * bid.uncertainty ** 2) / (ask.count + bid.count);
+  const raw = { uncertainty: round6(Math.sqrt(u2)), ask: round6(ask.uncertainty), bid: round6(bid.uncertainty) };
   return {
     isTwoSided: true,
     mid: ask.amount.plus(bid.amount).div(2).toDecimalPlaces(AMOUNT_DP),
     askAmount: ask.amount,
     bidAmount: bid.amount,
-    uncertainty: round6(Math.sqrt(u2)),
+    uncertainty: round6(raw.uncertainty * factors.two_sided),
+    askUncertainty: round6(raw.ask * factors.ask),
+    bidUncertainty: round6(raw.bid * factors.bid),
+    raw,
     askQuoteCount: ask.count,
     bidQuoteCount: bid.count,
     halfSpread: null,
   };
 }
 
-/** The one-sided valuation: ask less the typical half-spread `hs` of comparable items. */
-export function oneSided(ask: SideConsensus, hs: HalfSpread): ItemValuation {
+/** The one-sided valuation: ask less the typical half-spread `hs` of comparable items; `factors` as twoSided. */
+export function oneSided(ask: SideConsensus, hs: HalfSpread, factors: CalibrationFactors = NOTHING_LEARNED.factors): ItemValuation {
+  const raw = { uncertainty: round6(Math.sqrt(ask.uncertainty ** 2 + hs.s ** 2)), ask: round6(ask.uncertainty), bid: null };
   return {
     isTwoSided: false,
     mid: ask.amount.times(halfSpreadFactor(hs.h)).toDecimalPlaces(AMOUNT_DP),
     askAmount: ask.amount,
     bidAmount: null,
-    uncertainty: round6(Math.sqrt(ask.uncertainty ** 2 + hs.s ** 2)),
+    uncertainty: round6(raw.uncertainty * factors.one_sided),
+    askUncertainty: round6(raw.ask * factors.ask),
+    bidUncertainty: null,
+    raw,
     askQuoteCount: ask.count,
     bidQuoteCount: 0,
     halfSpread: hs,

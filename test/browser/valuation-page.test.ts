@@ -41,7 +41,7 @@ const DAYS: AccuracyDay[] = ['2026-07-12', '2026-07-13', '2026-07-14', '2026-07-
 beforeAll(async () => {
   if (SKIP_BROWSER) return;
   t = await testApp({ clock: () => new Date('2026-07-17T12:00:00Z') });
-  for (const d of DAYS) await storeAccuracyDay(t.db, d, new Date('2026-07-17T00:05:00Z'));
+  for (const d of DAYS) await storeAccuracyDay(t.db, { ...d, learning: { date: d.date, calibration: {}, markets: {} } }, new Date('2026-07-17T00:05:00Z'));
   served = await serve(t.app);
   browser = await launchBrowser();
 });

@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/app.js';
+import { currentSequence } from '../../src/services/changes.js';
 import {
   FUZZ_RUNS,
   FUZZ_SEED,
@@ -44,9 +45,13 @@ import {
 let t: FuzzTarget;
 const started = performance.now();
 
+/** The change sequence after the target's setup (nothing changes quotes during the run). */
+let changeSeq = 0n;
+
 beforeAll(async () => {
   console.log(`fuzz (REST): FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}`);
   t = await fuzzTarget();
+  changeSeq = await currentSequence(t.db);
 });
 afterAll(async () => {
   console.log(report('fuzz (REST)', (performance.now() - started) / 1000));
@@ -105,6 +110,9 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     from: fc.constantFrom('2026-07-01', '2026-07-16', '2025-07-17', '2021-07-26', '2024-02-29', '1970-01-01', '2099-12-31'),
     to: fc.constantFrom('2026-07-31', '2026-07-16', '2026-01-01', '2024-02-19', '2099-12-31', '1970-01-01'),
     interval: fc.constantFrom('day', 'week', 'month'),
+    // GET /prices/changes (a cursor beyond the current sequence, or a limit outside 1-1000, is refused by the answer)
+    since: fc.constantFrom('0', '1', '2', '3', '007', '999', '9223372036854775807', '9223372036854775808', '9999999999999999999'),
+    limit: fc.constantFrom('1', '2', '500', '1000', '0', '1001', '0001'),
   };
   const invalid: Record<string, fc.Arbitrary<string>> = {
     market_hash_name: fc.oneof(aroundBounds(1, 255), withInserted(fc.constantFrom(...names), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u200b'))),
@@ -130,6 +138,8 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     from: fc.constantFrom('2026-02-30', '2026-13-01', '26-11-23', '2026-11-23T00:00:00Z', 'yesterday', '', ' 2026-07-01'),
     to: fc.constantFrom('2025-02-29', '2026-00-10', '2026/07/31', '20260731', 'now', ''),
     interval: fc.constantFrom('DAY', 'Day', 'hour', 'year', '', ' day', 'week,month'),
+    since: fc.constantFrom('-1', 'abc', '', ' 1', '1 ', '1.0', '1e3', '0x1', '9'.repeat(20), '١٢٣', '+1'),
+    limit: fc.constantFrom('-1', '', '1.5', 'x', '10000', ' 5', '1e2'),
   };
   const any = Object.fromEntries(
     Object.keys(valid).map((name) => [
@@ -330,6 +340,14 @@ function expectValid(template: string, method: string, url: URL, headers: Header
       const span = (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1;
       if (from > to || span > max) statuses = [422];
       else statuses = (quoted.get(appId) ?? []).includes(q.get('market_hash_name')!) ? [200] : [404];
+      break;
+    }
+    case 'getPriceChanges': {
+      // A cursor beyond the current sequence is 422 (nothing was pruned: no 410); limit 1-1000.
+      const since = q.get('since');
+      const limit = q.get('limit');
+      const badLimit = limit !== null && (Number(limit) < 1 || Number(limit) > 1000);
+      statuses = badLimit || (since !== null && BigInt(since) > changeSeq) ? [422] : [200];
       break;
     }
     case 'exportPrices':

@@ -12,7 +12,7 @@ import { loadEnv } from '../../src/env.js';
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;
 const DASHBOARD = 'https://dashboard.example.com';
-const EXPOSED = ['X-Request-ID', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'ETag', 'X-Export-Generated-At', 'X-Billable', 'X-Credit-Cost', 'X-Credit-Remaining'];
+const EXPOSED = ['X-Request-ID', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'ETag', 'X-Export-Generated-At', 'X-Change-Sequence', 'X-Billable', 'X-Credit-Cost', 'X-Credit-Remaining'];
 
 let t: TestApp;
 let listed: TestApp;

@@ -72,7 +72,10 @@ describe('GET /prices/export', () => {
     expect(res.headers.get('x-credit-remaining')).toBe('90');
     expect(res.headers.get('ratelimit-policy')).toBe('"exportPrices";q=2;w=60');
     expect(Number(res.headers.get('content-length'))).toBe(bytes.length);
-    expectKeys(doc, ['app_id', 'side', 'generated_at', 'items']);
+    // The spec's fields plus the extension change_seq (issue: live): the sequence the build started at.
+    expectKeys(doc, ['app_id', 'side', 'generated_at', 'change_seq', 'items']);
+    expect(res.headers.get('x-change-sequence')).toBe(doc.change_seq);
+    expect(doc.change_seq).toMatch(/^\d+$/);
     expect(doc).toMatchObject({ app_id: '730', side: 'ask', generated_at: '2026-07-17T00:00:00.000Z' });
     expect(doc.generated_at).toMatch(RFC3339_UTC);
     // Every item with an ask quote, sorted by market hash name (code points: 'A' < 'R' < 'Z' < '★').

@@ -14,6 +14,7 @@ import { pendingAccuracyDays, runValuationAccuracy } from '../../src/services/va
 import { BIWEIGHT_CANDIDATES, runBacktest, runWalkForward } from '../../src/services/backtest.js';
 import { ValuationAccuracyOut } from '../../src/shapes/valuation-accuracy.js';
 import { toMoney } from '../../src/lib/money.js';
+import { learnFrom } from '../../src/valuation/learning.js';
 
 let t: TestApp;
 const day = (d: number) => new Date(Date.UTC(2026, 6, d));
@@ -192,6 +193,11 @@ describe('walk-forward backtest (issue: a valuation that earns trust, point 2)',
     const direct = await runBacktest(t.db, [parseDate('2026-07-21')], undefined, { biweightC: w.days[1]!.chosen_c! });
     expect(w.scored.consensus_mdae).toBe(direct.consensus_mdae);
     expect(w.scored.calibration).toEqual(direct.calibration);
+    // What 07-21 learned came from 07-20 alone (its run with the job's constant, nothing learned before it).
+    expect(w.days[0]!.learned.days).toEqual([]);
+    const trained = await runBacktest(t.db, [parseDate('2026-07-20')], undefined, { biweightC: 2 });
+    const { days: _days, ...taught } = learnFrom(trained.learnings);
+    expect(w.days[1]!.learned).toEqual({ ...taught, days: ['2026-07-20'] });
     // Each candidate's figure of a day is that day's backtest with it.
     expect(w.days[1]!.by_c['4.685']).toBe((await runBacktest(t.db, [parseDate('2026-07-21')], undefined, { biweightC: 4.685 })).consensus_mdae);
   });

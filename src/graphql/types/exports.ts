@@ -18,6 +18,9 @@ const PriceExportRef = builder.objectRef<PriceExportShape>('PriceExport').implem
     side: t.field({ type: SideFilterEnum, resolve: (s) => s.side }),
     etag: t.exposeString('etag', { description: 'Strong validator (quoted), as in the ETag header.' }),
     generatedAt: t.field({ type: 'DateTime', resolve: (s) => s.generatedAt }),
+    changeSeq: t.exposeString('changeSeq', {
+      description: 'The change sequence the snapshot was built at (decimal string; REST header X-Change-Sequence, field change_seq): follow GET /prices/changes?since=<it> to keep a copy current.',
+    }),
     byteSize: t.exposeInt('byteSize', { description: 'Size of the gzip file in bytes.' }),
     itemCount: t.exposeInt('itemCount'),
     quoteCount: t.exposeInt('quoteCount'),

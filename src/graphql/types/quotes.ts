@@ -21,10 +21,23 @@ export const SideFilterEnum = builder.enumType('SideFilter', { values: ['ask', '
 
 const ValuationRef = builder.objectRef<Valuation>('Valuation').implement({
   description: 'The CSCP consensus valuation (REST: ValuationOut); amounts in CNY, fees included.',
-  fields: (t) =>
-    shapeFields(t, ValuationOut, {
+  fields: (t) => ({
+    ...shapeFields(t, ValuationOut, {
       descriptions: { credibility: 'e^(-uncertainty), between 0 and 1.', uncertainty: 'Standard uncertainty on a log scale.' },
     }),
+    askUncertainty: t.float({
+      nullable: true,
+      description:
+        "Uncertainty of askAmount alone (log scale, calibrated on earlier days like `uncertainty`): about 68 % of the markets' next-day sell listings (cash cost, fees included) lie inside askAmount x e^(+-askUncertainty). Null on valuations published before it existed. Not in the REST ValuationOut.",
+      resolve: (v) => v.askUncertainty,
+    }),
+    bidUncertainty: t.float({
+      nullable: true,
+      description:
+        "Uncertainty of bidAmount alone (log scale): about 68 % of the markets' next-day buy orders (cash received) lie inside bidAmount x e^(+-bidUncertainty). Null when one-sided or published before it existed. Not in the REST ValuationOut.",
+      resolve: (v) => v.bidUncertainty,
+    }),
+  }),
 });
 
 export const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').implement({

@@ -1,0 +1,70 @@
+/**
+ * The change feed in GraphQL (issue: live, point 2; src/services/changes.ts): the root field `priceChanges`,
+ * which is GET /prices/changes (catalogue row `getPriceChanges`: billed and rate limited like every row).
+ */
+import { builder, listComplexity } from '../builder.js';
+import * as v from '../../validation/params.js';
+import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE, readChanges, type Change, type ChangePage } from '../../services/changes.js';
+import { CS2_APP_ID } from '../../services/importers.js';
+import { quoteText } from '../../services/quotes.js';
+import { RawJson } from '../../lib/raw-json.js';
+import { MarketQuoteRef, SideFilterEnum } from './quotes.js';
+
+interface PageShape extends ChangePage {
+  appId: string;
+}
+
+const ChangeRef = builder.objectRef<Change>('PriceChange').implement({
+  description: 'One changed (item, market, side) with its quote as served now (REST: ChangeOut).',
+  fields: (t) => ({
+    seq: t.string({ description: 'Its change sequence number (decimal string).', resolve: (c) => c.seq.toString() }),
+    marketHashName: t.exposeString('marketHashName'),
+    marketCode: t.exposeString('marketCode'),
+    side: t.string({ description: 'ask, bid, or mid (the CSCP valuation was published).', resolve: (c) => c.side }),
+    quote: t.field({ type: MarketQuoteRef, nullable: true, description: 'The quote as served now; null when none is served any more.', resolve: (c) => c.quote }),
+    quoteJson: t.field({
+      type: 'QuotesJSON',
+      nullable: true,
+      description: 'The same quote in the REST shape (MarketQuoteOut), as one JSON value.',
+      resolve: (c) => (c.quote === null ? null : new RawJson(quoteText(c.quote))),
+    }),
+  }),
+});
+
+const ChangePageRef = builder.objectRef<PageShape>('PriceChanges').implement({
+  description: 'One page of the change feed (REST: PriceChangesOut).',
+  fields: (t) => ({
+    appId: t.exposeString('appId'),
+    since: t.string({ resolve: (p) => p.since.toString() }),
+    nextCursor: t.string({ description: 'Pass as `since` for the next page.', resolve: (p) => p.nextCursor.toString() }),
+    hasMore: t.exposeBoolean('hasMore', { description: 'True when more changes follow nextCursor.' }),
+    changes: t.field({ type: [ChangeRef], extensions: listComplexity(MAX_CHANGES_PAGE), resolve: (p) => p.changes }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  priceChanges: t.field({
+    type: ChangePageRef,
+    description:
+      "The quotes that changed after a cursor, in order (REST: GET /prices/changes; needs an API key; billed and rate limited as its catalogue row). Start from an export's changeSeq, or without `since` to get the current cursor. Error `cursor_expired` (410) for a cursor older than the kept 24 h: download the export again.",
+    args: {
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
+      since: t.arg.string({ required: false, description: 'The last sequence number the client has (decimal string); absent: an empty page with the current cursor.' }),
+      markets: t.arg.stringList({ required: false, description: 'Only these market codes (CSCP for the valuation).' }),
+      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
+      limit: t.arg.int({ required: true, defaultValue: DEFAULT_CHANGES_PAGE, description: `At most ${MAX_CHANGES_PAGE} changes.` }),
+    },
+    validate: v.priceChangesArgs,
+    resolve: async (_r, args, ctx) => {
+      await ctx.requireUser('getPriceChanges');
+      const page = await readChanges(ctx.db, {
+        appId: args.appId,
+        since: args.since === null || args.since === undefined ? null : BigInt(args.since),
+        markets: args.markets ?? null,
+        side: args.side,
+        limit: args.limit,
+      });
+      return { ...page, appId: args.appId };
+    },
+  }),
+}));
