@@ -10,6 +10,8 @@ import crypto from 'node:crypto';
 import type http from 'node:http';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import type { Logger } from 'pino';
 import type { Database } from './db/client.js';
@@ -38,6 +40,7 @@ import { graphqlBodyLimit } from './graphql/types/ingestion.js';
 import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
 import { createPages } from './pages/index.js';
 import { APP_CSP } from './pages/layout.js';
+import { LiveHub } from './services/live.js';
 
 /** What the app needs from the outside. */
 export interface AppDeps {
@@ -72,7 +75,16 @@ export interface AppDeps {
    * one conditional statement per charge. The app's `close()` flushes and gives the leases back.
    */
   creditLeases?: boolean | CreditLeaseOptions;
+  /**
+   * Live subscriptions (services/live.ts; README, Extensions: live changes): the most one account may have open
+   * at once on all replicas (default 10) and the undelivered changes one may hold before it is closed as a slow
+   * consumer (default 10,000).
+   */
+  live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number };
 }
+
+/** Seconds between WebSocket pings; a connection that did not answer the previous one is closed. */
+export const WS_PING_SECONDS = 12;
 
 /** Largest accepted request body in bytes (413 `payload_too_large` above it; src/rest/facade.ts). */
 export { MAX_BODY_BYTES };
@@ -121,8 +133,17 @@ export interface App {
   fetch(request: Request): Promise<Response>;
   yoga: YogaServerInstance<ServerContext, Context>;
   /**
-   * Records every charge still pending in this replica's credit leases and gives them back, then stops the
-   * caches' change listeners (graceful shutdown; requests after it are charged one statement each).
+   * Serves GraphQL over WebSocket (graphql-ws) on `server`'s `/graphql` upgrades, through the same envelop
+   * pipeline as HTTP; the credential comes from the upgrade request's headers or the connection_init payload
+   * (`{ "apiKey": "<key>" }`, or `Authorization` / `X-API-Key`). Returns the function that closes them all.
+   */
+  attachWebSockets(server: http.Server): () => Promise<void>;
+  /** The replica's live hub (tests). */
+  live: LiveHub;
+  /**
+   * Ends the live subscriptions, records every charge still pending in this replica's credit leases and gives
+   * them back, then stops the caches' change listeners (graceful shutdown; requests after it are charged one
+   * statement each).
    */
   close(): Promise<void>;
 }
@@ -138,10 +159,12 @@ export function createApp(deps: AppDeps): App {
   const snapshots = new SnapshotCache(db);
   const leases = deps.creditLeases === false ? null : new CreditLeases(db, deps.creditLeases === true ? {} : deps.creditLeases);
   const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
+  const hub = new LiveHub(db, { ...(quotes ? { quotes } : {}), maxQueue: deps.live?.maxQueue, pollMs: deps.live?.pollMs });
+  const live = { hub, maxConcurrent: deps.live?.maxConcurrent ?? 10 };
   // Pages (`/`, `/docs`, `/status/page`, `/items`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();
   const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger });
-  const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}), snapshots };
+  const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}), snapshots, live };
   /** The resolvers' context of one request (both faces). */
   const makeContext = (state: RequestState, headers: HeaderReader) => createContext(db, state, headers, contextOptions);
   // The documented REST paths: a Yoga plugin over the same pipeline, plus the node:http fast path (src/rest/facade.ts).
@@ -283,11 +306,77 @@ export function createApp(deps: AppDeps): App {
     }
     (adapter as unknown as http.RequestListener)(req, res);
   };
+  function attachWebSockets(server: http.Server): () => Promise<void> {
+    const wss = new WebSocketServer({ server, path: '/graphql' });
+    const alive = new WeakMap<WebSocket, boolean>();
+    wss.on('connection', (socket) => {
+      alive.set(socket, true);
+      socket.on('pong', () => alive.set(socket, true));
+    });
+    // Heartbeat: a ping every WS_PING_SECONDS; a socket that missed the previous pong is closed.
+    const ping = setInterval(() => {
+      for (const socket of wss.clients) {
+        if (!alive.get(socket)) {
+          socket.terminate();
+          continue;
+        }
+        alive.set(socket, false);
+        socket.ping();
+      }
+    }, WS_PING_SECONDS * 1000);
+    ping.unref();
+    useServer<Record<string, unknown> | undefined, { request: http.IncomingMessage }>(
+      {
+        execute: (args) => (args.rootValue as { execute: (a: unknown) => unknown }).execute(args) as never,
+        subscribe: (args) => (args.rootValue as { subscribe: (a: unknown) => unknown }).subscribe(args) as never,
+        onSubscribe: async (ctx, _id, payload) => {
+          const state = newRequestState(crypto.randomUUID());
+          state.log = logger?.child({ request_id: state.requestId });
+          state.operationId = 'graphql-ws';
+          const upgrade = ctx.extra.request.headers;
+          const params = ctx.connectionParams ?? {};
+          const fromParams = (name: string) => {
+            const v = params[name];
+            return typeof v === 'string' ? v : null;
+          };
+          // The credential of the upgrade request, else of connection_init (browsers cannot set upgrade headers).
+          const headers: HeaderReader = {
+            get(name) {
+              const key = name.toLowerCase();
+              const h = upgrade[key];
+              if (typeof h === 'string') return h;
+              if (key === 'x-api-key') return fromParams('apiKey') ?? fromParams('X-API-Key') ?? fromParams('x-api-key');
+              if (key === 'authorization') return fromParams('Authorization') ?? fromParams('authorization');
+              return null;
+            },
+          };
+          const { schema: s, execute, subscribe, parse, validate } = yoga.getEnveloped({ requestId: state.requestId, state } as never);
+          let document;
+          try {
+            document = parse(payload.query);
+          } catch (e) {
+            return [e instanceof GraphQLError ? e : new GraphQLError(String(e))];
+          }
+          const errors = validate(s, document);
+          if (errors.length > 0) return errors;
+          return { schema: s, document, operationName: payload.operationName, variableValues: payload.variables, contextValue: makeContext(state, headers), rootValue: { execute, subscribe } };
+        },
+      },
+      wss,
+    );
+    return async () => {
+      clearInterval(ping);
+      for (const socket of wss.clients) socket.close(1001, 'server shutting down');
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    };
+  }
+
   async function close(): Promise<void> {
+    await hub.close();
     await leases?.close();
     quotes?.close();
     snapshots.close();
     callers?.close();
   }
-  return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga, close };
+  return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga, close, attachWebSockets, live: hub };
 }

@@ -73,6 +73,10 @@ const schema = z.object({
   CREDIT_LEASE_SECONDS: z.coerce.number().int().min(11).max(3600).default(30),
   /** Accounts with fewer credits available are charged one statement per request (no lease). */
   CREDIT_LEASE_MIN_BALANCE: z.coerce.bigint().min(0n).default(10_000n),
+  /** Most live subscriptions (SSE, WebSocket, REST stream) one account may have open at once, all replicas together. */
+  LIVE_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1000).default(10),
+  /** Undelivered changes a live subscription may hold before it is closed as a slow consumer. */
+  LIVE_MAX_PENDING: z.coerce.number().int().min(10).max(1_000_000).default(10_000),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Seconds a client has to send a request's headers; then 408 and the connection is closed (slow clients). */

@@ -77,6 +77,7 @@ export async function startServer(env: Env): Promise<RunningServer> {
   const status = { infrastructureComponents: infrastructureComponentNames(rateLimiter.ping !== undefined), distribution: env.STATUS_DISTRIBUTION };
   const app = createApp({ db, logger, rateLimiter, status, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null, authCacheSeconds: env.AUTH_CACHE_SECONDS,
     creditLeases: env.CREDIT_LEASES === 'off' ? false : { leaseSeconds: env.CREDIT_LEASE_SECONDS, minBalance: env.CREDIT_LEASE_MIN_BALANCE },
+    live: { maxConcurrent: env.LIVE_MAX_SUBSCRIPTIONS, maxQueue: env.LIVE_MAX_PENDING },
   });
   // The valuation catch-up runs first (in the background), so the first export snapshot carries the CSCP quotes.
   const valuationJob = env.VALUATION_JOB === 'on' ? startValuationJob(db, { logger }) : null;
@@ -95,6 +96,7 @@ export async function startServer(env: Env): Promise<RunningServer> {
     app.listener,
   );
   server.keepAliveTimeout = 65_000;
+  const closeWebSockets = app.attachWebSockets(server); // GraphQL subscriptions over graphql-ws on /graphql
   await new Promise<void>((resolve) => server.listen(env.PORT, env.HOST, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
@@ -126,6 +128,9 @@ export async function startServer(env: Env): Promise<RunningServer> {
     async close() {
       if (metricsServer) await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
       await admin?.close();
+      // Live streams end first (their clients get a terminal error and resubscribe elsewhere), so the server can close.
+      await closeWebSockets();
+      await app.live.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       closing = true;

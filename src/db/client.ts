@@ -32,6 +32,13 @@ export interface Database {
    */
   withLock<T>(name: string, work: () => Promise<T>): Promise<{ acquired: true; result: T } | { acquired: false }>;
   /**
+   * Runs `work` with a `query` that reads one consistent snapshot: a REPEATABLE READ READ ONLY transaction on one
+   * connection (PostgreSQL; other connections go on as usual) or a PGlite transaction, which holds the embedded
+   * database for its duration (its other statements wait). Statements are sent one at a time. Throws what `work`
+   * throws (the transaction is rolled back).
+   */
+  readSnapshot<T>(work: (query: <R>(sql: string, params?: unknown[]) => Promise<R[]>) => Promise<T>): Promise<T>;
+  /**
    * Signals a committed change on `channel` (e.g. `qg_auth` with an account id) to every process of the
    * service: this process's listeners are called before it resolves; other processes get it through
    * PostgreSQL NOTIFY (PGlite has no other processes). The NOTIFY is retried for about a second; throws
@@ -67,11 +74,13 @@ export type DatabaseTarget = { url: string } | { pgliteDir: string };
  * Throws when the server cannot be reached or a migration fails.
  */
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  let count = 0;
   let adapter;
   let kind: Database['kind'];
   let closeDriver: () => Promise<void>;
   let raw: <T>(sql: string, params: unknown[]) => Promise<T[]>;
   let withLock: Database['withLock'];
+  let readSnapshot: Database['readSnapshot'];
   const local = new EventEmitter();
   local.setMaxListeners(0);
   let publish: (channel: ChangeChannel, payload: string) => Promise<void> = async () => {};
@@ -134,6 +143,32 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       listener = null;
       await client?.end().catch(() => undefined);
     };
+    readSnapshot = async (work) => {
+      const client = await pool.connect();
+      let chain: Promise<unknown> = Promise.resolve();
+      // One statement at a time on the connection (a caller may read ahead while it writes).
+      const query = <R>(sql: string, params: unknown[] = []): Promise<R[]> => {
+        count += 1;
+        const next = chain.then(async () => (await client.query(sql, params)).rows as R[]);
+        chain = next.catch(() => undefined);
+        return next;
+      };
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        try {
+          const result = await work(query);
+          await chain;
+          await client.query('COMMIT');
+          return result;
+        } catch (e) {
+          await chain;
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
+      } finally {
+        client.release();
+      }
+    };
     withLock = async (name, work) => {
       const client = await pool.connect();
       try {
@@ -166,6 +201,20 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       await pglite.close();
       release();
     };
+    readSnapshot = (work) =>
+      pglite.transaction(async (tx) => {
+        await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        let chain: Promise<unknown> = Promise.resolve();
+        const query = <R>(sql: string, params: unknown[] = []): Promise<R[]> => {
+          count += 1;
+          const next = chain.then(async () => (await tx.query<R>(sql, params)).rows);
+          chain = next.catch(() => undefined);
+          return next;
+        };
+        const result = await work(query);
+        await chain;
+        return result;
+      });
     const held = new Set<string>();
     withLock = async (name, work) => {
       if (held.has(name)) return { acquired: false };
@@ -177,7 +226,6 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       }
     };
   }
-  let count = 0;
   const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
   prisma.$on('query', () => {
     count += 1;
@@ -192,6 +240,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     },
     queryCount: () => count,
     withLock,
+    readSnapshot: (work) => readSnapshot(work),
     async notify(channel, payload) {
       local.emit(channel, payload);
       // Other replicas cache for longer than their 1 s fallback only while they hear these signals: a publish

@@ -26,6 +26,14 @@ import type { CallerCache } from '../services/caller-cache.js';
 import type { QuoteCache } from '../services/quote-cache.js';
 import type { SnapshotCache } from '../services/exports.js';
 import type { CreditLeases } from '../services/credit-leases.js';
+import type { LiveHub } from '../services/live.js';
+
+/** The replica's live hub and the per-account cap of open subscriptions (services/live.ts, live-billing.ts). */
+export interface LiveOptions {
+  hub: LiveHub;
+  /** Most live subscriptions one account may have open at once, all replicas together. */
+  maxConcurrent: number;
+}
 
 /** Loaders of one request. Keys of `quotes`: `appId + '\u0000' + marketHashName`. */
 export class Loaders {
@@ -166,6 +174,8 @@ export interface Context {
   leases?: CreditLeases;
   /** The replica's cache of current export snapshots, when the app has one (the export's 304s read it). */
   snapshots?: SnapshotCache;
+  /** The replica's live hub, when the app serves subscriptions. */
+  live?: LiveOptions;
   /**
    * The `user` caller behind the request's API key, allowed to run catalogue operation `operationId`;
    * the credential is looked up once per request. Throws 401 `unauthorized` (missing, malformed,
@@ -189,6 +199,8 @@ export interface ContextOptions {
   leases?: CreditLeases;
   /** Current export snapshots cached per replica (services/exports.ts, SnapshotCache); absent = the database. */
   snapshots?: SnapshotCache;
+  /** The replica's live hub (subscriptions); absent = subscriptions answer 503. */
+  live?: LiveOptions;
 }
 
 /** Builds a request context; the credential lookup happens only when a resolver or plugin asks for the caller. */
@@ -223,6 +235,7 @@ export function createContext(db: Database, state: RequestState, headers: Header
     ...(opts.callers ? { callers: opts.callers } : {}),
     ...(opts.leases ? { leases: opts.leases } : {}),
     ...(opts.snapshots ? { snapshots: opts.snapshots } : {}),
+    ...(opts.live ? { live: opts.live } : {}),
     async requireUser(operationId) {
       const c = await caller();
       if (c.role !== 'user') throw forbidden('This operation needs an API key; service tokens may only call the sync mutations.');

@@ -16,7 +16,7 @@ import { CurrencyOut, FeeScheduleOut, WebsiteOut } from '../shapes/catalogue.js'
 import { ItemRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';
 import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
-import { PriceChangesOut } from '../shapes/changes.js';
+import { ChangeOut, PriceChangesOut } from '../shapes/changes.js';
 
 const CreditMeta = z.strictObject({ cost: z.int(), remaining: z.int() }).meta({ id: 'CreditMeta' });
 const Meta = z
@@ -116,7 +116,7 @@ const EndpointInfoOut = z
   .meta({ id: 'EndpointInfoOut' });
 
 /** The 200 payload schema of each operation. */
-const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean }> = {
+const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType?: string; description?: string }> = {
   listWebsites: { schema: z.array(WebsiteOut), envelope: true },
   getWebsite: { schema: WebsiteOut, envelope: true },
   getFeeSchedule: { schema: FeeScheduleOut, envelope: true },
@@ -128,6 +128,13 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean }> = {
   getPriceHistory: { schema: ItemHistoryOut, envelope: true },
   getValuationAccuracy: { schema: ValuationAccuracyOut, envelope: true },
   getPriceChanges: { schema: PriceChangesOut, envelope: true },
+  subscribePriceChanges: {
+    schema: ChangeOut,
+    envelope: false,
+    mediaType: 'text/event-stream',
+    description:
+      'A server-sent event stream: each change is an event `change` whose `id` is its seq and whose `data` is a ChangeOut; `: ping` comments every 15 s; a terminal event `error` carries the error envelope (slow_consumer, credit_insufficient, dependency_unavailable) before the stream closes. Charged per started minute connected (credit_cost each minute, the first up front).',
+  },
   exportPrices: { schema: ExportOut, envelope: false },
   getMe: { schema: SyncUserView, envelope: true },
   getStatus: { schema: StatusOut, envelope: true },
@@ -188,6 +195,14 @@ QUERIES.getPriceChanges = z.object({
   limit: z.string().regex(/^\d{1,4}$/).optional().meta({ description: 'Changes per page, 1-1000 (default 1000).' }),
 });
 
+QUERIES.subscribePriceChanges = z.object({
+  since: z.string().regex(/^\d{1,19}$/).optional().meta({ description: "Start after this change sequence number (an export's change_seq or a feed cursor); the changes after it come first. Absent: from now (or the Last-Event-ID header). Older than the kept 24 h: 410; beyond the current sequence: 422." }),
+  app_id: v.appId.optional(),
+  market_hash_name: v.marketHashName.optional().meta({ description: 'Only this item (exact name, 1-255 characters); repeat the parameter for up to 1,000 items. Absent: every item.' }),
+  markets: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes (CSCP: the valuation); default every market.' }),
+  side: v.side.optional().meta({ description: 'ask, bid, mid (the CSCP valuation) or all (default).' }),
+});
+
 QUERIES.getValuationAccuracy = z.object({
   from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'First valuation day (UTC, a date that exists); default 89 days before `to`.' }),
   to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422.' }),
@@ -220,7 +235,7 @@ function errorStatuses(row: EndpointInfo): number[] {
   if (['getWebsite', 'getFeeSchedule', 'getCurrency', 'getPrices', 'getRoutes', 'getPriceHistory', 'exportPrices', 'getMe'].includes(row.operationId)) statuses.add(404);
   if (QUERIES[row.operationId] || PATH_PARAMS[row.operationId] || row.operationId === 'batchPrices') statuses.add(422);
   if (row.operationId === 'exportPrices') statuses.add(304);
-  if (row.operationId === 'getPriceChanges') statuses.add(410);
+  if (row.operationId === 'getPriceChanges' || row.operationId === 'subscribePriceChanges') statuses.add(410);
   if (row.operationId === 'batchPrices') statuses.add(413);
   return [...statuses].sort();
 }
@@ -250,8 +265,8 @@ export function openApiDocument(): Record<string, unknown> {
     const payload = PAYLOADS[row.operationId]!;
     const responses: Record<string, unknown> = {
       200: {
-        description: 'Success.',
-        content: { 'application/json': { schema: payload.envelope ? envelope(payload.schema) : payload.schema } },
+        description: payload.description ?? 'Success.',
+        content: { [payload.mediaType ?? 'application/json']: { schema: payload.envelope ? envelope(payload.schema) : payload.schema } },
       },
     };
     for (const status of errorStatuses(row)) {
@@ -267,6 +282,7 @@ export function openApiDocument(): Record<string, unknown> {
         ...(QUERIES[row.operationId] ? { query: QUERIES[row.operationId] } : {}),
         ...(PATH_PARAMS[row.operationId] ? { path: PATH_PARAMS[row.operationId] } : {}),
         ...(row.operationId === 'exportPrices' ? { header: z.object({ 'if-none-match': v.ifNoneMatch.optional() }) } : {}),
+        ...(row.operationId === 'subscribePriceChanges' ? { header: z.object({ 'last-event-id': z.string().regex(/^\d{1,19}$/).optional().meta({ description: 'The id of the last event received (a reconnecting EventSource sends it): resumes like `since`.' }) }) } : {}),
       },
       responses,
       ...(row.roles.includes('user') ? { security: [{ bearerKey: [] }, { apiKeyHeader: [] }] } : { security: [] }),

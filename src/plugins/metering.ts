@@ -28,6 +28,7 @@ import { ServiceError, validationError, type ValidationDetail } from '../lib/err
 import { toGraphQLError } from '../graphql/errors.js';
 import { chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
 import type { Context } from '../graphql/context.js';
+import type { UserCaller } from '../services/accounts.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { creditsCharged, rateLimitRejections } from '../lib/metrics.js';
 
@@ -119,12 +120,13 @@ export function planMeteredFields(
   const empty: MeteringPlan = { rows: [], fields: [], problems: [], mutation: false };
   if (!operation) return empty;
   if (operation.operation === 'mutation') return { ...empty, mutation: true };
-  if (operation.operation !== 'query') return empty;
-  const queryType = schema.getQueryType()!;
+  // Queries and subscriptions (live changes: catalogue row subscribePriceChanges) meter their root fields alike.
+  const rootType = operation.operation === 'query' ? schema.getQueryType() : schema.getSubscriptionType();
+  if (!rootType) return empty;
   if (trusted && fixedFields) return trustedPlan(fixedFields, rawVariables ?? {});
   const coerced = coerceVariables(schema, operation, rawVariables);
   if (coerced.errors) return null;
-  const fields = fixedFields ?? collectFields(schema, fragments, coerced.coerced, queryType, operation.selectionSet);
+  const fields = fixedFields ?? collectFields(schema, fragments, coerced.coerced, rootType, operation.selectionSet);
   const plan: MeteringPlan = { ...empty, fields: [], problems: [] };
   const rows = new Set<EndpointInfo>();
   for (const [responseKey, nodes] of fields) {
@@ -132,7 +134,7 @@ export function planMeteredFields(
     const row = METERED_BY_FIELD.get(name);
     if (!row) continue;
     rows.add(row);
-    const def = queryType.getFields()[name]!;
+    const def = rootType.getFields()[name]!;
     let args: Record<string, unknown>;
     try {
       args = getArgumentValues(def, nodes[0]!, coerced.coerced);
@@ -185,9 +187,61 @@ function fieldFailed(result: ExecutionResult, responseKey: string): boolean {
   return (result.errors ?? []).some((e) => e.path?.[0] === responseKey);
 }
 
+/** What passed admission: the caller, its billable fields and the balance it was judged against. */
+interface Admitted {
+  caller: UserCaller;
+  billable: MeteredField[];
+  remaining: bigint;
+}
+
+/**
+ * The checks before any resolver, in order (see the module doc): credential of every metered row, argument
+ * rules (422), rate limits (429, one point per metered field: aliases count as separate requests), balance (402;
+ * a conditional field is judged after it answered). Throws the refusal as a ServiceError.
+ */
+async function admit(ctx: Context, plan: MeteringPlan, limiter: RateLimiter): Promise<Admitted> {
+  let caller!: UserCaller;
+  for (const row of plan.rows) caller = await ctx.requireUser(row.operationId);
+  if (plan.problems.length > 0) throw validationError(plan.problems);
+  for (const row of plan.rows) {
+    const points = plan.fields.filter((f) => f.row === row).length;
+    const outcome = await limiter.consume(caller.accountId, row, points);
+    if (!outcome) continue;
+    const { allowed, ...state } = outcome;
+    ctx.state.rateLimits.push(state);
+    if (!allowed) {
+      rateLimitRejections.inc({ operation: row.operationId });
+      throw new ServiceError(
+        'rate_limited',
+        429,
+        `Too many ${row.method} ${row.path} requests: at most ${outcome.limit} per ${outcome.windowSeconds} s per account. Retry in ${outcome.resetSeconds} s.`,
+        { limit: outcome.limit, window_seconds: outcome.windowSeconds, retry_after_seconds: outcome.resetSeconds },
+        { 'Retry-After': String(outcome.resetSeconds) },
+      );
+    }
+  }
+  const billable = ctx.state.head ? [] : plan.fields.filter((f) => isBillable(caller, f.row, f.cost));
+  const required = billable.filter((f) => !f.conditional).reduce((sum, f) => sum + f.cost, 0n);
+  const remaining = remainingCredits(caller.creditsTotal, caller.creditsUsed);
+  if (required > remaining) throw creditInsufficient(required, remaining);
+  return { caller, billable, remaining };
+}
+
 /** The metering plugin; `limiter` is shared by every request of this replica. */
 export function useMetering(limiter: RateLimiter): Plugin<Context> {
   return {
+    // A subscription is admitted like a query; what it costs while open is charged by services/live-billing.ts.
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as Context;
+      const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, ctx.state.trustedVariables === true);
+      if (!plan || plan.rows.length === 0) return;
+      try {
+        await admit(ctx, plan, limiter);
+      } catch (e) {
+        if (e instanceof ServiceError) return setResultAndStopExecution({ errors: [toGraphQLError(e)] });
+        throw e;
+      }
+    },
     async onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
       const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [toGraphQLError(error)] });
@@ -200,35 +254,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
           return;
         }
         if (plan.rows.length === 0) return;
-        // Every metered row needs role `user` and must be allowed to the key.
-        let caller!: Awaited<ReturnType<Context['requireUser']>>;
-        for (const row of plan.rows) caller = await ctx.requireUser(row.operationId);
-        if (plan.problems.length > 0) return stop(validationError(plan.problems));
-        // Rate limits: one point per metered field of the row (aliases count as separate requests).
-        for (const row of plan.rows) {
-          const points = plan.fields.filter((f) => f.row === row).length;
-          const outcome = await limiter.consume(caller.accountId, row, points);
-          if (!outcome) continue;
-          const { allowed, ...state } = outcome;
-          ctx.state.rateLimits.push(state);
-          if (!allowed) {
-            rateLimitRejections.inc({ operation: row.operationId });
-            return stop(
-              new ServiceError(
-                'rate_limited',
-                429,
-                `Too many ${row.method} ${row.path} requests: at most ${outcome.limit} per ${outcome.windowSeconds} s per account. Retry in ${outcome.resetSeconds} s.`,
-                { limit: outcome.limit, window_seconds: outcome.windowSeconds, retry_after_seconds: outcome.resetSeconds },
-                { 'Retry-After': String(outcome.resetSeconds) },
-              ),
-            );
-          }
-        }
-        // Balance: the sum of the billable fields' costs; a conditional field is judged after it answered.
-        const billable = ctx.state.head ? [] : plan.fields.filter((f) => isBillable(caller, f.row, f.cost));
-        const required = billable.filter((f) => !f.conditional).reduce((sum, f) => sum + f.cost, 0n);
-        const remaining = remainingCredits(caller.creditsTotal, caller.creditsUsed);
-        if (required > remaining) return stop(creditInsufficient(required, remaining));
+        const { caller, billable, remaining } = await admit(ctx, plan, limiter);
         return {
           async onExecuteDone({ result, setResult }) {
             if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here

@@ -43,6 +43,9 @@ export const DOCUMENTS = {
     priceChanges(appId: $appId, since: $since, markets: $markets, side: $side, limit: $limit) {
       app_id: appId since next_cursor: nextCursor has_more: hasMore
       changes { seq market_hash_name: marketHashName market_code: marketCode side quote: quoteJson } } }`,
+  subscribePriceChanges: `subscription subscribePriceChanges($appId: String!, $names: [String!], $markets: [String!], $side: SideFilter!, $since: String) {
+    quoteChanged(appId: $appId, marketHashNames: $names, markets: $markets, side: $side, since: $since) {
+      seq market_hash_name: marketHashName market_code: marketCode side quote: quoteJson } }`,
   getValuationAccuracy: `query getValuationAccuracy($from: Date, $to: Date) { valuationAccuracy(from: $from, to: $to) { ${selectionOf(ValuationAccuracyOut)} } }`,
   exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
     priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {

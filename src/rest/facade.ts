@@ -13,7 +13,8 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
+import { Kind, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
+import { isAsyncIterable } from '@envelop/core';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import { schema } from '../graphql/schema.js';
@@ -27,7 +28,7 @@ import { ROUTES, type Route } from './routes.js';
 import { DOCUMENTS } from './documents.js';
 import { ServiceError, validationError, validationProblems } from '../lib/errors.js';
 import { readBodyLimited, readNodeBodyLimited } from '../lib/body.js';
-import { JSON_TYPE, errorReply, errorResponse, rateLimitHeaders, recordRequest, resultError, successMeta, toResponse, toServiceError, type Reply } from '../http/replies.js';
+import { JSON_TYPE, errorEnvelope, errorReply, errorResponse, rateLimitHeaders, recordRequest, resultError, successMeta, toResponse, toServiceError, type Reply } from '../http/replies.js';
 
 /** Largest accepted request body in bytes (413 `payload_too_large` above it). */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -110,6 +111,11 @@ function prepareDocument(operationId: Route['operationId']): DocumentNode {
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`document ${operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
   registerRouteDocument(schema, document, operationId, MAX_BATCH_NAMES);
+  // A subscription (the REST event stream) keeps graphql-js's subscribe: its events are few and long-lived.
+  if (document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription')) {
+    preparedDocuments.set(operationId, document);
+    return document;
+  }
   const compiled = compileQuery(schema, document, operationId);
   if (!isCompiledQuery(compiled)) throw new Error(`document ${operationId} does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
   compiledRoutes.set(document, compiled);
@@ -191,12 +197,21 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     }
     // The envelop pipeline of Yoga (every plugin's onExecute and onExecuteDone); the resolvers' context is the
     // one Yoga's `context` option builds, made here directly (no context-building hooks are registered).
-    const { execute } = yogaOf().getEnveloped({ requestId, state } as never);
+    const { execute, subscribe } = yogaOf().getEnveloped({ requestId, state } as never);
     const contextValue = makeContext(state, input.headers);
     state.trustedVariables = invalid === null;
     if (invalid) {
       if (route.userOnly) await contextValue.requireUser(route.operationId);
       throw invalid;
+    }
+    if (route.stream) {
+      // A subscription document (the REST event stream): admitted by the same onSubscribe plugins, then streamed.
+      const subscribed = await subscribe({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId });
+      if (!isAsyncIterable(subscribed)) {
+        const refused = subscribed as ExecutionResult;
+        return errorReply(requestId, asRestError(route, resultError(refused.errors ?? [], state.log)), route.metered);
+      }
+      return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null, stream: eventStream(route, subscribed as AsyncIterable<ExecutionResult>, requestId, input.signal) };
     }
     const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
     if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
@@ -239,7 +254,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     // Aborted when the connection closes before the answer was written whole (the export's refund on
     // non-delivery); only a route with its own responder reads it, so the JSON routes skip the listener.
     let signal = NEVER;
-    if (route.respond) {
+    if (route.respond || route.stream) {
       const gone = new AbortController();
       res.once('close', () => {
         if (!res.writableFinished) gone.abort();
@@ -317,6 +332,59 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
   };
 
   return { plugin, fastRoute, serveFast };
+}
+
+/** Headers of an event stream (the REST live route). */
+const SSE_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
+/** Seconds between heartbeat comments on an idle event stream. */
+export const SSE_HEARTBEAT_SECONDS = 15;
+
+/**
+ * A subscription's results as server-sent events (README, Extensions: live changes): a comment at once (so
+ * proxies and clients see the headers), one `change` event per result (`id` its seq, `data` the payload as
+ * JSON), a `: ping` comment every SSE_HEARTBEAT_SECONDS, and a terminal `error` event with the error envelope
+ * when the subscription ends with one (slow_consumer, credit_insufficient, shutdown). Pulled one result at a
+ * time as the socket drains; the client leaving (`signal`) or cancelling ends the subscription.
+ */
+function eventStream(route: CompiledRoute, results: AsyncIterable<ExecutionResult>, requestId: string, signal: AbortSignal): ReadableStream<Uint8Array> {
+  const it = results[Symbol.asyncIterator]();
+  const encoder = new TextEncoder();
+  let heartbeat: NodeJS.Timeout | null = null;
+  const stop = () => {
+    if (heartbeat) clearInterval(heartbeat);
+    heartbeat = null;
+    void it.return?.();
+  };
+  signal.addEventListener('abort', stop, { once: true });
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(': connected\n\n'));
+      heartbeat = setInterval(() => {
+        if ((controller.desiredSize ?? 0) > 0) controller.enqueue(encoder.encode(': ping\n\n'));
+      }, SSE_HEARTBEAT_SECONDS * 1000);
+      heartbeat.unref();
+    },
+    async pull(controller) {
+      const r = await it.next();
+      if (r.done) {
+        stop();
+        controller.close();
+        return;
+      }
+      if (r.value.errors && r.value.errors.length > 0) {
+        const envelope = errorEnvelope(requestId, asRestError(route, resultError(r.value.errors)), true);
+        controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify(envelope)}\n\n`));
+        stop();
+        controller.close();
+        return;
+      }
+      const payload = route.payload(r.value.data as Record<string, unknown>);
+      controller.enqueue(encoder.encode(`id: ${route.stream!.id(payload)}\nevent: ${route.stream!.event}\ndata: ${stringifyWithRaw(payload)}\n\n`));
+    },
+    cancel() {
+      stop();
+    },
+  });
 }
 
 /** Parses the body `read` returns (at most MAX_BODY_BYTES: 413 above it, see lib/body.ts) as JSON; 422 for bad UTF-8, an empty body or malformed JSON. */

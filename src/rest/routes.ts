@@ -52,6 +52,11 @@ export interface RouteSpec {
   body?: boolean;
   /** Builds the whole answer instead of the JSON envelope (the export file: headers, a 304, or the file as a stream). */
   respond?(payload: unknown, ctx: RespondContext): Reply;
+  /**
+   * A subscription document: the answer is an event stream (text/event-stream), one `change` event per result
+   * (`id` = its seq, `data` = the payload as JSON) and a terminal `error` event carrying the error envelope.
+   */
+  stream?: { event: string; id(payload: unknown): string };
 }
 
 /** One REST route: its table row with the method and path template of its catalogue row (data/endpoints.json). */
@@ -278,6 +283,29 @@ const TABLE: readonly RouteSpec[] = [
       }
       c.done();
       return { appId, since, markets, side, limit };
+    },
+  },
+  {
+    // A documented extension (README, Extensions: live changes; issue: live, point 3): the change feed as a
+    // server-sent event stream, the subscription `quoteChanged` of GraphQL. `Last-Event-ID` resumes like `since`.
+    operationId: 'subscribePriceChanges', envelope: false, payload: pick('quoteChanged'),
+    stream: { event: 'change', id: (p) => (p as { seq: string }).seq },
+    variables: ({ query, headers }) => {
+      const c = new Collector();
+      const appRaw = c.one(query, 'app_id');
+      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      // Last-Event-ID (an EventSource reconnecting) resumes like `since`; the parameter wins when both are given.
+      const lastEventRaw = headers.get('last-event-id');
+      const lastEvent = lastEventRaw === null ? null : (c.check('header', 'last-event-id', v.changeCursor, lastEventRaw) ?? null);
+      const sinceRaw = c.one(query, 'since');
+      const since = sinceRaw === undefined ? lastEvent : (c.check('query', 'since', v.changeCursor, sinceRaw) ?? null);
+      const namesRaw = query.getAll('market_hash_name');
+      if (namesRaw.length > v.MAX_BATCH_NAMES) c.add('query', 'market_hash_name', `must be given at most ${v.MAX_BATCH_NAMES} times`);
+      const names = namesRaw.length === 0 ? null : namesRaw.map((n) => c.check('query', 'market_hash_name', v.marketHashName, n)).filter((n) => n !== undefined);
+      const markets = parseMarkets(c, 'query', c.one(query, 'markets'));
+      const side = sideParam(c, query);
+      c.done();
+      return { appId, names, markets, side, since };
     },
   },
   {

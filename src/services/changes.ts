@@ -129,14 +129,14 @@ export interface ChangeQuery {
 }
 
 /**
- * The changes after `q.since` (see the module doc). `since` null: an empty page whose cursor is the current
- * sequence (where a client without an export starts). Throws 410 `cursor_expired` for a cursor below the pruned
- * horizon and 422 for one beyond the current sequence.
+ * The sequence bounds, after checking a client's cursor against them (null: no cursor, nothing to check).
+ * Throws 410 `cursor_expired` (with `details.oldest_cursor`) below the pruned horizon and 422 beyond the current sequence.
  */
-export async function readChanges(db: Database, q: ChangeQuery): Promise<ChangePage> {
-  const { horizon, newest } = await sequenceBounds(db);
-  if (q.since === null) return { since: newest, changes: [], nextCursor: newest, hasMore: false };
-  if (q.since < horizon) {
+export async function checkCursor(db: Pick<Database, 'query'>, since: bigint | null): Promise<{ horizon: bigint; newest: bigint }> {
+  const bounds = await sequenceBounds(db);
+  const { horizon, newest } = bounds;
+  if (since === null) return bounds;
+  if (since < horizon) {
     throw new ServiceError(
       'cursor_expired',
       410,
@@ -144,7 +144,18 @@ export async function readChanges(db: Database, q: ChangeQuery): Promise<ChangeP
       { oldest_cursor: horizon.toString() },
     );
   }
-  if (q.since > newest) throw validationError([{ location: 'query', field: 'since', message: `is beyond the current change sequence ${newest}` }]);
+  if (since > newest) throw validationError([{ location: 'query', field: 'since', message: `is beyond the current change sequence ${newest}` }]);
+  return bounds;
+}
+
+/**
+ * The changes after `q.since` (see the module doc). `since` null: an empty page whose cursor is the current
+ * sequence (where a client without an export starts). Throws 410 `cursor_expired` for a cursor below the pruned
+ * horizon and 422 for one beyond the current sequence.
+ */
+export async function readChanges(db: Database, q: ChangeQuery): Promise<ChangePage> {
+  const { newest } = await checkCursor(db, q.since);
+  if (q.since === null) return { since: newest, changes: [], nextCursor: newest, hasMore: false };
   const rows = await db.query<{ seq: string; market_hash_name: string; market_code: string; side: 'ask' | 'bid' | 'mid' }>(
     `SELECT c.seq::text AS seq, i.market_hash_name, c.market_code, c.side
        FROM quote_change c JOIN item i ON i.id = c.item_id

@@ -9,10 +9,11 @@
  * gzip), the next page read while this one is written. Memory stays bounded by two pages of quotes plus one
  * chunk per side, whatever the catalogue size.
  *
- * Change sequence: a build records the sequence it started at (services/changes.ts; field `change_seq` beside
- * `generated_at`, header X-Change-Sequence): a client that downloads the file and then follows GET
- * /prices/changes from it misses no change (one that lands during the build may arrive in both: applying it
- * again changes nothing, since a change carries the quote as served).
+ * Change sequence: a build reads its pages and the change sequence in one snapshot (Database.readSnapshot:
+ * REPEATABLE READ on PostgreSQL; on PGlite the build holds the embedded database, and its gzip chunks are stored
+ * after the snapshot ends) and records that sequence (services/changes.ts; field `change_seq` beside
+ * `generated_at`, header X-Change-Sequence): the file is exactly the state at it, so a client that downloads the
+ * file and then follows GET /prices/changes from it misses no change and gets none twice.
  *
  * Visibility: a build is published by one statement that points `export_current` at it, after its
  * last chunk is stored; a failed or interrupted build is never served and is deleted by the next
@@ -183,6 +184,14 @@ interface SideOutput {
   items: number;
   quotes: number;
   changeSeq: string;
+  /** Gzip chunks not yet stored (deferred output), in order. */
+  deferred: Buffer[];
+}
+
+/** Stores a side's deferred chunks, in order. */
+async function storeDeferred(db: Database, out: SideOutput): Promise<void> {
+  for (const [seq, bytes] of out.deferred.entries()) await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [out.buildId, seq, bytes]);
+  out.deferred = [];
 }
 
 /** Writes `bytes` into a side's gzip input, waiting while its buffers are full (backpressure). */
@@ -190,12 +199,21 @@ async function feed(out: SideOutput, bytes: Buffer): Promise<void> {
   if (!out.input.write(bytes)) await once(out.input, 'drain');
 }
 
-/** Opens a side's build row and gzip pipeline; gzip output is stored in CHUNK_BYTES chunks as it comes. */
-async function openSide(db: Database, appId: string, side: SideFilter, generatedAt: Date, changeSeq: bigint): Promise<SideOutput> {
-  const [{ id }] = (await db.query<{ id: string }>(
-    `INSERT INTO export_build (app_id, side, generated_at, change_seq) VALUES ($1, $2, $3, $4::bigint) RETURNING id::text AS id`,
-    [appId, side, generatedAt, changeSeq.toString()],
-  )) as [{ id: string }];
+/** Creates a side's build row (not complete; its change sequence is set when the build is published). */
+async function createBuild(db: Database, appId: string, side: SideFilter, generatedAt: Date): Promise<string> {
+  const [{ id }] = (await db.query<{ id: string }>(`INSERT INTO export_build (app_id, side, generated_at) VALUES ($1, $2, $3) RETURNING id::text AS id`, [
+    appId,
+    side,
+    generatedAt,
+  ])) as [{ id: string }];
+  return id;
+}
+
+/**
+ * Opens a side's gzip pipeline for build row `id`; gzip output is stored in CHUNK_BYTES chunks as it comes, or,
+ * with `deferred`, kept in memory until `storeDeferred` (PGlite: the build's read snapshot holds its one connection).
+ */
+async function openSide(db: Database, id: string, appId: string, side: SideFilter, generatedAt: Date, changeSeq: bigint, deferred: boolean): Promise<SideOutput> {
   const input = new PassThrough();
   let seq = 0;
   let pending: Buffer[] = [];
@@ -205,7 +223,8 @@ async function openSide(db: Database, appId: string, side: SideFilter, generated
     const bytes = Buffer.concat(pending, pendingBytes);
     pending = [];
     pendingBytes = 0;
-    await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [id, seq, bytes]);
+    if (deferred) out.deferred.push(bytes);
+    else await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [id, seq, bytes]);
     seq += 1;
   };
   const out: SideOutput = {
@@ -219,6 +238,7 @@ async function openSide(db: Database, appId: string, side: SideFilter, generated
     items: 0,
     quotes: 0,
     changeSeq: changeSeq.toString(),
+    deferred: [],
   };
   out.done = pipeline(
     input,
@@ -252,9 +272,9 @@ async function publishSide(db: Database, appId: string, out: SideOutput, generat
   }
   const etag = `"${out.fileHash.digest('base64url')}"`;
   await db.query(
-    `UPDATE export_build SET etag = $2, items_sha256 = $3, build_ms = $4, byte_size = $5, item_count = $6, quote_count = $7, complete = true
+    `UPDATE export_build SET etag = $2, items_sha256 = $3, build_ms = $4, byte_size = $5, item_count = $6, quote_count = $7, change_seq = $8::bigint, complete = true
       WHERE id = $1`,
-    [out.buildId, etag, itemsSha, buildMs, out.size, out.items, out.quotes],
+    [out.buildId, etag, itemsSha, buildMs, out.size, out.items, out.quotes, out.changeSeq],
   );
   await db.query(
     `INSERT INTO export_current (app_id, side, build_id) VALUES ($1, $2, $3)
@@ -293,49 +313,56 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
     [appId, sides],
   );
   const outs: SideOutput[] = [];
-  // Read before the first page: every change after it is either in a later page or comes after in the feed.
-  const changeSeq = await currentSequence(db);
+  const ids: string[] = [];
+  for (const side of sides) ids.push(await createBuild(db, appId, side, generatedAt));
+  // Every page and the change sequence are read in one snapshot (REPEATABLE READ): the file holds exactly the
+  // changes up to its change_seq, and following the feed from there gives exactly the ones after it.
+  const deferred = db.kind === 'pglite';
   try {
-    for (const side of sides) outs.push(await openSide(db, appId, side, generatedAt, changeSeq));
-    // The next page is read while this one is written (its names and quotes in flight on the database's
-    // core while this process serializes and compresses): two pages held at most.
-    const readPage = async (after: string) => {
-      const names = (
-        await db.query<{ market_hash_name: string }>(
-          `SELECT market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
-            ORDER BY market_hash_name COLLATE "C" LIMIT $3`,
-          [appId, after, opts.pageItems ?? PAGE_ITEMS],
-        )
-      ).map((r) => r.market_hash_name);
-      return { names, quotes: names.length === 0 ? new Map<string, MarketQuote[]>() : await loadQuotes(db, appId, names) };
-    };
-    let next = readPage('');
-    let page = 0;
-    for (;;) {
-      const { names, quotes } = await next;
-      if (names.length === 0) break;
-      next = readPage(names[names.length - 1]!);
-      // A failure of the read ahead is the next iteration's to throw; until then it must not go unhandled.
-      next.catch(() => undefined);
-      // One item at a time into each gzip: no page-sized string is ever built.
-      for (const name of names) {
-        const all = quotes.get(name) ?? [];
-        quotes.delete(name);
-        for (const out of outs) {
-          const list = filterQuotes(all, { markets: null, side: out.side });
-          if (list.length === 0) continue;
-          const text = Buffer.from((out.items === 0 ? '' : ',') + `{"market_hash_name":${JSON.stringify(name)},"markets":${quotesText(list)}}`);
-          out.itemsHash.update(text);
-          out.items += 1;
-          out.quotes += list.length;
-          await feed(out, text);
+    await db.readSnapshot(async (query) => {
+      const changeSeq = await currentSequence({ query });
+      for (const [i, side] of sides.entries()) outs.push(await openSide(db, ids[i]!, appId, side, generatedAt, changeSeq, deferred));
+      // The next page is read while this one is written (its names and quotes in flight on the database's
+      // core while this process serializes and compresses): two pages held at most.
+      const readPage = async (after: string) => {
+        const names = (
+          await query<{ market_hash_name: string }>(
+            `SELECT market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
+              ORDER BY market_hash_name COLLATE "C" LIMIT $3`,
+            [appId, after, opts.pageItems ?? PAGE_ITEMS],
+          )
+        ).map((r) => r.market_hash_name);
+        return { names, quotes: names.length === 0 ? new Map<string, MarketQuote[]>() : await loadQuotes({ query }, appId, names) };
+      };
+      let next = readPage('');
+      let page = 0;
+      for (;;) {
+        const { names, quotes } = await next;
+        if (names.length === 0) break;
+        next = readPage(names[names.length - 1]!);
+        // A failure of the read ahead is the next iteration's to throw; until then it must not go unhandled.
+        next.catch(() => undefined);
+        // One item at a time into each gzip: no page-sized string is ever built.
+        for (const name of names) {
+          const all = quotes.get(name) ?? [];
+          quotes.delete(name);
+          for (const out of outs) {
+            const list = filterQuotes(all, { markets: null, side: out.side });
+            if (list.length === 0) continue;
+            const text = Buffer.from((out.items === 0 ? '' : ',') + `{"market_hash_name":${JSON.stringify(name)},"markets":${quotesText(list)}}`);
+            out.itemsHash.update(text);
+            out.items += 1;
+            out.quotes += list.length;
+            await feed(out, text);
+          }
         }
+        page += 1;
+        await opts.onPage?.(page);
       }
-      page += 1;
-      await opts.onPage?.(page);
-    }
-    for (const out of outs) out.input.end(']}');
-    await Promise.all(outs.map((o) => o.done));
+      for (const out of outs) out.input.end(']}');
+      await Promise.all(outs.map((o) => o.done));
+    });
+    for (const out of outs) await storeDeferred(db, out);
   } catch (e) {
     for (const out of outs) out.input.destroy(e as Error);
     await Promise.allSettled(outs.map((o) => o.done));

@@ -181,6 +181,13 @@ export async function call(t: FuzzTarget, r: FuzzRequest): Promise<Received> {
   const init: RequestInit = { method: r.method, headers: r.headers };
   if (r.body !== undefined) init.body = r.body as BodyInit;
   const res = await (r.limited ? t.limitedApp : t.app).fetch(new Request(`http://fuzz.test${r.target}`, init));
+  if (res.headers.get('content-type')?.startsWith('text/event-stream') && res.body) {
+    // An event stream (GET /prices/changes/stream) never ends by itself: its first chunk, then the client leaves.
+    const reader = res.body.getReader();
+    const first = await reader.read();
+    await reader.cancel();
+    return { status: res.status, headers: res.headers, text: first.value ? Buffer.from(first.value).toString('utf8') : '', body: undefined };
+  }
   const raw = Buffer.from(await res.arrayBuffer());
   const text = (res.headers.get('content-encoding') === 'gzip' && raw.length > 0 ? zlib.gunzipSync(raw) : raw).toString('utf8');
   let body: unknown = undefined;
@@ -232,6 +239,12 @@ export async function sendDocumented(t: FuzzTarget, template: string, r: FuzzReq
   const type = got.headers.get('content-type') ?? '';
   if (got.status === 304) {
     if (got.text !== '') fail(t, r, got, '304 with a body');
+    return got;
+  }
+  if (got.status === 200 && type.startsWith('text/event-stream')) {
+    // The documented event stream: it opens with a comment before any event.
+    if (!Object.keys((documented.paths[template]?.[r.method.toLowerCase()]?.responses as Record<string, { content?: Record<string, unknown> }>)?.['200']?.content ?? {}).includes('text/event-stream')) fail(t, r, got, 'an event stream where JSON is documented');
+    if (!got.text.startsWith(':')) fail(t, r, got, `the event stream does not open with a comment: ${got.text.slice(0, 80)}`);
     return got;
   }
   if (!type.startsWith('application/json')) fail(t, r, got, `content type ${type} is not JSON`);

@@ -11,6 +11,9 @@ import { startServerProcess, type ServerProcess } from '../helpers/server.js';
 import { ingestQuotes, obs } from '../helpers/app.js';
 import { runExportSnapshots } from '../../src/services/exports.js';
 import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
+import { openStream } from '../helpers/live.js';
+import { dataDir } from '../helpers/app.js';
+import { importCatalogue } from '../../src/services/catalogue-import.js';
 
 const run = promisify(execFile);
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -209,6 +212,29 @@ describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes, 
       [200, fresh.snapshot.etag],
       [200, fresh.snapshot.etag],
     ]);
+  });
+
+  it('a live subscription on one replica receives an ingestion committed through the other, within 1 s, once', async () => {
+    const a = await createAccount(db, { credits: 100n });
+    const token = (await createServiceToken(db, 'live-collector')).token;
+    await importCatalogue(db.prisma, dataDir); // the collector mutation accepts known markets only
+    const stream = await openStream(`${servers[0]!.url}/prices/changes/stream?market_hash_name=${encodeURIComponent(ITEM)}`, { headers: { 'X-API-Key': a.key } });
+    expect(stream.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    const res = await fetch(`${servers[1]!.url}/graphql`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        query: `mutation($q: [SourceQuoteInput!]!) { ingestQuotes(quotes: $q) { inserted updated skipped } }`,
+        variables: { q: [{ appId: '730', marketHashName: ITEM, marketCode: 'BUFF163', providerCode: 'BUFF163', side: 'ask', currencyCode: 'CNY', price: '209.75', quantity: 4, isQuantityMinimum: false, isAllItemsSamePrice: false, observedAt: '2026-07-17T02:00:00.000Z' }] },
+      }),
+    });
+    expect((await res.json()).errors).toBeUndefined();
+    const [event] = await stream.waitFor(1, 1000); // the contract: within 1 s of the commit
+    expect(JSON.parse(event!.data).quote.market_price_amount).toBe('209.75');
+    await new Promise((r) => setTimeout(r, 1200)); // a poll or two later: still once
+    expect(stream.events.filter((e) => e.event === 'change')).toHaveLength(1);
+    stream.abort();
   });
 });
 

@@ -7,7 +7,7 @@ import { operationCost } from '../../src/services/billing.js';
 
 describe('endpoint catalogue (data/endpoints.json)', () => {
   it("holds the spec's 13 operations with the spec costs and limits, and the extensions", () => {
-    expect(ENDPOINTS).toHaveLength(17);
+    expect(ENDPOINTS).toHaveLength(18);
     const row = (id: string) => ENDPOINTS.find((e) => e.operationId === id)!;
     // Extension (README): an item's cross-market routes, billed and limited like GET /prices.
     expect(row('getRoutes')).toMatchObject({ method: 'GET', path: '/prices/routes', creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['routes'] });

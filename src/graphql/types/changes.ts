@@ -14,7 +14,7 @@ interface PageShape extends ChangePage {
   appId: string;
 }
 
-const ChangeRef = builder.objectRef<Change>('PriceChange').implement({
+export const ChangeRef = builder.objectRef<Change>('PriceChange').implement({
   description: 'One changed (item, market, side) with its quote as served now (REST: ChangeOut).',
   fields: (t) => ({
     seq: t.string({ description: 'Its change sequence number (decimal string).', resolve: (c) => c.seq.toString() }),

@@ -1,0 +1,198 @@
+/**
+ * `npm run bench:live` (issue: live, point 4): live delivery at load on one replica.
+ *
+ * A real `quotegate serve` process on PostgreSQL (LIVE_DATABASE_URL, default database qg_live on the local
+ * server, dropped and created) holds LIVE_SUBSCRIBERS (1,000) open SSE streams (`GET /prices/changes/stream`,
+ * 100 accounts x 10, the default per-account cap): each follows 100 items (both sides), and 10 of them follow
+ * everything. This process then ingests one 10,000-row batch (5,000 items x ask and bid, every price changed)
+ * and reads every stream until each subscriber has all of its events.
+ *
+ * Reports: events expected and delivered per subscriber (any missing or repeated fails the run), delivery
+ * latency from the batch's commit to each event's arrival (p50, p99, max; target p99 <= 1 s), and the server's
+ * memory per idle subscriber (heap and RSS before and after opening them, /metrics; target <= 50 KB). Writes
+ * bench/results/live-*.json. Exit code 1 when a target is missed.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import pg from 'pg';
+import cliProgress from 'cli-progress';
+import { openDatabase } from '../src/db/client.js';
+import { importCatalogue } from '../src/services/catalogue-import.js';
+import { createAccount } from '../src/services/accounts.js';
+import { ingestBatch, type QuoteObservation } from '../src/services/ingestion.js';
+import { toMoney } from '../src/lib/money.js';
+import { projectRoot } from '../src/lib/paths.js';
+import { startServerProcess } from '../test/helpers/server.js';
+
+const DB_URL = process.env.LIVE_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/qg_live';
+const SUBSCRIBERS = Number(process.env.LIVE_SUBSCRIBERS ?? 1000);
+const ITEMS = 5000;
+const FOLLOWED = 100;
+const FIREHOSE = 10;
+const METRICS_TOKEN = 'live-bench-metrics-token-0123456789';
+
+const name = (i: number) => `Live bench item ${String(i).padStart(5, '0')}`;
+const observation = (i: number, side: 'ask' | 'bid', price: string, at: Date): QuoteObservation => ({
+  appId: '730',
+  marketHashName: name(i),
+  marketCode: 'BUFF163',
+  providerCode: 'BUFF163',
+  side,
+  currencyCode: 'CNY',
+  price: toMoney(price),
+  quantity: 3,
+  isQuantityMinimum: false,
+  isAllItemsSamePrice: false,
+  observedAt: at,
+});
+
+// 1. A fresh database: the catalogue and the 5,000 items' first quotes.
+{
+  const admin = new URL(DB_URL);
+  const db = admin.pathname.slice(1);
+  admin.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: admin.toString() });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  await c.query(`CREATE DATABASE ${db}`);
+  await c.end();
+}
+const db = await openDatabase({ url: DB_URL });
+await importCatalogue(db.prisma, path.join(projectRoot, 'data'));
+const first = new Date('2026-11-24T00:00:00Z');
+await ingestBatch(
+  db.prisma,
+  Array.from({ length: ITEMS }, (_, i) => [observation(i, 'ask', '10.00', first), observation(i, 'bid', '9.00', first)]).flat(),
+);
+const accounts = await Promise.all(Array.from({ length: Math.ceil(SUBSCRIBERS / 10) }, () => createAccount(db, { credits: 1_000_000n })));
+
+// 2. The server (one replica), its memory before any subscriber.
+const server = await startServerProcess({ DATABASE_URL: DB_URL, LOG_LEVEL: 'warn', METRICS_TOKEN, VALUATION_JOB: 'off', EXPORT_INTERVAL_SECONDS: '0', STATUS_PROBE_INTERVAL_SECONDS: '0' });
+const base = new URL(server.url);
+async function memory(): Promise<{ rss: number; heap: number }> {
+  // The least of a few samples: the heap right after a collection is the live set.
+  const samples: { rss: number; heap: number }[] = [];
+  for (let i = 0; i < 8; i++) {
+    const text = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const value = (metric: string) => Number(text.split('\n').find((l) => l.startsWith(`${metric} `))?.split(' ')[1] ?? NaN);
+    samples.push({ rss: value('quotegate_process_resident_memory_bytes'), heap: value('quotegate_nodejs_heap_size_used_bytes') });
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { rss: Math.min(...samples.map((s) => s.rss)), heap: Math.min(...samples.map((s) => s.heap)) };
+}
+// Warm the paths once (a stream opened and closed), so the first subscriber does not pay for module loading.
+await new Promise<void>((resolve) => {
+  const req = http.get({ host: base.hostname, port: base.port, path: '/prices/changes/stream', headers: { 'X-API-Key': accounts[0]!.key } }, (res) => {
+    res.once('data', () => {
+      req.destroy();
+      resolve();
+    });
+  });
+});
+await new Promise((r) => setTimeout(r, 1500));
+const before = await memory();
+
+// 3. The subscribers: raw node:http streams (one socket each), counting `change` events and their arrival times.
+interface Subscriber {
+  expected: Set<string>;
+  seen: Map<string, number>;
+  arrivals: number[];
+  repeated: number;
+  req: http.ClientRequest;
+}
+const agent = new http.Agent({ keepAlive: true, maxSockets: SUBSCRIBERS + 10 });
+const subscribers: Subscriber[] = [];
+const bar = new cliProgress.SingleBar({ format: 'subscribers [{bar}] {value}/{total}' }, cliProgress.Presets.shades_classic);
+bar.start(SUBSCRIBERS, 0);
+for (let s = 0; s < SUBSCRIBERS; s += 50) {
+  await Promise.all(
+    Array.from({ length: Math.min(50, SUBSCRIBERS - s) }, (_, k) => {
+      const index = s + k;
+      const firehose = index < FIREHOSE;
+      const items = firehose ? [] : Array.from({ length: FOLLOWED }, (_, j) => (index * 37 + j * 53) % ITEMS);
+      const expected = new Set((firehose ? Array.from({ length: ITEMS }, (_, i) => i) : items).flatMap((i) => [`${name(i)}/ask`, `${name(i)}/bid`]));
+      const query = items.map((i) => `market_hash_name=${encodeURIComponent(name(i))}`).join('&');
+      return new Promise<void>((resolve, reject) => {
+        const sub: Subscriber = { expected, seen: new Map(), arrivals: [], repeated: 0, req: null as never };
+        sub.req = http.get({ host: base.hostname, port: base.port, agent, path: `/prices/changes/stream?${query}`, headers: { 'X-API-Key': accounts[Math.floor(index / 10)]!.key } }, (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`subscriber ${index}: status ${res.statusCode}`));
+          let buffer = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            buffer += chunk;
+            let at: number;
+            while ((at = buffer.indexOf('\n\n')) >= 0) {
+              const block = buffer.slice(0, at);
+              buffer = buffer.slice(at + 2);
+              if (!block.includes('event: change')) continue;
+              const now = performance.now();
+              const data = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { market_hash_name: string; side: string };
+              const key = `${data.market_hash_name}/${data.side}`;
+              if (sub.seen.has(key)) sub.repeated += 1;
+              sub.seen.set(key, now);
+              sub.arrivals.push(now);
+            }
+          });
+          resolve();
+        });
+        sub.req.on('error', reject);
+        subscribers.push(sub);
+      });
+    }),
+  );
+  bar.update(Math.min(SUBSCRIBERS, s + 50));
+}
+bar.stop();
+await new Promise((r) => setTimeout(r, 2000));
+const idle = await memory();
+
+// 4. One 10,000-row batch, every price changed; then every stream is read until each subscriber has its events.
+const second = new Date('2026-11-24T01:00:00Z');
+const batch = Array.from({ length: ITEMS }, (_, i) => [observation(i, 'ask', '10.50', second), observation(i, 'bid', '9.50', second)]).flat();
+const t0 = performance.now();
+await ingestBatch(db.prisma, batch);
+const committed = performance.now();
+const deadline = committed + 60_000;
+const total = subscribers.reduce((n, s) => n + s.expected.size, 0);
+const delivered = () => subscribers.reduce((n, s) => n + s.seen.size, 0);
+while (delivered() < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+await new Promise((r) => setTimeout(r, 1000)); // anything repeated would arrive now
+const after = await memory();
+
+const latencies = subscribers.flatMap((s) => s.arrivals.map((a) => a - committed)).sort((a, b) => a - b);
+const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+const missing = subscribers.reduce((n, s) => n + [...s.expected].filter((k) => !s.seen.has(k)).length, 0);
+const unexpected = subscribers.reduce((n, s) => n + [...s.seen.keys()].filter((k) => !s.expected.has(k)).length, 0);
+const repeated = subscribers.reduce((n, s) => n + s.repeated, 0);
+const perSubscriberKiB = { heap: (idle.heap - before.heap) / SUBSCRIBERS / 1024, rss: (idle.rss - before.rss) / SUBSCRIBERS / 1024 };
+const result = {
+  subscribers: SUBSCRIBERS,
+  batch_rows: batch.length,
+  ingest_ms: Math.round(committed - t0),
+  deliveries_expected: total,
+  deliveries: delivered(),
+  missing,
+  unexpected,
+  repeated,
+  latency_ms: { p50: Math.round(pct(50)), p99: Math.round(pct(99)), max: Math.round(latencies.at(-1) ?? NaN) },
+  memory_mib: { before: { rss: before.rss / 1048576, heap: before.heap / 1048576 }, idle: { rss: idle.rss / 1048576, heap: idle.heap / 1048576 }, after: { rss: after.rss / 1048576, heap: after.heap / 1048576 } },
+  per_idle_subscriber_kib: { heap: Math.round(perSubscriberKiB.heap * 10) / 10, rss: Math.round(perSubscriberKiB.rss * 10) / 10 },
+};
+console.log(
+  `live: ${SUBSCRIBERS} SSE subscribers, one ${batch.length}-row batch (committed in ${result.ingest_ms} ms): ${result.deliveries}/${total} deliveries, ` +
+    `${missing} missing, ${unexpected} unexpected, ${repeated} repeated; commit -> delivery p50 ${result.latency_ms.p50} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms; ` +
+    `per idle subscriber ${result.per_idle_subscriber_kib.heap} KiB heap, ${result.per_idle_subscriber_kib.rss} KiB RSS`,
+);
+const out = path.join(projectRoot, 'bench', 'results', `live-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+fs.mkdirSync(path.dirname(out), { recursive: true });
+fs.writeFileSync(out, JSON.stringify(result, null, 2));
+console.log(`wrote ${path.relative(projectRoot, out)}`);
+
+for (const s of subscribers) s.req.destroy();
+agent.destroy();
+await server.stop();
+await db.close();
+const ok = missing === 0 && unexpected === 0 && repeated === 0 && result.latency_ms.p99 <= 1000 && perSubscriberKiB.heap <= 50 && perSubscriberKiB.rss <= 50;
+if (!ok) console.log('bench:live: a target was missed (every event exactly once, p99 <= 1 s, <= 50 KB per idle subscriber)');
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,93 @@
+/**
+ * Live changes in GraphQL (issue: live, point 3; src/services/live.ts): the subscriptions `quoteChanged` and
+ * `valuationPublished`, over SSE (Yoga's built-in: `Accept: text/event-stream`, graphql-sse distinct
+ * connections) and WebSocket (graphql-ws, the app's `/graphql` upgrade). Metered as catalogue row
+ * `subscribePriceChanges` (services/live-billing.ts): credential, arguments, rate limit and balance first
+ * (plugins/metering.ts), then a concurrent slot and one charge per started minute.
+ */
+import { builder } from '../builder.js';
+import * as v from '../../validation/params.js';
+import { endpoint } from '../../catalogue/endpoints.js';
+import { CS2_APP_ID } from '../../services/importers.js';
+import { openMeteredSubscription } from '../../services/live-billing.js';
+import type { LiveEvent, LiveFilter, ValuationPublished } from '../../services/live.js';
+import type { Change } from '../../services/changes.js';
+import { ServiceError } from '../../lib/errors.js';
+import type { Context } from '../context.js';
+import { ChangeRef } from './changes.js';
+import { SideFilterEnum } from './quotes.js';
+
+const ROW = 'subscribePriceChanges';
+
+const ValuationPublishedRef = builder.objectRef<ValuationPublished>('ValuationPublished').implement({
+  description: 'A CSCP valuation run was published: every valued item has a `mid` change in the sequence.',
+  fields: (t) => ({
+    valuationDate: t.string({ description: 'The valuation date, YYYY-MM-DD.', resolve: (r) => r.valuationDate }),
+    computedAt: t.field({ type: 'DateTime', resolve: (r) => r.computedAt }),
+    itemCount: t.exposeInt('itemCount'),
+    twoSidedCount: t.exposeInt('twoSidedCount'),
+    changeSeq: t.string({ description: "The change sequence once the run's changes were read (decimal string).", resolve: (r) => r.changeSeq.toString() }),
+  }),
+});
+
+/** The event a subscription delivers, or its terminal error thrown as the field's error. */
+function unwrap<K extends LiveEvent['kind']>(event: LiveEvent, kind: K): Extract<LiveEvent, { kind: K }> {
+  if (event.kind === 'error') throw event.error;
+  if (event.kind !== kind) throw new ServiceError('internal', 500, `unexpected live event ${event.kind}`);
+  return event as Extract<LiveEvent, { kind: K }>;
+}
+
+/** Starts a metered subscription for the caller of `ctx` (see services/live-billing.ts). */
+async function start(ctx: Context, filter: LiveFilter | null, since: bigint | null, valuations: boolean): Promise<AsyncIterable<LiveEvent>> {
+  if (!ctx.live) throw new ServiceError('dependency_unavailable', 503, 'Live subscriptions are not served by this process.');
+  const caller = await ctx.requireUser(ROW);
+  // HEAD of the REST stream: admitted like a GET (credential, rate limit), never started, never billed.
+  if (ctx.state.head) return (async function* (): AsyncGenerator<LiveEvent> {})();
+  return openMeteredSubscription(ctx.live.hub, { db: ctx.db, leases: ctx.leases, callers: ctx.callers, maxConcurrent: ctx.live.maxConcurrent }, {
+    caller,
+    row: endpoint(ROW),
+    requestId: ctx.requestId,
+    filter,
+    since,
+    valuations,
+  });
+}
+
+builder.subscriptionType({
+  description: 'Live changes (SSE: POST /graphql with Accept: text/event-stream; WebSocket: graphql-ws on /graphql). Metered as subscribePriceChanges.',
+});
+
+builder.subscriptionFields((t) => ({
+  quoteChanged: t.field({
+    type: ChangeRef,
+    description:
+      'Each change of a quote (price, quantity, listed state; CSCP `mid` when a valuation is published) as it commits, in sequence order, with the quote as served now. With `since` (an export\'s changeSeq or a feed cursor) the changes after it come first, then live ones: none missed, none twice. Ends with error `slow_consumer` when more than 10,000 changes wait undelivered, `credit_insufficient` when a minute can no longer be paid.',
+    args: {
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
+      marketHashNames: t.arg.stringList({ required: false, description: 'Only these items (1-1000 exact names); absent: every item.' }),
+      markets: t.arg.stringList({ required: false, description: 'Only these market codes (CSCP for the valuation).' }),
+      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
+      since: t.arg.string({ required: false, description: 'Start after this change sequence number (decimal string); absent: from now.' }),
+    },
+    validate: v.quoteChangedArgs,
+    subscribe: (_root, args, ctx) =>
+      start(
+        ctx,
+        {
+          appId: args.appId,
+          names: args.marketHashNames ? new Set(args.marketHashNames) : null,
+          markets: args.markets ? new Set(args.markets) : null,
+          side: args.side,
+        },
+        args.since === null || args.since === undefined ? null : BigInt(args.since),
+        false,
+      ),
+    resolve: (event): Change => unwrap(event as LiveEvent, 'change').change,
+  }),
+  valuationPublished: t.field({
+    type: ValuationPublishedRef,
+    description: 'Each published CSCP valuation run (about once a day). Metered as subscribePriceChanges.',
+    subscribe: (_root, _args, ctx) => start(ctx, null, null, true),
+    resolve: (event): ValuationPublished => unwrap(event as LiveEvent, 'valuation').valuation,
+  }),
+}));

@@ -1,0 +1,427 @@
+/**
+ * Live changes (issue: live, point 3; README, Extensions: live changes): one hub per replica follows the change
+ * sequence (services/changes.ts) and hands each change to the replica's open subscriptions whose filter it
+ * matches (GraphQL `quoteChanged` / `valuationPublished` over SSE or WebSocket, REST GET /prices/changes/stream).
+ *
+ * - Waking: the hub reads the sequence again when a quote writer's commit is signalled on `qg_quotes` (PostgreSQL
+ *   NOTIFY, delivered to every replica exactly at commit, from any process: replicas, the CLI, the jobs; in
+ *   process on PGlite) and, while any subscription is open, every `pollMs` (1 s) whatever was heard, so a lost
+ *   signal delays a change by at most that much.
+ * - Order, gaps, duplicates: sequence numbers become visible in commit order, so reading `seq > position` pages
+ *   by page misses nothing. A subscription carries its own cursor: it receives each change with seq above it
+ *   once, in order. One started with `since` first reads the feed from there on its own (readChanges pages),
+ *   then joins the hub; changes the hub has already passed are read by it, later ones come from the hub, and a
+ *   change at or below its cursor is never handed over twice.
+ * - Each change carries the quote as served now (the replica's quote cache, else one query per page for all
+ *   subscriptions), so applying changes in order keeps a copy equal to what GET /prices serves. A quote that
+ *   changed several times within one read is handed over once, at its last change (as a feed page does).
+ * - Slow consumers: a subscription whose undelivered changes exceed `maxQueue` is ended with a terminal
+ *   `slow_consumer` error (its client reads it after the changes before it) and its queue is dropped, so memory
+ *   stays bounded whatever a client does. Both transports pull one event at a time as the socket drains.
+ * - The hub reads nothing while no subscription is open.
+ */
+import type { Database } from '../db/client.js';
+import { ServiceError } from '../lib/errors.js';
+import { checkCursor, readChanges, MAX_CHANGES_PAGE, type Change } from './changes.js';
+import { loadQuotes, type MarketQuote } from './quotes.js';
+import type { QuoteCache } from './quote-cache.js';
+import { refreshSlots, SLOT_REFRESH_SECONDS } from './live-slots.js';
+
+/** Rows the hub reads per page of the sequence. */
+const HUB_PAGE = 5000;
+/** Default bound of one subscription's undelivered changes (a 10,000-row ingestion fits whole). */
+export const DEFAULT_MAX_QUEUE = 10_000;
+
+/** Which changes a subscription receives. `names` / `markets` null: all; `side` 'all': every side. */
+export interface LiveFilter {
+  appId: string;
+  names: ReadonlySet<string> | null;
+  markets: ReadonlySet<string> | null;
+  side: 'ask' | 'bid' | 'mid' | 'all';
+}
+
+/** A published valuation run, as `valuationPublished` delivers it. */
+export interface ValuationPublished {
+  /** The valuation date, YYYY-MM-DD. */
+  valuationDate: string;
+  computedAt: Date;
+  itemCount: number;
+  twoSidedCount: number;
+  /** The change sequence once the run's CSCP changes were read (follow the feed from here for its quotes). */
+  changeSeq: bigint;
+}
+
+/** 429 `slow_consumer`: the terminal error of a subscription that fell more than `max` changes behind. */
+export function slowConsumer(max: number): ServiceError {
+  return new ServiceError(
+    'slow_consumer',
+    429,
+    `The subscription fell more than ${max} changes behind (the client did not read them fast enough) and was closed; subscribe again with since = the last seq you applied.`,
+    { max_pending: max },
+  );
+}
+
+/** What a subscription yields: a change, a published valuation, or the terminal error it ends with. */
+export type LiveEvent = { kind: 'change'; change: Change } | { kind: 'valuation'; valuation: ValuationPublished } | { kind: 'error'; error: ServiceError };
+
+type Waiter = (r: IteratorResult<LiveEvent>) => void;
+
+/** One open subscription: a bounded queue read as an async iterator (see the module doc). */
+export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
+  private queue: LiveEvent[] = [];
+  private head = 0;
+  private waiter: Waiter | null = null;
+  private ended = false;
+  /** Cleanup hooks run once when the subscription ends (slot, timers, hub). */
+  private readonly finals: (() => void)[] = [];
+  /** The last seq handed to this subscription (or passed over as not matching). */
+  cursor: bigint;
+
+  constructor(
+    readonly filter: LiveFilter | null,
+    readonly wantsValuations: boolean,
+    cursor: bigint,
+    private readonly maxQueue: number,
+  ) {
+    this.cursor = cursor;
+  }
+
+  /** True once it ended (error, client gone, shutdown); queued events may still be read. */
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** Undelivered events. */
+  get pending(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** True when `c` passes the filter. */
+  matches(appId: string, name: string, market: string, side: string): boolean {
+    const f = this.filter;
+    if (!f || f.appId !== appId) return false;
+    if (f.names && !f.names.has(name)) return false;
+    if (f.markets && !f.markets.has(market)) return false;
+    return f.side === 'all' || f.side === side;
+  }
+
+  /** Queues events; beyond `maxQueue` undelivered the subscription ends with `slow_consumer`. */
+  push(events: readonly LiveEvent[]): void {
+    if (this.ended || events.length === 0) return;
+    if (this.pending + events.length > this.maxQueue) {
+      this.queue = [];
+      this.head = 0;
+      this.fail(slowConsumer(this.maxQueue));
+      return;
+    }
+    for (const e of events) this.queue.push(e);
+    this.deliver();
+  }
+
+  /** Ends the subscription with a terminal error event (delivered after what is queued). */
+  fail(error: ServiceError): void {
+    if (this.ended) return;
+    this.queue.push({ kind: 'error', error });
+    this.ended = true;
+    this.deliver();
+    this.cleanup();
+  }
+
+  /** Registers a cleanup hook (run at once when already ended). */
+  onEnd(f: () => void): void {
+    if (this.ended) f();
+    else this.finals.push(f);
+  }
+
+  private cleanup(): void {
+    for (const f of this.finals.splice(0)) {
+      try {
+        f();
+      } catch {
+        // cleanup hooks never throw into the transport
+      }
+    }
+  }
+
+  private deliver(): void {
+    if (!this.waiter) return;
+    if (this.pending > 0) {
+      const w = this.waiter;
+      this.waiter = null;
+      w({ value: this.take(), done: false });
+    } else if (this.ended) {
+      const w = this.waiter;
+      this.waiter = null;
+      w({ value: undefined, done: true });
+    }
+  }
+
+  private take(): LiveEvent {
+    const e = this.queue[this.head]!;
+    this.queue[this.head] = undefined as never;
+    this.head += 1;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    return e;
+  }
+
+  next(): Promise<IteratorResult<LiveEvent>> {
+    if (this.pending > 0) return Promise.resolve({ value: this.take(), done: false });
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+    });
+  }
+
+  /** The client left (or the transport closed): ends without an error. */
+  return(): Promise<IteratorResult<LiveEvent>> {
+    this.queue = [];
+    this.head = 0;
+    this.ended = true;
+    this.deliver();
+    this.cleanup();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
+
+/** Options of a hub. */
+export interface LiveHubOptions {
+  /** The replica's quote cache (the quotes a change carries); absent = the database. */
+  quotes?: QuoteCache;
+  /** Undelivered changes one subscription may have before it is closed as a slow consumer (default 10,000). */
+  maxQueue?: number;
+  /** Read the sequence at least this often while subscriptions are open, in ms (default 1,000). */
+  pollMs?: number;
+}
+
+/** The replica's live hub (see the module doc). */
+export class LiveHub {
+  private readonly subs = new Set<LiveSubscription>();
+  /** Every change up to here was handed to the attached subscriptions; null while none is open. */
+  private position: bigint | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly unlisten: () => void;
+  private closed = false;
+  private lastValuation: string | null = null;
+  readonly maxQueue: number;
+  private readonly pollMs: number;
+  /** Concurrent slots (services/live-slots.ts) of this replica's open subscriptions, refreshed while held. */
+  private readonly slots = new Set<string>();
+  private slotTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly opts: LiveHubOptions = {},
+  ) {
+    this.maxQueue = opts.maxQueue ?? DEFAULT_MAX_QUEUE;
+    this.pollMs = opts.pollMs ?? 1000;
+    this.unlisten = db.onNotify('qg_quotes', () => this.wake());
+  }
+
+  /** Open subscriptions on this replica. */
+  get size(): number {
+    return this.subs.size;
+  }
+
+  /**
+   * Opens a subscription: changes matching `filter` (null: none) after `since` (null: from now), and valuation
+   * publishes when `valuations`. Throws 410 `cursor_expired` / 422 for a `since` the feed refuses (as
+   * GET /prices/changes does), before anything is delivered.
+   */
+  async open(filter: LiveFilter | null, opts: { since: bigint | null; valuations: boolean }): Promise<LiveSubscription> {
+    if (this.closed) throw new ServiceError('dependency_unavailable', 503, 'This replica is shutting down; subscribe again.');
+    const { newest } = await checkCursor(this.db, opts.since);
+    const sub = new LiveSubscription(filter, opts.valuations, opts.since ?? newest, this.maxQueue);
+    sub.onEnd(() => this.detach(sub));
+    // Until its cursor reaches the hub's position the subscription reads the feed itself (the same pages as
+    // GET /prices/changes, whose checks refuse an expired or future `since`); then, with no await between the
+    // check and the join, the hub delivers everything after it.
+    for (;;) {
+      if (this.position === null) await this.start();
+      if (this.position === null) continue;
+      if (sub.cursor >= this.position) break;
+      if (filter) await this.replay(sub, filter, sub.cursor);
+      else sub.cursor = this.position;
+    }
+    if (sub.isEnded) return sub; // ended during the replay (slow consumer): its error is queued for the client
+    this.subs.add(sub);
+    if (sub.cursor > this.position) this.wake(); // it read past the hub: let the hub catch up
+    if (!this.timer) {
+      this.timer = setInterval(() => this.wake(), this.pollMs);
+      this.timer.unref();
+    }
+    return sub;
+  }
+
+  /** The hub's first look (no subscription was open): the current sequence and valuation run, in one snapshot. */
+  private async start(): Promise<void> {
+    const [row] = await this.db.query<{ seq: string; horizon: string; run: string | null }>(
+      `SELECT COALESCE((SELECT max(seq) FROM quote_change), 0)::text AS seq,
+              (SELECT pruned_through FROM quote_change_horizon WHERE id = 1)::text AS horizon,
+              (SELECT valuation_date::text || '/' || computed_at::text FROM valuation_run ORDER BY computed_at DESC LIMIT 1) AS run`,
+    );
+    if (this.position !== null) return; // another subscription started it meanwhile
+    const seq = BigInt(row?.seq ?? '0');
+    const horizon = BigInt(row?.horizon ?? '0');
+    this.position = seq > horizon ? seq : horizon;
+    this.lastValuation = row?.run ?? '';
+  }
+
+  /** Reads the feed after `since` for `sub` up to the current sequence (pages of GET /prices/changes). */
+  private async replay(sub: LiveSubscription, filter: LiveFilter, since: bigint): Promise<void> {
+    let cursor = since;
+    for (;;) {
+      const page = await readChanges(this.db, { appId: filter.appId, since: cursor, markets: filter.markets ? [...filter.markets] : null, side: filter.side, limit: MAX_CHANGES_PAGE });
+      sub.push(
+        page.changes.filter((c) => sub.matches(filter.appId, c.marketHashName, c.marketCode, c.side)).map((change) => ({ kind: 'change' as const, change })),
+      );
+      cursor = page.nextCursor;
+      sub.cursor = cursor;
+      if (!page.hasMore || sub.isEnded) return;
+    }
+  }
+
+  private detach(sub: LiveSubscription): void {
+    if (!this.subs.delete(sub) || this.subs.size > 0) return;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.position = null; // nothing is read while no one listens; the next subscription starts afresh
+  }
+
+  /** Reads the sequence again (serialized: a wake during a read makes one more read after it). */
+  wake(): void {
+    if (this.closed || this.subs.size === 0) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pump()
+      .catch(() => undefined) // a failed read is retried at the next signal or poll
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Waits for the read in progress (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async pump(): Promise<void> {
+    let sawValuation = false;
+    for (;;) {
+      if (this.position === null || this.subs.size === 0) return;
+      const from = this.position;
+      const rows = await this.db.query<{ seq: string; app_id: string; market_hash_name: string; market_code: string; side: 'ask' | 'bid' | 'mid' }>(
+        `SELECT c.seq::text AS seq, i.app_id, i.market_hash_name, c.market_code, c.side
+           FROM quote_change c JOIN item i ON i.id = c.item_id
+          WHERE c.seq > $1::bigint ORDER BY c.seq LIMIT $2`,
+        [from.toString(), HUB_PAGE],
+      );
+      if (rows.length === 0) break;
+      const last = BigInt(rows[rows.length - 1]!.seq);
+      // Per subscription, the matching rows above its cursor; the quotes of every matched name loaded once.
+      const wanted = new Map<LiveSubscription, typeof rows>();
+      const names = new Map<string, Set<string>>();
+      for (const r of rows) {
+        if (r.market_code === 'CSCP') sawValuation = true;
+        const seq = BigInt(r.seq);
+        for (const sub of this.subs) {
+          if (seq <= sub.cursor || !sub.matches(r.app_id, r.market_hash_name, r.market_code, r.side)) continue;
+          let list = wanted.get(sub);
+          if (!list) wanted.set(sub, (list = []));
+          list.push(r);
+          let set = names.get(r.app_id);
+          if (!set) names.set(r.app_id, (set = new Set()));
+          set.add(r.market_hash_name);
+        }
+      }
+      const quotes = new Map<string, MarketQuote[]>();
+      for (const [app, set] of names) {
+        const found = this.opts.quotes ? await this.opts.quotes.load(app, [...set]) : await loadQuotes(this.db, app, [...set]);
+        for (const [name, list] of found) quotes.set(`${app}\u0000${name}`, list);
+      }
+      // One Change object per row, shared by every subscription that receives it.
+      const made = new Map<string, Change>();
+      const changeOf = (r: (typeof rows)[number]): Change => {
+        let c = made.get(r.seq);
+        if (!c) {
+          const quote = (quotes.get(`${r.app_id}\u0000${r.market_hash_name}`) ?? []).find((q) => q.marketCode === r.market_code && q.side === r.side) ?? null;
+          made.set(r.seq, (c = { seq: BigInt(r.seq), marketHashName: r.market_hash_name, marketCode: r.market_code, side: r.side, quote }));
+        }
+        return c;
+      };
+      for (const sub of this.subs) {
+        const list = wanted.get(sub);
+        if (list) {
+          // Within a page a quote is handed over once, at its last change (it carries the quote as served now anyway).
+          const lastOf = new Map<string, number>();
+          list.forEach((r, i) => lastOf.set(`${r.app_id}\u0000${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`, i));
+          sub.push(list.filter((r, i) => lastOf.get(`${r.app_id}\u0000${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`) === i).map((r) => ({ kind: 'change' as const, change: changeOf(r) })));
+        }
+        if (last > sub.cursor) sub.cursor = last;
+      }
+      this.position = last;
+      if (rows.length < HUB_PAGE) break;
+    }
+    if (sawValuation) await this.announceValuation();
+  }
+
+  /** Hands the newest valuation run to the subscriptions that want it, once per run. */
+  private async announceValuation(): Promise<void> {
+    const [run] = await this.db.query<{ valuation_date: string; computed_at: Date; item_count: number; two_sided_count: number; key: string }>(
+      `SELECT valuation_date::text AS valuation_date, computed_at, item_count, two_sided_count, valuation_date::text || '/' || computed_at::text AS key
+         FROM valuation_run ORDER BY computed_at DESC LIMIT 1`,
+    );
+    if (!run || run.key === this.lastValuation) return;
+    this.lastValuation = run.key;
+    const event: LiveEvent = {
+      kind: 'valuation',
+      valuation: { valuationDate: run.valuation_date, computedAt: new Date(run.computed_at), itemCount: run.item_count, twoSidedCount: run.two_sided_count, changeSeq: this.position ?? 0n },
+    };
+    for (const s of this.subs) if (s.wantsValuations) s.push([event]);
+  }
+
+  /** Keeps slot `id` alive (refreshed every SLOT_REFRESH_SECONDS) until `dropSlot`. */
+  holdSlot(id: string): void {
+    this.slots.add(id);
+    if (!this.slotTimer) {
+      this.slotTimer = setInterval(() => void refreshSlots(this.db, [...this.slots]).catch(() => undefined), SLOT_REFRESH_SECONDS * 1000);
+      this.slotTimer.unref();
+    }
+  }
+
+  /** Stops refreshing slot `id` (its subscription ended). */
+  dropSlot(id: string): void {
+    this.slots.delete(id);
+    if (this.slots.size === 0 && this.slotTimer) {
+      clearInterval(this.slotTimer);
+      this.slotTimer = null;
+    }
+  }
+
+  /** Ends every subscription (shutdown) and stops listening. */
+  async close(): Promise<void> {
+    if (this.closed) return this.idle();
+    this.closed = true;
+    this.unlisten();
+    if (this.slotTimer) clearInterval(this.slotTimer);
+    this.slotTimer = null;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const s of [...this.subs]) s.fail(new ServiceError('dependency_unavailable', 503, 'This replica is shutting down; subscribe again with since = the last seq you applied.'));
+    await this.idle();
+  }
+}
