@@ -3,8 +3,8 @@
  *
  * A real `quotegate serve` process on PostgreSQL (LIVE_DATABASE_URL, default database qg_live on the local
  * server, dropped and created) holds LIVE_SUBSCRIBERS (1,000) open SSE streams (`GET /prices/changes/stream`,
- * 100 accounts x 10, the default per-account cap): each follows 100 items (both sides), and 10 of them follow
- * everything. This process then ingests one 10,000-row batch (5,000 items x ask and bid, every price changed)
+ * 100 accounts x 10, the default per-account cap): each follows LIVE_FOLLOWED (100) items (both sides), and
+ * LIVE_FIREHOSE (10) of them follow everything. This process then ingests one 10,000-row batch (5,000 items x ask and bid, every price changed)
  * and reads every stream until each subscriber has all of its events.
  *
  * Reports: events expected and delivered per subscriber (any missing or repeated fails the run), delivery
@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
+import WebSocket from 'ws';
 import cliProgress from 'cli-progress';
 import { openDatabase } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
@@ -28,8 +29,9 @@ import { startServerProcess } from '../test/helpers/server.js';
 const DB_URL = process.env.LIVE_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/qg_live';
 const SUBSCRIBERS = Number(process.env.LIVE_SUBSCRIBERS ?? 1000);
 const ITEMS = 5000;
-const FOLLOWED = 100;
-const FIREHOSE = 10;
+/** Items each subscriber follows (both sides), and how many subscribers follow every item instead. */
+const FOLLOWED = Number(process.env.LIVE_FOLLOWED ?? 100);
+const FIREHOSE = Number(process.env.LIVE_FIREHOSE ?? 10);
 const METRICS_TOKEN = 'live-bench-metrics-token-0123456789';
 
 const name = (i: number) => `Live bench item ${String(i).padStart(5, '0')}`;
@@ -66,24 +68,50 @@ await ingestBatch(
   Array.from({ length: ITEMS }, (_, i) => [observation(i, 'ask', '10.00', first), observation(i, 'bid', '9.00', first)]).flat(),
 );
 const accounts = await Promise.all(Array.from({ length: Math.ceil(SUBSCRIBERS / 10) }, () => createAccount(db, { credits: 1_000_000n })));
+const warmAccount = await createAccount(db, { credits: 1000n });
 
 // 2. The server (one replica), its memory before any subscriber.
-const server = await startServerProcess({ DATABASE_URL: DB_URL, LOG_LEVEL: 'warn', METRICS_TOKEN, VALUATION_JOB: 'off', EXPORT_INTERVAL_SECONDS: '0', STATUS_PROBE_INTERVAL_SECONDS: '0' });
+const server = await startServerProcess({
+  DATABASE_URL: DB_URL,
+  LOG_LEVEL: 'warn',
+  METRICS_TOKEN,
+  VALUATION_JOB: 'off',
+  EXPORT_INTERVAL_SECONDS: '0',
+  STATUS_PROBE_INTERVAL_SECONDS: '0',
+  // LIVE_PROFILE=1: a CPU profile of the server (node --cpu-prof) in bench/results, for bench/profile-summary.ts.
+  // The inspector on a free loopback port: the memory figures are read right after a full collection.
+}, ['--inspect=127.0.0.1:0', ...(process.env.LIVE_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(projectRoot, 'bench', 'results')}`] : [])]);
+const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];
+if (!inspectorUrl) throw new Error(`no inspector address in the server output:\n${server.output()}`);
+/** A full garbage collection in the server (Chrome DevTools Protocol HeapProfiler.collectGarbage). */
+async function collectGarbage(): Promise<void> {
+  const socket = new WebSocket(inspectorUrl!);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' })));
+    socket.on('message', (data) => {
+      if ((JSON.parse(String(data)) as { id?: number }).id === 1) resolve();
+    });
+    socket.once('error', reject);
+  });
+  socket.close();
+}
 const base = new URL(server.url);
+/** The server's CPU seconds so far (/metrics). */
+async function serverCpu(): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  return Number(text.split('\n').find((l) => l.startsWith('quotegate_process_cpu_seconds_total '))?.split(' ')[1] ?? NaN);
+}
 async function memory(): Promise<{ rss: number; heap: number }> {
-  // The least of a few samples: the heap right after a collection is the live set.
-  const samples: { rss: number; heap: number }[] = [];
-  for (let i = 0; i < 8; i++) {
-    const text = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-    const value = (metric: string) => Number(text.split('\n').find((l) => l.startsWith(`${metric} `))?.split(' ')[1] ?? NaN);
-    samples.push({ rss: value('quotegate_process_resident_memory_bytes'), heap: value('quotegate_nodejs_heap_size_used_bytes') });
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return { rss: Math.min(...samples.map((s) => s.rss)), heap: Math.min(...samples.map((s) => s.heap)) };
+  // Right after a full collection: the heap is the live set.
+  await collectGarbage();
+  await collectGarbage();
+  const text = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  const value = (metric: string) => Number(text.split('\n').find((l) => l.startsWith(`${metric} `))?.split(' ')[1] ?? NaN);
+  return { rss: value('quotegate_process_resident_memory_bytes'), heap: value('quotegate_nodejs_heap_size_used_bytes') };
 }
 // Warm the paths once (a stream opened and closed), so the first subscriber does not pay for module loading.
 await new Promise<void>((resolve) => {
-  const req = http.get({ host: base.hostname, port: base.port, path: '/prices/changes/stream', headers: { 'X-API-Key': accounts[0]!.key } }, (res) => {
+  const req = http.get({ host: base.hostname, port: base.port, path: '/prices/changes/stream', headers: { 'X-API-Key': warmAccount.key } }, (res) => {
     res.once('data', () => {
       req.destroy();
       resolve();
@@ -127,8 +155,12 @@ for (let s = 0; s < SUBSCRIBERS; s += 50) {
               buffer = buffer.slice(at + 2);
               if (!block.includes('event: change')) continue;
               const now = performance.now();
-              const data = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { market_hash_name: string; side: string };
-              const key = `${data.market_hash_name}/${data.side}`;
+              // The key without parsing the whole ChangeOut (this one process reads every subscriber's stream):
+              // market_hash_name is the second field, side the fourth (src/services/changes.ts changeText).
+              const nameAt = block.indexOf('"market_hash_name":') + 19;
+              const name = JSON.parse(block.slice(nameAt, block.indexOf(',"market_code":', nameAt))) as string;
+              const sideAt = block.indexOf('"side":"', nameAt) + 8;
+              const key = `${name}/${block.slice(sideAt, block.indexOf('"', sideAt))}`;
               if (sub.seen.has(key)) sub.repeated += 1;
               sub.seen.set(key, now);
               sub.arrivals.push(now);
@@ -150,6 +182,8 @@ const idle = await memory();
 // 4. One 10,000-row batch, every price changed; then every stream is read until each subscriber has its events.
 const second = new Date('2026-11-24T01:00:00Z');
 const batch = Array.from({ length: ITEMS }, (_, i) => [observation(i, 'ask', '10.50', second), observation(i, 'bid', '9.50', second)]).flat();
+const cpuBefore = await serverCpu();
+const clientCpuBefore = process.cpuUsage();
 const t0 = performance.now();
 await ingestBatch(db.prisma, batch);
 const committed = performance.now();
@@ -157,6 +191,9 @@ const deadline = committed + 60_000;
 const total = subscribers.reduce((n, s) => n + s.expected.size, 0);
 const delivered = () => subscribers.reduce((n, s) => n + s.seen.size, 0);
 while (delivered() < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+const deliveredAt = performance.now();
+const clientCpu = process.cpuUsage(clientCpuBefore);
+const serverCpuSeconds = (await serverCpu()) - cpuBefore;
 await new Promise((r) => setTimeout(r, 1000)); // anything repeated would arrive now
 const after = await memory();
 
@@ -168,6 +205,8 @@ const repeated = subscribers.reduce((n, s) => n + s.repeated, 0);
 const perSubscriberKiB = { heap: (idle.heap - before.heap) / SUBSCRIBERS / 1024, rss: (idle.rss - before.rss) / SUBSCRIBERS / 1024 };
 const result = {
   subscribers: SUBSCRIBERS,
+  followed_items: FOLLOWED,
+  firehose_subscribers: FIREHOSE,
   batch_rows: batch.length,
   ingest_ms: Math.round(committed - t0),
   deliveries_expected: total,
@@ -175,20 +214,24 @@ const result = {
   missing,
   unexpected,
   repeated,
-  latency_ms: { p50: Math.round(pct(50)), p99: Math.round(pct(99)), max: Math.round(latencies.at(-1) ?? NaN) },
+  latency_ms: { first: Math.round(latencies[0] ?? NaN), p50: Math.round(pct(50)), p99: Math.round(pct(99)), max: Math.round(latencies.at(-1) ?? NaN) },
   memory_mib: { before: { rss: before.rss / 1048576, heap: before.heap / 1048576 }, idle: { rss: idle.rss / 1048576, heap: idle.heap / 1048576 }, after: { rss: after.rss / 1048576, heap: after.heap / 1048576 } },
+  delivery_wall_ms: Math.round(deliveredAt - committed),
+  cpu_seconds_during_delivery: { server: Math.round(serverCpuSeconds * 100) / 100, bench_client_and_ingest: Math.round(((clientCpu.user + clientCpu.system) / 1e6) * 100) / 100 },
   per_idle_subscriber_kib: { heap: Math.round(perSubscriberKiB.heap * 10) / 10, rss: Math.round(perSubscriberKiB.rss * 10) / 10 },
 };
 console.log(
-  `live: ${SUBSCRIBERS} SSE subscribers, one ${batch.length}-row batch (committed in ${result.ingest_ms} ms): ${result.deliveries}/${total} deliveries, ` +
-    `${missing} missing, ${unexpected} unexpected, ${repeated} repeated; commit -> delivery p50 ${result.latency_ms.p50} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms; ` +
-    `per idle subscriber ${result.per_idle_subscriber_kib.heap} KiB heap, ${result.per_idle_subscriber_kib.rss} KiB RSS`,
+  `live: ${SUBSCRIBERS} SSE subscribers (${FOLLOWED} items each, ${FIREHOSE} following every item), one ${batch.length}-row batch (committed in ${result.ingest_ms} ms): ${result.deliveries}/${total} deliveries, ` +
+    `${missing} missing, ${unexpected} unexpected, ${repeated} repeated; commit -> delivery first ${result.latency_ms.first} ms, p50 ${result.latency_ms.p50} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms; ` +
+    `per idle subscriber ${result.per_idle_subscriber_kib.heap} KiB heap, ${result.per_idle_subscriber_kib.rss} KiB RSS; ` +
+    `CPU during delivery: server ${result.cpu_seconds_during_delivery.server} s, this process (ingest + 1,000 clients) ${result.cpu_seconds_during_delivery.bench_client_and_ingest} s`,
 );
 const out = path.join(projectRoot, 'bench', 'results', `live-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, JSON.stringify(result, null, 2));
 console.log(`wrote ${path.relative(projectRoot, out)}`);
 
+console.log(server.output().split('\n').filter((l) => l.startsWith('HUB')).join('\n'));
 for (const s of subscribers) s.req.destroy();
 agent.destroy();
 await server.stop();

@@ -239,6 +239,7 @@ export function createApp(deps: AppDeps): App {
       const url = new URL(request.url);
       if (url.pathname === '/graphql' || url.pathname === '/graphql/') {
         state.operationId = 'graphql';
+        state.eventStream = (request.headers.get('accept') ?? '').includes('text/event-stream');
         // Yoga reads bodies whole: hand it one already read within MAX_BODY_BYTES (413 above it, before parsing).
         const bounded =
           request.body === null || request.method === 'GET' || request.method === 'HEAD'
@@ -256,7 +257,11 @@ export function createApp(deps: AppDeps): App {
           return errorResponse(
             requestId,
             response.status === 406
-              ? new ServiceError('not_acceptable', 406, 'None of the media types in Accept can be served; accept application/graphql-response+json or application/json.')
+              ? new ServiceError(
+                  'not_acceptable',
+                  406,
+                  'None of the media types in Accept can be served: a query or mutation answers application/graphql-response+json or application/json; a subscription streams text/event-stream (or use graphql-ws on this path).',
+                )
               : new ServiceError('unsupported_media_type', 415, 'The request body must be application/json (a GraphQL request: query, variables, operationName).'),
           );
         }
@@ -333,6 +338,7 @@ export function createApp(deps: AppDeps): App {
           const state = newRequestState(crypto.randomUUID());
           state.log = logger?.child({ request_id: state.requestId });
           state.operationId = 'graphql-ws';
+          state.eventStream = true;
           const upgrade = ctx.extra.request.headers;
           const params = ctx.connectionParams ?? {};
           const fromParams = (name: string) => {

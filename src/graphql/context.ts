@@ -26,7 +26,7 @@ import type { CallerCache } from '../services/caller-cache.js';
 import type { QuoteCache } from '../services/quote-cache.js';
 import type { SnapshotCache } from '../services/exports.js';
 import type { CreditLeases } from '../services/credit-leases.js';
-import type { LiveHub } from '../services/live.js';
+import type { LiveHub, LiveSubscription } from '../services/live.js';
 
 /** The replica's live hub and the per-account cap of open subscriptions (services/live.ts, live-billing.ts). */
 export interface LiveOptions {
@@ -150,6 +150,16 @@ export interface RequestState {
   operationId?: string;
   /** The request's logger: every line carries `request_id`. */
   log?: Logger;
+  /**
+   * True when the transport can carry a subscription's events (GraphQL over SSE with Accept: text/event-stream,
+   * graphql-ws, the REST event stream); a subscription asked for otherwise is refused (406) before it starts.
+   */
+  eventStream?: boolean;
+  /**
+   * The live subscription a subscription request started (services/live.ts): the REST event stream reads it
+   * directly once the pipeline admitted and started it, without a GraphQL execution per event.
+   */
+  live?: LiveSubscription;
 }
 
 /** A fresh RequestState. */

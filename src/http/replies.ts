@@ -24,6 +24,95 @@ export interface Reply {
   headers: Record<string, string>;
   body: string | null;
   stream?: ReadableStream<Uint8Array>;
+  /** A server-sent event stream (the live REST route): written as it comes, with heartbeats (see writeEvents). */
+  events?: EventFeed;
+}
+
+/**
+ * The bytes of a server-sent event stream, pulled as the connection drains: `next()` resolves with the next
+ * chunks to write (one or more whole events, often shared with other streams) or null when the stream ended;
+ * `close()` ends it (the client left).
+ */
+export interface EventFeed {
+  next(): Promise<Uint8Array[] | null>;
+  close(): void;
+}
+
+/** Seconds between heartbeat comments (`: ping`) on an idle event stream. */
+export const SSE_HEARTBEAT_SECONDS = 15;
+/** Headers of an event stream. */
+export const SSE_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
+
+/**
+ * Writes an event stream on node:http (the fast path): a comment at once, then each text as the socket drains
+ * (backpressure: the next text is pulled only once the last was taken), a heartbeat comment whenever
+ * SSE_HEARTBEAT_SECONDS pass without a write; the connection closing ends the feed. Headers must be written.
+ */
+export function writeEvents(res: import('node:http').ServerResponse, feed: EventFeed): void {
+  let open = true;
+  let wrote = Date.now();
+  const write = (chunk: string | Uint8Array): boolean => {
+    wrote = Date.now();
+    return res.write(chunk);
+  };
+  const heartbeat = setInterval(() => {
+    if (Date.now() - wrote >= SSE_HEARTBEAT_SECONDS * 1000 && res.writableLength === 0) write(': ping\n\n');
+  }, 1000);
+  heartbeat.unref();
+  const closed = new Promise<void>((resolve) =>
+    res.once('close', () => {
+      open = false;
+      clearInterval(heartbeat);
+      feed.close();
+      resolve();
+    }),
+  );
+  write(': connected\n\n');
+  void (async () => {
+    while (open) {
+      const chunks = await feed.next();
+      if (chunks === null || !open) break;
+      if (chunks.length === 0) continue;
+      // One write per batch (the chunks are shared buffers: written as they are, never copied per stream first).
+      res.cork();
+      let more = true;
+      for (const c of chunks) more = write(c);
+      res.uncork();
+      if (!more || res.writableNeedDrain) await Promise.race([new Promise((r) => res.once('drain', r)), closed]);
+    }
+    clearInterval(heartbeat);
+    if (open) res.end();
+  })().catch(() => res.destroy());
+}
+
+/** An event stream as a fetch ReadableStream (the adapter face): the same texts and heartbeats as writeEvents. */
+export function eventsBody(feed: EventFeed): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let heartbeat: NodeJS.Timeout | null = null;
+  const stop = () => {
+    if (heartbeat) clearInterval(heartbeat);
+    heartbeat = null;
+    feed.close();
+  };
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(': connected\n\n'));
+      heartbeat = setInterval(() => {
+        if ((controller.desiredSize ?? 0) > 0) controller.enqueue(encoder.encode(': ping\n\n'));
+      }, SSE_HEARTBEAT_SECONDS * 1000);
+      heartbeat.unref();
+    },
+    async pull(controller) {
+      const chunks = await feed.next();
+      if (chunks === null) {
+        stop();
+        controller.close();
+      } else if (chunks.length > 0) controller.enqueue(Buffer.concat(chunks));
+    },
+    cancel() {
+      stop();
+    },
+  });
 }
 
 export function jsonReply(status: number, body: unknown, headers: Record<string, string>): Reply {
@@ -31,7 +120,7 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
 }
 
 export function toResponse(reply: Reply): Response {
-  return new Response(reply.stream ?? reply.body, { status: reply.status, headers: reply.headers });
+  return new Response(reply.events ? eventsBody(reply.events) : (reply.stream ?? reply.body), { status: reply.status, headers: reply.headers });
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string>): Response {

@@ -233,6 +233,16 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
     // A subscription is admitted like a query; what it costs while open is charged by services/live-billing.ts.
     async onSubscribe({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
+      if (ctx.state.eventStream !== true) {
+        // Nothing could carry its events (a JSON request): refused before anything starts or is charged.
+        return setResultAndStopExecution({
+          errors: [
+            toGraphQLError(
+              new ServiceError('not_acceptable', 406, 'A subscription streams its events: send Accept: text/event-stream (or use graphql-ws on /graphql, or GET /prices/changes/stream).'),
+            ),
+          ],
+        });
+      }
       const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, ctx.state.trustedVariables === true);
       if (!plan || plan.rows.length === 0) return;
       try {

@@ -25,10 +25,12 @@ import { endpoint } from '../catalogue/endpoints.js';
 import { nodeHeaders, type HeaderReader } from '../lib/headers.js';
 import { stringifyWithRaw } from '../lib/raw-json.js';
 import { ROUTES, type Route } from './routes.js';
+import type { LiveSubscription } from '../services/live.js';
+import { changeEvent } from '../services/changes.js';
 import { DOCUMENTS } from './documents.js';
 import { ServiceError, validationError, validationProblems } from '../lib/errors.js';
 import { readBodyLimited, readNodeBodyLimited } from '../lib/body.js';
-import { JSON_TYPE, errorEnvelope, errorReply, errorResponse, rateLimitHeaders, recordRequest, resultError, successMeta, toResponse, toServiceError, type Reply } from '../http/replies.js';
+import { JSON_TYPE, SSE_HEADERS, errorEnvelope, errorReply, writeEvents, type EventFeed, errorResponse, rateLimitHeaders, recordRequest, resultError, successMeta, toResponse, toServiceError, type Reply } from '../http/replies.js';
 
 /** Largest accepted request body in bytes (413 `payload_too_large` above it). */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -205,13 +207,21 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       throw invalid;
     }
     if (route.stream) {
-      // A subscription document (the REST event stream): admitted by the same onSubscribe plugins, then streamed.
+      // A subscription document (the REST event stream): admitted and started by the same pipeline (the metering
+      // plugin's onSubscribe, the resolver's subscribe); then its live subscription is read directly, without a
+      // GraphQL execution per event (each change's ChangeOut text is made once for every stream that sends it).
+      state.eventStream = true;
       const subscribed = await subscribe({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId });
       if (!isAsyncIterable(subscribed)) {
         const refused = subscribed as ExecutionResult;
         return errorReply(requestId, asRestError(route, resultError(refused.errors ?? [], state.log)), route.metered);
       }
-      return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null, stream: eventStream(route, subscribed as AsyncIterable<ExecutionResult>, requestId, input.signal) };
+      const live = state.live;
+      if (state.head) return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null }; // admitted, never started
+      if (!live) throw new Error(`route ${route.operationId} started no live subscription`);
+      state.live = undefined;
+      input.signal.addEventListener('abort', () => void live.return(), { once: true });
+      return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null, events: eventFeed(live, requestId) };
     }
     const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
     if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
@@ -271,10 +281,12 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     // A JSON answer is encoded once (a spliced answer is a rope of many strings, and measuring it apart from
     // writing it costs a second pass); the export file is a stream with the Content-Length its route set.
     const stream = reply.stream;
-    const body = stream ? null : Buffer.from(reply.body ?? '', 'utf8');
+    const body = stream || reply.events ? null : Buffer.from(reply.body ?? '', 'utf8');
     if (body && reply.status !== 304 && !(state.head && reply.headers['Content-Length'] !== undefined)) headers['Content-Length'] = String(body.length);
     if (!res.destroyed) res.writeHead(reply.status, headers);
-    if (stream && !state.head && !res.destroyed) {
+    if (reply.events && !res.destroyed) {
+      writeEvents(res, reply.events); // the live REST stream: written as it comes, until either side ends it
+    } else if (stream && !state.head && !res.destroyed) {
       Readable.fromWeb(stream as NodeReadableStream<Uint8Array>)
         .on('error', (e) => {
           state.log?.warn({ err: e }, 'export stream failed');
@@ -334,57 +346,43 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
   return { plugin, fastRoute, serveFast };
 }
 
-/** Headers of an event stream (the REST live route). */
-const SSE_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
-/** Seconds between heartbeat comments on an idle event stream. */
-export const SSE_HEARTBEAT_SECONDS = 15;
-
 /**
- * A subscription's results as server-sent events (README, Extensions: live changes): a comment at once (so
- * proxies and clients see the headers), one `change` event per result (`id` its seq, `data` the payload as
- * JSON), a `: ping` comment every SSE_HEARTBEAT_SECONDS, and a terminal `error` event with the error envelope
- * when the subscription ends with one (slow_consumer, credit_insufficient, shutdown). Pulled one result at a
- * time as the socket drains; the client leaving (`signal`) or cancelling ends the subscription.
+ * A live subscription as event texts (README, Extensions: live changes): one `event` per change (`id` its seq,
+ * `data` its ChangeOut text, made once per change for every stream), the changes queued by the time the
+ * connection drains in one text (at most 256), and a terminal `error` event with the error envelope when the
+ * subscription ends with one (slow_consumer, credit_insufficient, shutdown). Closing it ends the subscription.
  */
-function eventStream(route: CompiledRoute, results: AsyncIterable<ExecutionResult>, requestId: string, signal: AbortSignal): ReadableStream<Uint8Array> {
-  const it = results[Symbol.asyncIterator]();
-  const encoder = new TextEncoder();
-  let heartbeat: NodeJS.Timeout | null = null;
-  const stop = () => {
-    if (heartbeat) clearInterval(heartbeat);
-    heartbeat = null;
-    void it.return?.();
+function eventFeed(sub: LiveSubscription, requestId: string): EventFeed {
+  let done = false;
+  return {
+    async next() {
+      if (done) return null;
+      let events = sub.drain(256);
+      if (events.length === 0) {
+        const r = await sub.next();
+        if (r.done) {
+          done = true;
+          return null;
+        }
+        events = [r.value, ...sub.drain(255)];
+      }
+      const chunks: Uint8Array[] = [];
+      for (const e of events) {
+        if (e.kind === 'change') chunks.push(changeEvent(e.change));
+        else if (e.kind === 'error') {
+          done = true;
+          void sub.return();
+          chunks.push(Buffer.from(`event: error\ndata: ${JSON.stringify(errorEnvelope(requestId, e.error, true))}\n\n`, 'utf8'));
+          return chunks;
+        }
+      }
+      return chunks;
+    },
+    close() {
+      done = true;
+      void sub.return();
+    },
   };
-  signal.addEventListener('abort', stop, { once: true });
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(encoder.encode(': connected\n\n'));
-      heartbeat = setInterval(() => {
-        if ((controller.desiredSize ?? 0) > 0) controller.enqueue(encoder.encode(': ping\n\n'));
-      }, SSE_HEARTBEAT_SECONDS * 1000);
-      heartbeat.unref();
-    },
-    async pull(controller) {
-      const r = await it.next();
-      if (r.done) {
-        stop();
-        controller.close();
-        return;
-      }
-      if (r.value.errors && r.value.errors.length > 0) {
-        const envelope = errorEnvelope(requestId, asRestError(route, resultError(r.value.errors)), true);
-        controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify(envelope)}\n\n`));
-        stop();
-        controller.close();
-        return;
-      }
-      const payload = route.payload(r.value.data as Record<string, unknown>);
-      controller.enqueue(encoder.encode(`id: ${route.stream!.id(payload)}\nevent: ${route.stream!.event}\ndata: ${stringifyWithRaw(payload)}\n\n`));
-    },
-    cancel() {
-      stop();
-    },
-  });
 }
 
 /** Parses the body `read` returns (at most MAX_BODY_BYTES: 413 above it, see lib/body.ts) as JSON; 422 for bad UTF-8, an empty body or malformed JSON. */

@@ -53,10 +53,10 @@ export interface RouteSpec {
   /** Builds the whole answer instead of the JSON envelope (the export file: headers, a 304, or the file as a stream). */
   respond?(payload: unknown, ctx: RespondContext): Reply;
   /**
-   * A subscription document: the answer is an event stream (text/event-stream), one `change` event per result
-   * (`id` = its seq, `data` = the payload as JSON) and a terminal `error` event carrying the error envelope.
+   * A subscription document: the answer is an event stream (text/event-stream) of the live subscription it starts,
+   * one `change` event per change (`id` = its seq, `data` = its ChangeOut) and a terminal `error` event with the envelope.
    */
-  stream?: { event: string; id(payload: unknown): string };
+  stream?: true;
 }
 
 /** One REST route: its table row with the method and path template of its catalogue row (data/endpoints.json). */
@@ -289,7 +289,7 @@ const TABLE: readonly RouteSpec[] = [
     // A documented extension (README, Extensions: live changes; issue: live, point 3): the change feed as a
     // server-sent event stream, the subscription `quoteChanged` of GraphQL. `Last-Event-ID` resumes like `since`.
     operationId: 'subscribePriceChanges', envelope: false, payload: pick('quoteChanged'),
-    stream: { event: 'change', id: (p) => (p as { seq: string }).seq },
+    stream: true,
     variables: ({ query, headers }) => {
       const c = new Collector();
       const appRaw = c.one(query, 'app_id');

@@ -21,7 +21,7 @@
 import type { Database } from '../db/client.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ServiceError, validationError } from '../lib/errors.js';
-import { loadQuotes, type MarketQuote } from './quotes.js';
+import { loadQuotes, quoteText, type MarketQuote } from './quotes.js';
 
 /** Hours of changes kept for the feed (issue: live, "say 24 h"). */
 export const CHANGE_WINDOW_HOURS = 24;
@@ -106,6 +106,39 @@ export interface Change {
   marketCode: string;
   side: 'ask' | 'bid' | 'mid';
   quote: MarketQuote | null;
+}
+
+/** JSON texts of changes (ChangeOut), made once per change object and shared by every stream that sends it. */
+const changeTexts = new WeakMap<Change, string>();
+
+/**
+ * A change as ChangeOut JSON text (src/shapes/changes.ts: seq, market_hash_name, market_code, side, quote), the
+ * quote as GET /prices serves it (quoteText); written once per change object. The live REST stream sends it;
+ * test/integration/live.test.ts checks it equals the feed's entry for the same change.
+ */
+export function changeText(c: Change): string {
+  let text = changeTexts.get(c);
+  if (text === undefined) {
+    text = `{"seq":"${c.seq}","market_hash_name":${JSON.stringify(c.marketHashName)},"market_code":${JSON.stringify(c.marketCode)},"side":"${c.side}","quote":${c.quote === null ? 'null' : quoteText(c.quote)}}`;
+    changeTexts.set(c, text);
+  }
+  return text;
+}
+
+/** Server-sent events of changes (`id`, `event: change`, `data`) as UTF-8 bytes, made once per change object. */
+const eventBytes = new WeakMap<Change, Buffer>();
+
+/**
+ * A change as one server-sent event (`id` its seq, event `change`, `data` its changeText) in UTF-8, encoded once
+ * per change: every stream that sends it writes the same bytes.
+ */
+export function changeEvent(c: Change): Buffer {
+  let bytes = eventBytes.get(c);
+  if (bytes === undefined) {
+    bytes = Buffer.from(`id: ${c.seq}\nevent: change\ndata: ${changeText(c)}\n\n`, 'utf8');
+    eventBytes.set(c, bytes);
+  }
+  return bytes;
 }
 
 /** A page of the feed. */

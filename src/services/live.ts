@@ -28,7 +28,7 @@ import type { QuoteCache } from './quote-cache.js';
 import { refreshSlots, SLOT_REFRESH_SECONDS } from './live-slots.js';
 
 /** Rows the hub reads per page of the sequence. */
-const HUB_PAGE = 5000;
+const HUB_PAGE = 2000;
 /** Default bound of one subscription's undelivered changes (a 10,000-row ingestion fits whole). */
 export const DEFAULT_MAX_QUEUE = 10_000;
 
@@ -167,6 +167,14 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
     return e;
   }
 
+  /** Takes up to `max` queued events at once (none waiting: an empty list). */
+  drain(max: number): LiveEvent[] {
+    const n = Math.min(max, this.pending);
+    const out: LiveEvent[] = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.take();
+    return out;
+  }
+
   next(): Promise<IteratorResult<LiveEvent>> {
     if (this.pending > 0) return Promise.resolve({ value: this.take(), done: false });
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
@@ -203,6 +211,9 @@ export interface LiveHubOptions {
 /** The replica's live hub (see the module doc). */
 export class LiveHub {
   private readonly subs = new Set<LiveSubscription>();
+  /** Attached subscriptions by followed item (`appId \u0000 name`), and those that follow every item. */
+  private readonly byName = new Map<string, Set<LiveSubscription>>();
+  private readonly everyItem = new Set<LiveSubscription>();
   /** Every change up to here was handed to the attached subscriptions; null while none is open. */
   private position: bigint | null = null;
   private running: Promise<void> | null = null;
@@ -253,6 +264,14 @@ export class LiveHub {
     }
     if (sub.isEnded) return sub; // ended during the replay (slow consumer): its error is queued for the client
     this.subs.add(sub);
+    if (filter?.names) {
+      for (const name of filter.names) {
+        const key = `${filter.appId}\u0000${name}`;
+        let set = this.byName.get(key);
+        if (!set) this.byName.set(key, (set = new Set()));
+        set.add(sub);
+      }
+    } else if (filter) this.everyItem.add(sub);
     if (sub.cursor > this.position) this.wake(); // it read past the hub: let the hub catch up
     if (!this.timer) {
       this.timer = setInterval(() => this.wake(), this.pollMs);
@@ -290,7 +309,17 @@ export class LiveHub {
   }
 
   private detach(sub: LiveSubscription): void {
-    if (!this.subs.delete(sub) || this.subs.size > 0) return;
+    if (!this.subs.delete(sub)) return;
+    this.everyItem.delete(sub);
+    if (sub.filter?.names) {
+      for (const name of sub.filter.names) {
+        const key = `${sub.filter.appId}\u0000${name}`;
+        const set = this.byName.get(key);
+        set?.delete(sub);
+        if (set?.size === 0) this.byName.delete(key);
+      }
+    }
+    if (this.subs.size > 0) return;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.position = null; // nothing is read while no one listens; the next subscription starts afresh
@@ -335,18 +364,29 @@ export class LiveHub {
       // Per subscription, the matching rows above its cursor; the quotes of every matched name loaded once.
       const wanted = new Map<LiveSubscription, typeof rows>();
       const names = new Map<string, Set<string>>();
+      // A quote changed twice within the page is handed over once, at its last change: only then is a list thinned.
+      const keys = new Set<string>();
+      let repeats = false;
+      for (const r of rows) {
+        const k = `${r.app_id}\u0000${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`;
+        if (keys.has(k)) repeats = true;
+        keys.add(k);
+      }
       for (const r of rows) {
         if (r.market_code === 'CSCP') sawValuation = true;
         const seq = BigInt(r.seq);
-        for (const sub of this.subs) {
-          if (seq <= sub.cursor || !sub.matches(r.app_id, r.market_hash_name, r.market_code, r.side)) continue;
+        const take = (sub: LiveSubscription) => {
+          if (seq <= sub.cursor || !sub.matches(r.app_id, r.market_hash_name, r.market_code, r.side)) return;
           let list = wanted.get(sub);
           if (!list) wanted.set(sub, (list = []));
           list.push(r);
           let set = names.get(r.app_id);
           if (!set) names.set(r.app_id, (set = new Set()));
           set.add(r.market_hash_name);
-        }
+        };
+        for (const sub of this.everyItem) take(sub);
+        const named = this.byName.get(`${r.app_id}\u0000${r.market_hash_name}`);
+        if (named) for (const sub of named) take(sub);
       }
       const quotes = new Map<string, MarketQuote[]>();
       for (const [app, set] of names) {
@@ -366,10 +406,15 @@ export class LiveHub {
       for (const sub of this.subs) {
         const list = wanted.get(sub);
         if (list) {
-          // Within a page a quote is handed over once, at its last change (it carries the quote as served now anyway).
-          const lastOf = new Map<string, number>();
-          list.forEach((r, i) => lastOf.set(`${r.app_id}\u0000${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`, i));
-          sub.push(list.filter((r, i) => lastOf.get(`${r.app_id}\u0000${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`) === i).map((r) => ({ kind: 'change' as const, change: changeOf(r) })));
+          let kept = list;
+          if (repeats) {
+            // Within a page a quote is handed over once, at its last change (it carries the quote as served now anyway).
+            const key = (r: (typeof rows)[number]) => `${r.app_id}\u0000${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`;
+            const lastOf = new Map<string, number>();
+            list.forEach((r, i) => lastOf.set(key(r), i));
+            kept = list.filter((r, i) => lastOf.get(key(r)) === i);
+          }
+          sub.push(kept.map((r) => ({ kind: 'change' as const, change: changeOf(r) })));
         }
         if (last > sub.cursor) sub.cursor = last;
       }

@@ -12,9 +12,9 @@ export interface ServerProcess {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `quotegate serve` on a free port with `env` added; resolves once it listens. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'serve'], {
+/** Starts `quotegate serve` on a free port with `env` added (and `nodeArgs` for node itself); resolves once it listens. */
+export async function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'serve'], {
     cwd: projectRoot,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', QUOTEGATE_AUTOLOAD: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

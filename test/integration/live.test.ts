@@ -89,6 +89,18 @@ describe('quoteChanged over SSE', () => {
     expect(nexts(anonymous)[0]!.errors![0].extensions.code).toBe('unauthorized');
   });
 
+  it('answers a subscription asked for as JSON with 406, naming the event stream it needs', async () => {
+    const acct = await createAccount(t.db, { credits: 10n });
+    const res = await t.gql('subscription { valuationPublished { valuationDate } }', {}, { Authorization: `Bearer ${acct.key}`, Accept: 'application/json' });
+    expect(res.status).toBe(406);
+    expect(res.body.errors[0].extensions.code).toBe('not_acceptable');
+    expect(res.body.errors[0].message).toContain('text/event-stream');
+    // Nothing was left running or charged.
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM live_slot WHERE account_id = $1`, [acct.accountId]))[0]!.n).toBe(0);
+    expect((await t.db.query<{ used: string }>(`SELECT credits_used::text AS used FROM account WHERE id = $1`, [acct.accountId]))[0]!.used).toBe('0');
+  });
+
   it('closes a subscriber that falls more than LIVE_MAX_PENDING changes behind with slow_consumer', async () => {
     const s = await subscribe({});
     await new Promise((r) => setTimeout(r, 100));
@@ -154,6 +166,9 @@ describe('GET /prices/changes/stream (the REST face of quoteChanged)', () => {
     const change = ChangeOut.parse(JSON.parse(first!.data));
     expect(first!.id).toBe(change.seq);
     expect([change.market_hash_name, change.market_code, change.side, change.quote?.market_price_amount]).toEqual([A, 'BUFF163', 'ask', '110']);
+    // The same change as the feed's page gives it (one shape, ChangeOut).
+    const page = await t.get(`/prices/changes?since=${BigInt(change.seq) - 1n}&limit=1`, t.auth());
+    expect(page.body.data.changes[0]).toEqual(JSON.parse(first!.data));
     s.abort();
     // Changes while the client was away, then it reconnects as an EventSource would.
     await ingestBatch(t.db.prisma, [obs(B, { price: '60', observedAt: at(11) })]);

@@ -43,7 +43,7 @@ async function start(ctx: Context, filter: LiveFilter | null, since: bigint | nu
   const caller = await ctx.requireUser(ROW);
   // HEAD of the REST stream: admitted like a GET (credential, rate limit), never started, never billed.
   if (ctx.state.head) return (async function* (): AsyncGenerator<LiveEvent> {})();
-  return openMeteredSubscription(ctx.live.hub, { db: ctx.db, leases: ctx.leases, callers: ctx.callers, maxConcurrent: ctx.live.maxConcurrent }, {
+  const sub = await openMeteredSubscription(ctx.live.hub, { db: ctx.db, leases: ctx.leases, callers: ctx.callers, maxConcurrent: ctx.live.maxConcurrent }, {
     caller,
     row: endpoint(ROW),
     requestId: ctx.requestId,
@@ -51,6 +51,8 @@ async function start(ctx: Context, filter: LiveFilter | null, since: bigint | nu
     since,
     valuations,
   });
+  ctx.state.live = sub; // the REST event stream reads it directly (src/rest/facade.ts)
+  return sub;
 }
 
 builder.subscriptionType({
