@@ -9,7 +9,8 @@
  *    (synthetic data, SQL numeric; ~20M closes). Delisted quotes stay delisted.
  * 2b. Scores the earlier days once (recomputed: the scale data has no published valuations before), outside the
  *    measurement, so the measured run is the steady state: learning stored, nothing pending.
- * 3. Runs the job for 2026-11-21 as production would (`quotegate jobs run valuation --date 2026-11-21`, a
+ * 2c. Compacts the days before 11-20 into the price history once, also outside the measurement.
+ * 3. Runs the job for 2026-11-21 as production would (it compacts 11-20, the day that just closed) (`quotegate jobs run valuation --date 2026-11-21`, a
  *    child process of the built CLI): wall time and peak RSS (/usr/bin/time). Writes bench/results/valuation-*.json.
  */
 import { execFile } from 'node:child_process';
@@ -22,6 +23,7 @@ import { openDatabase } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
 import { parseDate } from '../src/services/valuation.js';
 import { runValuationAccuracy } from '../src/services/valuation-accuracy.js';
+import { compactHistory } from '../src/services/history.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { expectedScaleQuotes, loadScaleData } from './scale-data.js';
 
@@ -81,6 +83,13 @@ const [scale] = await db.query<{ items: number; quotes: number; markets: number 
   const t0 = Date.now();
   const scored = await runValuationAccuracy(db, parseDate(DATE));
   if (scored.length > 0) console.log(`scored ${scored.length} earlier days (${scored.map((d) => d.source).join(', ')}) in ${((Date.now() - t0) / 1000).toFixed(1)} s, once`);
+}
+// 2c. The days before LAST_DAY compacted into the price history once, outside the measured process: in production
+// each run compacts the one day that just closed, which is what the measured run then does (LAST_DAY).
+{
+  const t0 = Date.now();
+  const copied = await compactHistory(db, parseDate(LAST_DAY));
+  if (copied > 0) console.log(`compacted ${copied} closes of the days before ${LAST_DAY} in ${((Date.now() - t0) / 1000).toFixed(1)} s, once`);
 }
 await db.close();
 console.log(`${scale!.items} items, ${scale!.quotes} quotes on ${scale!.markets} markets; ${closes} closes in the 7-day window`);
