@@ -78,9 +78,9 @@ export interface AppDeps {
   /**
    * Live subscriptions (services/live.ts; README, Extensions: live changes): the most one account may have open
    * at once on all replicas (default 10) and the undelivered changes one may hold before it is closed as a slow
-   * consumer (default 10,000).
+   * consumer (default 10,000); `redisUrl`: replicas also announce commits to each other's hubs over Redis pub/sub.
    */
-  live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number };
+  live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number; redisUrl?: string };
 }
 
 /** Seconds between WebSocket pings; a connection that did not answer the previous one is closed. */
@@ -159,7 +159,7 @@ export function createApp(deps: AppDeps): App {
   const snapshots = new SnapshotCache(db);
   const leases = deps.creditLeases === false ? null : new CreditLeases(db, deps.creditLeases === true ? {} : deps.creditLeases);
   const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
-  const hub = new LiveHub(db, { ...(quotes ? { quotes } : {}), maxQueue: deps.live?.maxQueue, pollMs: deps.live?.pollMs });
+  const hub = new LiveHub(db, { ...(quotes ? { quotes } : {}), maxQueue: deps.live?.maxQueue, pollMs: deps.live?.pollMs, redisUrl: deps.live?.redisUrl });
   const live = { hub, maxConcurrent: deps.live?.maxConcurrent ?? 10 };
   // Pages (`/`, `/docs`, `/status/page`, `/items`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();

@@ -47,6 +47,14 @@ export const creditLeaseDropped = new Counter({
   registers: [registry],
 });
 
+/** Times the live hub read the change sequence, by what woke it (services/live.ts). */
+export const liveWakes = new Counter({
+  name: 'quotegate_live_wakes_total',
+  help: 'Reads of the change sequence by the live hub, by what woke it: postgres (NOTIFY), redis (pub/sub), poll, subscribe.',
+  labelNames: ['source'] as const,
+  registers: [registry],
+});
+
 /** Requests refused with 429, by catalogue operation. */
 export const rateLimitRejections = new Counter({
   name: 'quotegate_rate_limit_rejections_total',

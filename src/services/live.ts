@@ -26,6 +26,9 @@ import { checkCursor, readChanges, MAX_CHANGES_PAGE, type Change } from './chang
 import { loadQuotes, type MarketQuote } from './quotes.js';
 import type { QuoteCache } from './quote-cache.js';
 import { refreshSlots, SLOT_REFRESH_SECONDS } from './live-slots.js';
+import { onQuotesChanged } from './quote-cache.js';
+import { liveWakes } from '../lib/metrics.js';
+import { Redis } from 'ioredis';
 
 /** Rows the hub reads per page of the sequence. */
 const HUB_PAGE = 2000;
@@ -206,7 +209,15 @@ export interface LiveHubOptions {
   maxQueue?: number;
   /** Read the sequence at least this often while subscriptions are open, in ms (default 1,000). */
   pollMs?: number;
+  /**
+   * Redis shared by the replicas (REDIS_URL): a commit made in this process is announced on the `qg:live` channel
+   * and every replica's hub wakes on it, besides PostgreSQL's NOTIFY. Absent: NOTIFY (and the poll) only.
+   */
+  redisUrl?: string;
 }
+
+/** The Redis channel that carries "changes committed" between the replicas' hubs. */
+export const LIVE_CHANNEL = 'qg:live';
 
 /** The replica's live hub (see the module doc). */
 export class LiveHub {
@@ -219,7 +230,7 @@ export class LiveHub {
   private running: Promise<void> | null = null;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
-  private readonly unlisten: () => void;
+  private readonly unlisten: () => void = () => undefined;
   private closed = false;
   private lastValuation: string | null = null;
   readonly maxQueue: number;
@@ -234,7 +245,37 @@ export class LiveHub {
   ) {
     this.maxQueue = opts.maxQueue ?? DEFAULT_MAX_QUEUE;
     this.pollMs = opts.pollMs ?? 1000;
-    this.unlisten = db.onNotify('qg_quotes', () => this.wake());
+    const unlistenNotify = db.onNotify('qg_quotes', () => this.wake('postgres'));
+    if (!opts.redisUrl) {
+      this.unlisten = unlistenNotify;
+      return;
+    }
+    // Redis pub/sub between the replicas: a writer's commit in this process (its in-process signal, services/
+    // quote-cache.ts) is published; every hub, this one included, wakes on the message. Failures only cost
+    // latency: NOTIFY and the poll still wake the hubs.
+    const options = { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n: number) => Math.min(n * 200, 2000) };
+    const publisher = new Redis(opts.redisUrl, options);
+    const subscriber = new Redis(opts.redisUrl, { ...options, enableOfflineQueue: true });
+    publisher.on('error', () => undefined);
+    subscriber.on('error', () => undefined);
+    void subscriber.subscribe(LIVE_CHANNEL).catch(() => undefined);
+    subscriber.on('message', () => this.wake('redis'));
+    let queued = false;
+    const unlistenLocal = onQuotesChanged(() => {
+      if (queued) return;
+      queued = true;
+      // One message per burst of signals (a transaction signals before and after its commit).
+      setImmediate(() => {
+        queued = false;
+        void publisher.publish(LIVE_CHANNEL, '1').catch(() => undefined);
+      });
+    });
+    this.unlisten = () => {
+      unlistenNotify();
+      unlistenLocal();
+      publisher.disconnect();
+      subscriber.disconnect();
+    };
   }
 
   /** Open subscriptions on this replica. */
@@ -274,7 +315,7 @@ export class LiveHub {
     } else if (filter) this.everyItem.add(sub);
     if (sub.cursor > this.position) this.wake(); // it read past the hub: let the hub catch up
     if (!this.timer) {
-      this.timer = setInterval(() => this.wake(), this.pollMs);
+      this.timer = setInterval(() => this.wake('poll'), this.pollMs);
       this.timer.unref();
     }
     return sub;
@@ -325,9 +366,10 @@ export class LiveHub {
     this.position = null; // nothing is read while no one listens; the next subscription starts afresh
   }
 
-  /** Reads the sequence again (serialized: a wake during a read makes one more read after it). */
-  wake(): void {
+  /** Reads the sequence again (serialized: a wake during a read makes one more read after it); `source` is counted. */
+  wake(source: 'postgres' | 'redis' | 'poll' | 'subscribe' = 'subscribe'): void {
     if (this.closed || this.subs.size === 0) return;
+    liveWakes.inc({ source });
     if (this.running) {
       this.again = true;
       return;
@@ -338,7 +380,7 @@ export class LiveHub {
         this.running = null;
         if (this.again) {
           this.again = false;
-          this.wake();
+          this.wake('subscribe');
         }
       });
   }

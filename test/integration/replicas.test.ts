@@ -238,6 +238,53 @@ describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes, 
   });
 });
 
+describe.skipIf(!serverUrl || !redisUrl)('live changes between replicas over Redis pub/sub', () => {
+  let db: TestDatabase;
+  let servers: ServerProcess[] = [];
+  const METRICS = 'live-replicas-metrics-token-0123';
+
+  beforeAll(async () => {
+    db = await testDatabase();
+    await importCatalogue(db.prisma, dataDir);
+    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    const env = { DATABASE_URL: db.url!, REDIS_URL: redisUrl!, VALUATION_JOB: 'off', EXPORT_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn', METRICS_TOKEN: METRICS, QUOTEGATE_RATE_LIMITS: 'off' };
+    servers = await Promise.all([0, 1].map(() => startServerProcess(env)));
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await db?.destroy();
+  });
+
+  const redisWakes = async (base: string) => {
+    const text = await (await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${METRICS}` } })).text();
+    return Number(text.split('\n').find((l) => l.startsWith('quotegate_live_wakes_total{source="redis"}'))?.split(' ')[1] ?? 0);
+  };
+
+  it('a commit through replica B is announced on Redis and wakes replica A, whose subscriber gets it within 1 s, once', async () => {
+    const a = await createAccount(db, { credits: 100n });
+    const token = (await createServiceToken(db, 'live-redis-collector')).token;
+    const stream = await openStream(`${servers[0]!.url}/prices/changes/stream?market_hash_name=${encodeURIComponent(ITEM)}`, { headers: { 'X-API-Key': a.key } });
+    expect(stream.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 200));
+    const before = await redisWakes(servers[0]!.url);
+    const res = await fetch(`${servers[1]!.url}/graphql`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        query: `mutation($q: [SourceQuoteInput!]!) { ingestQuotes(quotes: $q) { inserted updated skipped } }`,
+        variables: { q: [{ appId: '730', marketHashName: ITEM, marketCode: 'BUFF163', providerCode: 'BUFF163', side: 'ask', currencyCode: 'CNY', price: '211.5', quantity: 4, isQuantityMinimum: false, isAllItemsSamePrice: false, observedAt: '2026-07-17T03:00:00.000Z' }] },
+      }),
+    });
+    expect((await res.json()).errors).toBeUndefined();
+    const [event] = await stream.waitFor(1, 1000);
+    expect(JSON.parse(event!.data).quote.market_price_amount).toBe('211.5');
+    expect(await redisWakes(servers[0]!.url)).toBeGreaterThan(before); // the announcement travelled through Redis
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(stream.events.filter((e) => e.event === 'change')).toHaveLength(1);
+    stream.abort();
+  });
+});
+
 describe.skipIf(!serverUrl)('credit leases: two replicas charging one large balance, one of them killed', () => {
   let db: TestDatabase;
   let servers: ServerProcess[] = [];
