@@ -81,6 +81,8 @@ const server = await startServerProcess({
   // LIVE_PROFILE=1: a CPU profile of the server (node --cpu-prof) in bench/results, for bench/profile-summary.ts.
   // The inspector on a free loopback port: the memory figures are read right after a full collection.
 }, ['--inspect=127.0.0.1:0', ...(process.env.LIVE_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(projectRoot, 'bench', 'results')}`] : [])]);
+// A run that fails half-way must not leave the server behind (the signal is sent at once, synchronously).
+process.once('exit', () => void server.kill('SIGKILL'));
 const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];
 if (!inspectorUrl) throw new Error(`no inspector address in the server output:\n${server.output()}`);
 /** A full garbage collection in the server (Chrome DevTools Protocol HeapProfiler.collectGarbage). */
