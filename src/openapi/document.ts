@@ -198,7 +198,7 @@ QUERIES.getPriceChanges = z.object({
 QUERIES.subscribePriceChanges = z.object({
   since: z.string().regex(/^\d{1,19}$/).optional().meta({ description: "Start after this change sequence number (an export's change_seq or a feed cursor); the changes after it come first. Absent: from now (or the Last-Event-ID header). Older than the kept 24 h: 410; beyond the current sequence: 422." }),
   app_id: v.appId.optional(),
-  market_hash_name: v.marketHashName.optional().meta({ description: 'Only this item (exact name, 1-255 characters); repeat the parameter for up to 1,000 items. Absent: every item.' }),
+  market_hash_name: z.array(v.marketHashName).max(1000).optional().meta({ description: 'Only these items (exact names, 1-255 characters each): repeat the parameter, up to 1,000 times. Absent: every item.' }),
   markets: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes (CSCP: the valuation); default every market.' }),
   side: v.side.optional().meta({ description: 'ask, bid, mid (the CSCP valuation) or all (default).' }),
 });

@@ -227,6 +227,11 @@ export function parameterProblems(template: string, method: string, url: URL, he
       if (p.required) problems.push(`${p.name}: required`);
       continue;
     }
+    if (p.schema.type === 'array') {
+      // A repeatable parameter (form style, exploded): every value given, judged as one list.
+      if (!validate(raw)) problems.push(`${p.name}: ${ajv.errorsText(validate.errors)}`);
+      continue;
+    }
     if (raw.length > 1) {
       problems.push(`${p.name}: given ${raw.length} times`);
       continue;

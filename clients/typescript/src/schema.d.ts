@@ -1302,8 +1302,8 @@ export interface operations {
                 /** @description Start after this change sequence number (an export's change_seq or a feed cursor); the changes after it come first. Absent: from now (or the Last-Event-ID header). Older than the kept 24 h: 410; beyond the current sequence: 422. */
                 since?: string;
                 app_id?: string;
-                /** @description Only this item (exact name, 1-255 characters); repeat the parameter for up to 1,000 items. Absent: every item. */
-                market_hash_name?: string;
+                /** @description Only these items (exact names, 1-255 characters each): repeat the parameter, up to 1,000 times. Absent: every item. */
+                market_hash_name?: string[];
                 /** @description Comma-separated market codes (CSCP: the valuation); default every market. */
                 markets?: string;
                 /** @description ask, bid, mid (the CSCP valuation) or all (default). */
