@@ -26,7 +26,7 @@ import { ENDPOINTS, type EndpointInfo } from '../catalogue/endpoints.js';
 import { meteredFieldArgs } from '../validation/params.js';
 import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
 import { toGraphQLError } from '../graphql/errors.js';
-import { chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
+import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
 import type { Context } from '../graphql/context.js';
 import type { UserCaller } from '../services/accounts.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -282,11 +282,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
               if (left === null) {
                 ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale
                 ctx.state.billing = null;
-                const now = (await ctx.db.query<{ remaining: string }>(
-                  `SELECT GREATEST(credits_total - credits_used - credits_reserved, 0)::text AS remaining FROM account WHERE id = $1`,
-                  [caller.accountId],
-                ))[0];
-                setResult({ errors: [toGraphQLError(creditInsufficient(cost, BigInt(now?.remaining ?? '0')))] });
+                setResult({ errors: [toGraphQLError(creditInsufficient(cost, await availableCredits(ctx.db, caller.accountId)))] });
                 return;
               }
               after = left;

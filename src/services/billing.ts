@@ -73,6 +73,15 @@ export async function chargeCredits(db: Pick<Database, 'query'>, c: Charge): Pro
   return rows[0] ? BigInt(rows[0].remaining) : null;
 }
 
+/** The account's available balance now (total - used - reserved by replicas' leases, never below 0), whole credits; 0 for an unknown account. */
+export async function availableCredits(db: Pick<Database, 'query'>, accountId: string): Promise<bigint> {
+  const [row] = await db.query<{ remaining: string }>(
+    `SELECT GREATEST(credits_total - credits_used - credits_reserved, 0)::text AS remaining FROM account WHERE id = $1`,
+    [accountId],
+  );
+  return BigInt(row?.remaining ?? '0');
+}
+
 /**
  * Adds `amount` whole credits (> 0) to the account's granted total, with a `grant` ledger row.
  * Returns the new total. Throws 404 for an unknown account, 422 for amount <= 0.

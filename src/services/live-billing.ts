@@ -13,7 +13,7 @@
  */
 import type { Database } from '../db/client.js';
 import type { EndpointInfo } from '../catalogue/endpoints.js';
-import { chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from './billing.js';
+import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from './billing.js';
 import type { UserCaller } from './accounts.js';
 import type { CreditLeases } from './credit-leases.js';
 import type { CallerCache } from './caller-cache.js';
@@ -99,13 +99,4 @@ export async function openMeteredSubscription(hub: LiveHub, deps: LiveMeterDeps,
     void releaseSlot(deps.db, slot).catch(() => undefined); // else it lapses (live-slots.ts SLOT_SECONDS)
   });
   return sub;
-}
-
-/** The account's available balance (total - used - reserved), whole credits. */
-async function availableCredits(db: Pick<Database, 'query'>, accountId: string): Promise<bigint> {
-  const [row] = await db.query<{ remaining: string }>(
-    `SELECT GREATEST(credits_total - credits_used - credits_reserved, 0)::text AS remaining FROM account WHERE id = $1`,
-    [accountId],
-  );
-  return BigInt(row?.remaining ?? '0');
 }

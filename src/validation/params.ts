@@ -114,9 +114,7 @@ export const changeCursor = z
 export const changeLimit = z.number({ message: 'must be a whole number from 1 to 1000' }).int({ message: 'must be a whole number from 1 to 1000' }).min(1, { message: 'must be a whole number from 1 to 1000' }).max(1000, { message: 'must be a whole number from 1 to 1000' });
 /** Arguments of the GraphQL `priceChanges` root field (REST: GET /prices/changes). */
 export const priceChangesArgs = z.looseObject({ appId, since: changeCursor.nullish(), markets: marketList.nullish(), limit: changeLimit });
-/** Names a live subscription follows (`marketHashNames`): 1-1000, or absent for every item. */
-export const liveNames = marketHashNames;
 /** Arguments of the GraphQL subscription `quoteChanged` (REST: GET /prices/changes/stream). */
-export const quoteChangedArgs = z.looseObject({ appId, marketHashNames: liveNames.nullish(), markets: marketList.nullish(), since: changeCursor.nullish() });
+export const quoteChangedArgs = z.looseObject({ appId, marketHashNames: marketHashNames.nullish(), markets: marketList.nullish(), since: changeCursor.nullish() });
 /** Argument rules of the metered GraphQL root fields, checked before rate limits and billing. */
 export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs };
