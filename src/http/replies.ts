@@ -73,11 +73,9 @@ export function writeEvents(res: import('node:http').ServerResponse, feed: Event
       const chunks = await feed.next();
       if (chunks === null || !open) break;
       if (chunks.length === 0) continue;
-      // One write per batch (the chunks are shared buffers: written as they are, never copied per stream first).
-      res.cork();
-      let more = true;
-      for (const c of chunks) more = write(c);
-      res.uncork();
+      // One write (one HTTP chunk, one syscall) per batch: the events' shared bytes are copied once into it, which
+      // costs far less than a write per event (chunk framing and a buffered request each; bench:live).
+      const more = write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
       if (!more || res.writableNeedDrain) await Promise.race([new Promise((r) => res.once('drain', r)), closed]);
     }
     clearInterval(heartbeat);

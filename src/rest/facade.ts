@@ -349,7 +349,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
 /**
  * A live subscription as event texts (README, Extensions: live changes): one `event` per change (`id` its seq,
  * `data` its ChangeOut text, made once per change for every stream), the changes queued by the time the
- * connection drains in one text (at most 256), and a terminal `error` event with the error envelope when the
+ * connection drains in one text (at most 1,024), and a terminal `error` event with the error envelope when the
  * subscription ends with one (slow_consumer, credit_insufficient, shutdown). Closing it ends the subscription.
  */
 function eventFeed(sub: LiveSubscription, requestId: string): EventFeed {
@@ -357,14 +357,14 @@ function eventFeed(sub: LiveSubscription, requestId: string): EventFeed {
   return {
     async next() {
       if (done) return null;
-      let events = sub.drain(256);
+      let events = sub.drain(1024);
       if (events.length === 0) {
         const r = await sub.next();
         if (r.done) {
           done = true;
           return null;
         }
-        events = [r.value, ...sub.drain(255)];
+        events = [r.value, ...sub.drain(1023)];
       }
       const chunks: Uint8Array[] = [];
       for (const e of events) {

@@ -35,6 +35,21 @@ const HUB_PAGE = 2000;
 /** Default bound of one subscription's undelivered changes (a 10,000-row ingestion fits whole). */
 export const DEFAULT_MAX_QUEUE = 10_000;
 
+/** A row of the change sequence as the hub reads it. */
+interface HubRow {
+  seq: string;
+  app_id: string;
+  market_hash_name: string;
+  market_code: string;
+  side: 'ask' | 'bid' | 'mid';
+}
+
+/** A page of the sequence with the quotes of its followed names (key `appId \u0000 name`; null = none). */
+interface HubPage {
+  rows: HubRow[];
+  quotes: Map<string, MarketQuote[] | null>;
+}
+
 /** Which changes a subscription receives. `names` / `markets` null: all; `side` 'all': every side. */
 export interface LiveFilter {
   appId: string;
@@ -104,6 +119,17 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
     const f = this.filter;
     if (!f || f.appId !== appId) return false;
     if (f.names && !f.names.has(name)) return false;
+    if (f.markets && !f.markets.has(market)) return false;
+    return f.side === 'all' || f.side === side;
+  }
+
+  /**
+   * True when a change of `market`/`side` of app `appId` passes the filter apart from its names (the hub checks
+   * the names through its index by item).
+   */
+  accepts(appId: string, market: string, side: string): boolean {
+    const f = this.filter;
+    if (!f || f.appId !== appId) return false;
     if (f.markets && !f.markets.has(market)) return false;
     return f.side === 'all' || f.side === side;
   }
@@ -390,78 +416,121 @@ export class LiveHub {
     while (this.running) await this.running;
   }
 
+  /**
+   * Reads one page of the sequence after `from` and the quotes of the names on it that an open subscription
+   * follows (the replica's quote cache, else one query), so the next page can be read while this one is handed over.
+   */
+  private async readPage(from: bigint): Promise<HubPage> {
+    const rows = await this.db.query<HubRow>(
+      `SELECT c.seq::text AS seq, i.app_id, i.market_hash_name, c.market_code, c.side
+         FROM quote_change c JOIN item i ON i.id = c.item_id
+        WHERE c.seq > $1::bigint ORDER BY c.seq LIMIT $2`,
+      [from.toString(), HUB_PAGE],
+    );
+    const everyItem = this.everyItem.size > 0;
+    const names = new Map<string, Set<string>>();
+    for (const r of rows) {
+      if (!everyItem && !this.byName.has(`${r.app_id}\u0000${r.market_hash_name}`)) continue;
+      let set = names.get(r.app_id);
+      if (!set) names.set(r.app_id, (set = new Set()));
+      set.add(r.market_hash_name);
+    }
+    const quotes = new Map<string, MarketQuote[] | null>();
+    await this.loadInto(quotes, names);
+    return { rows, quotes };
+  }
+
+  /** Loads the quotes of `names` (app -> names) into `quotes` (key `appId \u0000 name`; null = the name has none). */
+  private async loadInto(quotes: Map<string, MarketQuote[] | null>, names: Map<string, Set<string>>): Promise<void> {
+    for (const [app, set] of names) {
+      const list = [...set];
+      const found = this.opts.quotes ? await this.opts.quotes.load(app, list) : await loadQuotes(this.db, app, list);
+      for (const name of list) quotes.set(`${app}\u0000${name}`, found.get(name) ?? null);
+    }
+  }
+
   private async pump(): Promise<void> {
     let sawValuation = false;
-    for (;;) {
-      if (this.position === null || this.subs.size === 0) return;
-      const from = this.position;
-      const rows = await this.db.query<{ seq: string; app_id: string; market_hash_name: string; market_code: string; side: 'ask' | 'bid' | 'mid' }>(
-        `SELECT c.seq::text AS seq, i.app_id, i.market_hash_name, c.market_code, c.side
-           FROM quote_change c JOIN item i ON i.id = c.item_id
-          WHERE c.seq > $1::bigint ORDER BY c.seq LIMIT $2`,
-        [from.toString(), HUB_PAGE],
-      );
-      if (rows.length === 0) break;
-      const last = BigInt(rows[rows.length - 1]!.seq);
-      // Per subscription, the matching rows above its cursor; the quotes of every matched name loaded once.
-      const wanted = new Map<LiveSubscription, typeof rows>();
-      const names = new Map<string, Set<string>>();
-      // A quote changed twice within the page is handed over once, at its last change: only then is a list thinned.
-      const keys = new Set<string>();
-      let repeats = false;
-      for (const r of rows) {
-        const k = `${r.app_id}\u0000${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`;
-        if (keys.has(k)) repeats = true;
-        keys.add(k);
-      }
-      for (const r of rows) {
-        if (r.market_code === 'CSCP') sawValuation = true;
-        const seq = BigInt(r.seq);
-        const take = (sub: LiveSubscription) => {
-          if (seq <= sub.cursor || !sub.matches(r.app_id, r.market_hash_name, r.market_code, r.side)) return;
-          let list = wanted.get(sub);
-          if (!list) wanted.set(sub, (list = []));
-          list.push(r);
-          let set = names.get(r.app_id);
-          if (!set) names.set(r.app_id, (set = new Set()));
-          set.add(r.market_hash_name);
+    if (this.position === null || this.subs.size === 0) return;
+    let ahead: Promise<HubPage> | null = this.readPage(this.position);
+    try {
+      while (ahead) {
+        const { rows, quotes } = await ahead;
+        ahead = null;
+        if (this.position === null || this.subs.size === 0 || rows.length === 0) break;
+        const last = BigInt(rows[rows.length - 1]!.seq);
+        // A full page: the next one is read while this one is handed over (the position moves only after it).
+        if (rows.length === HUB_PAGE) ahead = this.readPage(last);
+        // Per row: its seq and item key, computed once; per subscription, the indexes of the rows it receives.
+        const n = rows.length;
+        const seqs = new Array<bigint>(n);
+        const itemKeys = new Array<string>(n);
+        // A quote changed twice within the page is handed over once, at its last change: only then is a list thinned.
+        const lastIndex = new Map<string, number>();
+        let repeats = false;
+        for (let i = 0; i < n; i++) {
+          const r = rows[i]!;
+          seqs[i] = BigInt(r.seq);
+          itemKeys[i] = `${r.app_id}\u0000${r.market_hash_name}`;
+          if (r.market_code === 'CSCP') sawValuation = true;
+          const k = `${itemKeys[i]}\u0000${r.market_code}\u0000${r.side}`;
+          if (lastIndex.has(k)) repeats = true;
+          lastIndex.set(k, i);
+        }
+        const wanted = new Map<LiveSubscription, number[]>();
+        const unloaded = new Map<string, Set<string>>();
+        const take = (sub: LiveSubscription, i: number, r: HubRow): boolean => {
+          if (seqs[i]! <= sub.cursor || !sub.accepts(r.app_id, r.market_code, r.side)) return false;
+          const list = wanted.get(sub);
+          if (list) list.push(i);
+          else wanted.set(sub, [i]);
+          return true;
         };
-        for (const sub of this.everyItem) take(sub);
-        const named = this.byName.get(`${r.app_id}\u0000${r.market_hash_name}`);
-        if (named) for (const sub of named) take(sub);
-      }
-      const quotes = new Map<string, MarketQuote[]>();
-      for (const [app, set] of names) {
-        const found = this.opts.quotes ? await this.opts.quotes.load(app, [...set]) : await loadQuotes(this.db, app, [...set]);
-        for (const [name, list] of found) quotes.set(`${app}\u0000${name}`, list);
-      }
-      // One Change object per row, shared by every subscription that receives it.
-      const made = new Map<string, Change>();
-      const changeOf = (r: (typeof rows)[number]): Change => {
-        let c = made.get(r.seq);
-        if (!c) {
-          const quote = (quotes.get(`${r.app_id}\u0000${r.market_hash_name}`) ?? []).find((q) => q.marketCode === r.market_code && q.side === r.side) ?? null;
-          made.set(r.seq, (c = { seq: BigInt(r.seq), marketHashName: r.market_hash_name, marketCode: r.market_code, side: r.side, quote }));
-        }
-        return c;
-      };
-      for (const sub of this.subs) {
-        const list = wanted.get(sub);
-        if (list) {
-          let kept = list;
-          if (repeats) {
-            // Within a page a quote is handed over once, at its last change (it carries the quote as served now anyway).
-            const key = (r: (typeof rows)[number]) => `${r.app_id}\u0000${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`;
-            const lastOf = new Map<string, number>();
-            list.forEach((r, i) => lastOf.set(key(r), i));
-            kept = list.filter((r, i) => lastOf.get(key(r)) === i);
+        for (let i = 0; i < n; i++) {
+          const r = rows[i]!;
+          let taken = false;
+          for (const sub of this.everyItem) taken = take(sub, i, r) || taken;
+          const named = this.byName.get(itemKeys[i]!);
+          if (named) for (const sub of named) taken = take(sub, i, r) || taken;
+          if (taken && !quotes.has(itemKeys[i]!)) {
+            // followed by a subscription that joined after the page was read
+            let set = unloaded.get(r.app_id);
+            if (!set) unloaded.set(r.app_id, (set = new Set()));
+            set.add(r.market_hash_name);
           }
-          sub.push(kept.map((r) => ({ kind: 'change' as const, change: changeOf(r) })));
         }
-        if (last > sub.cursor) sub.cursor = last;
+        if (unloaded.size > 0) await this.loadInto(quotes, unloaded);
+        // One change event per row, shared by every subscription that receives it.
+        const events = new Array<LiveEvent | undefined>(n);
+        const eventAt = (i: number): LiveEvent => {
+          let e = events[i];
+          if (!e) {
+            const r = rows[i]!;
+            const quote = (quotes.get(itemKeys[i]!) ?? []).find((q) => q.marketCode === r.market_code && q.side === r.side) ?? null;
+            events[i] = e = { kind: 'change', change: { seq: seqs[i]!, marketHashName: r.market_hash_name, marketCode: r.market_code, side: r.side, quote } };
+          }
+          return e;
+        };
+        const isLast = (i: number) => {
+          const r = rows[i]!;
+          return lastIndex.get(`${itemKeys[i]}\u0000${r.market_code}\u0000${r.side}`) === i;
+        };
+        for (const sub of this.subs) {
+          const list = wanted.get(sub);
+          if (list) {
+            // Within a page a quote is handed over once, at its last change (it carries the quote as served now anyway).
+            const kept = repeats ? list.filter(isLast) : list;
+            const out = new Array<LiveEvent>(kept.length);
+            for (let k = 0; k < kept.length; k++) out[k] = eventAt(kept[k]!);
+            sub.push(out);
+          }
+          if (last > sub.cursor) sub.cursor = last;
+        }
+        this.position = last;
       }
-      this.position = last;
-      if (rows.length < HUB_PAGE) break;
+    } finally {
+      // A read ahead that is no longer wanted (the pump stopped) must not reject unobserved.
+      ahead?.catch(() => undefined);
     }
     if (sawValuation) await this.announceValuation();
   }
