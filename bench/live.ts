@@ -34,6 +34,13 @@ const ITEMS = 5000;
 /** Items each subscriber follows (both sides), and how many subscribers follow every item instead. */
 const FOLLOWED = Number(process.env.LIVE_FOLLOWED ?? 100);
 const FIREHOSE = Number(process.env.LIVE_FIREHOSE ?? 10);
+/**
+ * LIVE_FACE: `rest` (default): GET /prices/changes/stream; `graphql`: the `quoteChanged` subscription over SSE
+ * (POST /graphql, Accept: text/event-stream; Yoga executes the selection per event), with the ChangeOut fields.
+ */
+const FACE = process.env.LIVE_FACE === 'graphql' ? 'graphql' : 'rest';
+const SUBSCRIPTION = `subscription Live($names: [String!]) { quoteChanged(marketHashNames: $names) { seq marketHashName marketCode side
+  quote { marketCode providerCode side marketCurrencyCode marketPriceAmount quantity isQuantityMinimum isAllItemsSamePrice changedAt observedAt delistedAt freshAt } } }`;
 const METRICS_TOKEN = 'live-bench-metrics-token-0123456789';
 
 const name = (i: number) => `Live bench item ${String(i).padStart(5, '0')}`;
@@ -140,6 +147,7 @@ interface Subscriber {
 }
 const SAMPLED = new Set([0, FIREHOSE, SUBSCRIBERS - 1]);
 const EVENT_ID = Buffer.from('id: ');
+const SEQ_FIELD = '"seq":"';
 const agent = new http.Agent({ keepAlive: true, maxSockets: SUBSCRIBERS + 10 });
 const subscribers: Subscriber[] = [];
 const bar = new cliProgress.SingleBar({ format: 'subscribers [{bar}] {value}/{total}' }, cliProgress.Presets.shades_classic);
@@ -154,7 +162,8 @@ for (let s = 0; s < SUBSCRIBERS; s += 50) {
       const query = items.map((i) => `market_hash_name=${encodeURIComponent(name(i))}`).join('&');
       return new Promise<void>((resolve, reject) => {
         const sub: Subscriber = { index, expected, seqs: [], arrivals: [], blocks: SAMPLED.has(index) ? [] : null, req: null as never };
-        sub.req = http.get({ host: base.hostname, port: base.port, agent, path: `/prices/changes/stream?${query}`, headers: { 'X-API-Key': accounts[Math.floor(index / 10)]!.key } }, (res) => {
+        const key = accounts[Math.floor(index / 10)]!.key;
+        const onResponse = (res: http.IncomingMessage) => {
           if (res.statusCode !== 200) return reject(new Error(`subscriber ${index}: status ${res.statusCode}`));
           let rest: Buffer | null = null;
           res.on('data', (chunk: Buffer) => {
@@ -163,18 +172,37 @@ for (let s = 0; s < SUBSCRIBERS; s += 50) {
             let from = 0;
             let end: number;
             while ((end = buf.indexOf('\n\n', from, 'latin1')) >= 0) {
-              // An event block starts with `id: <seq>` (comments start with ':').
-              if (buf[from] === EVENT_ID[0] && buf.compare(EVENT_ID, 0, 4, from, from + 4) === 0) {
-                sub.seqs.push(BigInt(buf.toString('latin1', from + 4, buf.indexOf(10, from))));
-                sub.arrivals.push(now);
-                sub.blocks?.push(buf.toString('utf8', from, end));
+              if (FACE === 'rest') {
+                // An event block starts with `id: <seq>` (comments start with ':').
+                if (buf[from] === EVENT_ID[0] && buf.compare(EVENT_ID, 0, 4, from, from + 4) === 0) {
+                  sub.seqs.push(BigInt(buf.toString('latin1', from + 4, buf.indexOf(10, from))));
+                  sub.arrivals.push(now);
+                  sub.blocks?.push(buf.toString('utf8', from, end));
+                }
+              } else {
+                // `event: next` blocks carry {"data":{"quoteChanged":{"seq":"<seq>",...}}}.
+                const at = buf.indexOf(SEQ_FIELD, from, 'latin1');
+                if (at >= 0 && at < end) {
+                  sub.seqs.push(BigInt(buf.toString('latin1', at + SEQ_FIELD.length, buf.indexOf(34, at + SEQ_FIELD.length))));
+                  sub.arrivals.push(now);
+                  sub.blocks?.push(buf.toString('utf8', from, end));
+                }
               }
               from = end + 2;
             }
             rest = from < buf.length ? buf.subarray(from) : null;
           });
           resolve();
-        });
+        };
+        if (FACE === 'rest') {
+          sub.req = http.get({ host: base.hostname, port: base.port, agent, path: `/prices/changes/stream?${query}`, headers: { 'X-API-Key': key } }, onResponse);
+        } else {
+          sub.req = http.request(
+            { host: base.hostname, port: base.port, agent, method: 'POST', path: '/graphql', headers: { 'X-API-Key': key, 'Content-Type': 'application/json', Accept: 'text/event-stream' } },
+            onResponse,
+          );
+          sub.req.end(JSON.stringify({ query: SUBSCRIPTION, variables: { names: firehose ? null : items.map(name) } }));
+        }
         sub.req.on('error', reject);
         subscribers.push(sub);
       });
@@ -226,10 +254,17 @@ for (const s of subscribers) {
   }
   for (const k of s.expected) if (!seen.has(k)) missing += 1;
   for (const block of s.blocks ?? []) {
-    const seq = BigInt(/^id: (\d+)$/m.exec(block)![1]!);
-    const change = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { market_hash_name: string; side: string; quote: { market_price_amount: string | null } | null };
+    const data = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as Record<string, unknown>;
+    // The REST event's data is a ChangeOut; the GraphQL event's, {data: {quoteChanged: PriceChange}}.
+    const change =
+      FACE === 'rest'
+        ? (data as { seq: string; market_hash_name: string; side: string; quote: { market_price_amount: string | null } | null })
+        : (() => {
+            const c = (data as { data: { quoteChanged: { seq: string; marketHashName: string; side: string; quote: { marketPriceAmount: string | null } | null } } }).data.quoteChanged;
+            return { seq: c.seq, market_hash_name: c.marketHashName, side: c.side, quote: c.quote && { market_price_amount: c.quote.marketPriceAmount } };
+          })();
     const want = change.side === 'ask' ? '10.50' : '9.50';
-    if (`${change.market_hash_name}/${change.side}` !== keyOf.get(seq) || !toMoney(change.quote?.market_price_amount ?? '0').eq(want)) badData += 1;
+    if (`${change.market_hash_name}/${change.side}` !== keyOf.get(BigInt(change.seq)) || !toMoney(change.quote?.market_price_amount ?? '0').eq(want)) badData += 1;
   }
 }
 const sampledEvents = subscribers.reduce((n, s) => n + (s.blocks?.length ?? 0), 0);
@@ -237,6 +272,7 @@ const latencies = subscribers.flatMap((s) => s.arrivals.map((a) => a - committed
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
 const perSubscriberKiB = { heap: (idle.heap - before.heap) / SUBSCRIBERS / 1024, rss: (idle.rss - before.rss) / SUBSCRIBERS / 1024 };
 const result = {
+  face: FACE,
   subscribers: SUBSCRIBERS,
   followed_items: FOLLOWED,
   firehose_subscribers: FIREHOSE,
@@ -256,7 +292,7 @@ const result = {
   per_idle_subscriber_kib: { heap: Math.round(perSubscriberKiB.heap * 10) / 10, rss: Math.round(perSubscriberKiB.rss * 10) / 10 },
 };
 console.log(
-  `live: ${SUBSCRIBERS} SSE subscribers (${FOLLOWED} items each, ${FIREHOSE} following every item), one ${batch.length}-row batch (committed in ${result.ingest_ms} ms): ${result.deliveries}/${total} deliveries, ` +
+  `live (${FACE === 'rest' ? 'GET /prices/changes/stream' : 'GraphQL quoteChanged over SSE'}): ${SUBSCRIBERS} SSE subscribers (${FOLLOWED} items each, ${FIREHOSE} following every item), one ${batch.length}-row batch (committed in ${result.ingest_ms} ms): ${result.deliveries}/${total} deliveries, ` +
     `${missing} missing, ${unexpected} unexpected, ${repeated} repeated, ${badData} of ${sampledEvents} sampled events wrong; commit -> delivery first ${result.latency_ms.first} ms, p50 ${result.latency_ms.p50} ms, p99 ${result.latency_ms.p99} ms, max ${result.latency_ms.max} ms; ` +
     `per idle subscriber ${result.per_idle_subscriber_kib.heap} KiB heap, ${result.per_idle_subscriber_kib.rss} KiB RSS; ` +
     `CPU during delivery: server ${result.cpu_seconds_during_delivery.server} s, this process (ingest + 1,000 clients) ${result.cpu_seconds_during_delivery.bench_client_and_ingest} s`,

@@ -89,7 +89,12 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let listening = () => true;
   if ('url' in target) {
     const url = target.url;
-    const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+    // Session settings of the service's connections (an `options` parameter in DATABASE_URL replaces them):
+    // - jit=off: the planner turned JIT on for the valuation's and the export's large reads, where compiling took
+    //   longer than the query (a valuation page: 475 ms with JIT, 197 ms without; docs/valuation.md section 6);
+    // - work_mem=32MB: a valuation page's sort (~13 MB) spilled to disk at the default 4 MB and ran on three
+    //   processes; in memory it takes one and leaves the other core to this process.
+    const pool = new pg.Pool({ connectionString: target.url, max: 10, options: '-c jit=off -c work_mem=32MB' });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
     adapter = new PrismaPg(pool);
     kind = 'postgres';

@@ -44,10 +44,12 @@ export const WINDOW_DAYS = 7;
 export const CLOSE_RETENTION_DAYS = 10;
 /** Items sampled to fit the run's model. */
 export const SAMPLE_ITEMS = 8000;
-/** Sampled items per query (about 150k closes at 40 markets x 2 sides x 7 days). */
-const SAMPLE_CHUNK = 250;
+/** Sampled items per query (about 70k closes at 40 markets x 2 sides x 7 days). */
+const SAMPLE_CHUNK = 125;
 /** Item ids per page while valuing. */
 const PAGE_IDS = 500;
+/** Pages read at once while valuing (each one database connection). */
+const PAGES_AHEAD = 3;
 const DAY_MS = 86_400_000;
 
 /** A UTC date (midnight) from `YYYY-MM-DD`; throws on anything else. */
@@ -182,7 +184,8 @@ interface CloseRow {
   currency_code: string;
   price: string | null;
   delisted: boolean;
-  confirmed_at: Date;
+  /** confirmed_at as epoch milliseconds (a float8: cheaper to read than a timestamp text per close). */
+  confirmed_ms: number;
 }
 
 const WINDOW_SQL = `
@@ -195,7 +198,7 @@ WITH per_provider AS (
 )
 SELECT DISTINCT ON (p.item_id, p.market_code, p.side)
        p.item_id, i.market_hash_name, p.market_code, p.provider_code, p.side::text AS side, p.currency_code,
-       p.price::text AS price, p.delisted, p.confirmed_at
+       p.price::text AS price, p.delisted, (extract(epoch FROM p.confirmed_at) * 1000)::float8 AS confirmed_ms
   FROM per_provider p JOIN item i ON i.id = p.item_id
  ORDER BY p.item_id, p.market_code, p.side, p.delisted, p.day DESC, (p.provider_code = p.market_code) DESC,
           p.confirmed_at DESC, p.provider_code`;
@@ -217,7 +220,7 @@ export async function windowCloses(db: Pick<Database, 'query'>, lo: number, hi: 
       side: r.side,
       currency: r.currency_code,
       price,
-      ageDays: Math.max(0, (date.getTime() - new Date(r.confirmed_at).getTime()) / DAY_MS),
+      ageDays: Math.max(0, (date.getTime() - Number(r.confirmed_ms)) / DAY_MS),
     });
   }
   return out;
@@ -245,8 +248,8 @@ async function fitSample(db: Pick<Database, 'query'>, date: Date, book: FeeBook)
     }
     return floats.get(key)!;
   };
-  for (let i = 0; i < sample.length; i += SAMPLE_CHUNK) {
-    const rows = await db.query<{ item_id: number; market_code: string; side: 'ask' | 'bid'; currency_code: string; p: number; day: string }>(
+  const chunk = (i: number) =>
+    db.query<{ item_id: number; market_code: string; side: 'ask' | 'bid'; currency_code: string; p: number; day: string }>(
       `SELECT DISTINCT ON (c.item_id, c.market_code, c.side, c.day)
               c.item_id, c.market_code, c.side::text AS side, c.currency_code, c.price::float8 AS p, c.day::text AS day
          FROM daily_close c
@@ -254,6 +257,18 @@ async function fitSample(db: Pick<Database, 'query'>, date: Date, book: FeeBook)
         ORDER BY c.item_id, c.market_code, c.side, c.day, (c.provider_code = c.market_code) DESC, c.confirmed_at DESC`,
       [sample.slice(i, i + SAMPLE_CHUNK), formatDate(from), formatDate(date)],
     );
+  /** Day numbers (days since the epoch) by their YYYY-MM-DD text: the window has seven. */
+  const dayNumbers = new Map<string, number>();
+  // Chunks are read PAGES_AHEAD ahead of the one being fitted (as the valuation's pages are).
+  const reads: ReturnType<typeof chunk>[] = [];
+  const readChunk = (k: number) => {
+    if (k * SAMPLE_CHUNK < sample.length) reads[k] = chunk(k * SAMPLE_CHUNK);
+  };
+  for (let k = 0; k < PAGES_AHEAD; k++) readChunk(k);
+  for (let k = 0; k * SAMPLE_CHUNK < sample.length; k++) {
+    const rows = await reads[k]!;
+    delete reads[k];
+    readChunk(k + PAGES_AHEAD);
     let current = -1;
     let series = new Map<string, SampleSeries>();
     const flush = () => {
@@ -271,7 +286,9 @@ async function fitSample(db: Pick<Database, 'query'>, date: Date, book: FeeBook)
       const key = `${r.market_code}/${r.side}`;
       let s = series.get(key);
       if (!s) series.set(key, (s = { market: r.market_code, side: r.side, closes: [] }));
-      s.closes.push({ day: parseDate(r.day).getTime() / DAY_MS, y: Math.log(cash) });
+      let day = dayNumbers.get(r.day);
+      if (day === undefined) dayNumbers.set(r.day, (day = parseDate(r.day).getTime() / DAY_MS));
+      s.closes.push({ day, y: Math.log(cash) });
     }
     flush();
   }
@@ -355,8 +372,20 @@ export async function computeValuations(
   let crossedBids = 0;
   let unpriced = 0;
   const [{ lo, hi }] = (await db.query<{ lo: number | null; hi: number | null }>(`SELECT min(id) AS lo, max(id) AS hi FROM item`)) as [{ lo: number | null; hi: number | null }];
-  for (let start = lo ?? 1; hi !== null && start <= hi; start += PAGE_IDS) {
-    const page = await windowCloses(db, start, start + PAGE_IDS - 1, date);
+  // The next page is read while this one is valued (the database and this process work side by side).
+  // Pages are read PAGES_AHEAD ahead of the one being valued: the database (its own processes) and this process
+  // work side by side, and the sorts of two pages run on the server's two cores (bench:valuation).
+  const pageStarts: number[] = [];
+  for (let start = lo ?? 1; hi !== null && start <= hi; start += PAGE_IDS) pageStarts.push(start);
+  const reads: Promise<Map<number, { name: string; closes: CloseQuote[] }>>[] = [];
+  const readPage = (k: number) => {
+    if (k < pageStarts.length) reads[k] = windowCloses(db, pageStarts[k]!, pageStarts[k]! + PAGE_IDS - 1, date);
+  };
+  for (let k = 0; k < PAGES_AHEAD; k++) readPage(k);
+  for (let k = 0; k < pageStarts.length; k++) {
+    const page = await reads[k]!;
+    delete reads[k];
+    readPage(k + PAGES_AHEAD);
     for (const [itemId, { name, closes }] of page) {
       const sides = valueSides(closes, model);
       const explain = explainSet.has(name) ? { marketHashName: name, closes: closes.map((c) => ({ ...c, path: pathJson(book.path(c.market, c.side, c.currency)) })), sides, valuation: null as ItemValuation | null } : null;
@@ -370,7 +399,8 @@ export async function computeValuations(
         table.add(itemType(name), priceBand(v.askAmount), logHalfSpread(v));
         if (explain) explain.valuation = v;
       } else {
-        pending.push({ itemId, name, ask: sides.ask, type: itemType(name), band: priceBand(sides.ask.amount), closes });
+        // Its closes are kept only when asked for (the backtest): at full scale they are most of the run's memory.
+        pending.push({ itemId, name, ask: sides.ask, type: itemType(name), band: priceBand(sides.ask.amount), closes: opts.keepCloses ? closes : [] });
       }
     }
   }
@@ -426,7 +456,7 @@ SELECT t.item_id, $2::date, t.mid, t.ask, t.bid, t.u, t.two, t.na, t.nb, $3::tim
 
 /**
  * Publishes a computation: in one transaction replaces the date's valuations and writes its
- * valuation_run row; then compacts history and prunes old closes (see retention above).
+ * valuation_run row (the caller then compacts history and prunes old closes: pruneValuationData).
  */
 export async function storeValuations(db: Database, c: ValuationComputation, computedAt: Date, durationMs: number): Promise<ValuationRunResult> {
   const day = formatDate(c.date);
@@ -474,7 +504,6 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
     { maxWait: 30_000, timeout: 600_000 },
   );
   quotesChanged();
-  await pruneValuationData(db, computedAt);
   return { date: day, items: c.items.length, twoSided: c.stats.counts.twoSided, oneSided: c.stats.counts.oneSided, durationMs, computedAt };
 }
 
@@ -492,9 +521,12 @@ export async function pruneValuationData(db: Database, today: Date = new Date())
 /** Computes and publishes the valuations of `date` (the caller holds the job lock). */
 export async function runValuation(db: Database, date: Date, opts: { now?: () => Date } = {}): Promise<ValuationRunResult> {
   const started = performance.now();
-  const c = await computeValuations(db, date);
+  let c: ValuationComputation | null = await computeValuations(db, date);
   const computedAt = opts.now ? opts.now() : new Date();
-  return storeValuations(db, c, computedAt, Math.round(performance.now() - started));
+  const result = await storeValuations(db, c, computedAt, Math.round(performance.now() - started));
+  c = null; // unreachable once published: the compaction after it runs without the computation's memory
+  await pruneValuationData(db, computedAt);
+  return result;
 }
 
 /**

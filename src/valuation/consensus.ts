@@ -103,9 +103,9 @@ export function consensus(all: readonly Source[], c: number = BIWEIGHT_C): SideC
   const dropUnknown = knownMarkets.size >= MIN_KNOWN_FEE_MARKETS;
   const used = dropUnknown ? positive.filter((s) => s.feesKnown) : positive;
 
-  const y = used.map((s) => ln(s.amount));
-  const v = used.map((s) => 1 / (s.sigma * s.sigma));
   const floats = used.map((s) => s.amount.toNumber());
+  const y = floats.map((a) => Math.log(a)); // = ln(s.amount)
+  const v = used.map((s) => 1 / (s.sigma * s.sigma));
   const weightsAt = (mu: number) => used.map((s, i) => v[i]! * biweight((y[i]! - mu) / (c * s.sigma)));
   let mu = weightedMedian(y, v);
   let w = weightsAt(mu);

@@ -54,7 +54,9 @@ const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 export class ModelFitter {
   private readonly residuals = new Map<string, number[]>();
   private readonly bySide: Record<'ask' | 'bid', number[]> = { ask: [], bid: [] };
-  private readonly drifts: number[] = [];
+  /** Day-to-day drifts, in a growable typed array (millions at full scale; off the JS heap). */
+  private drifts = new Float64Array(1 << 16);
+  private driftCount = 0;
   private items = 0;
 
   /** Adds one sampled item's market-side series. */
@@ -75,7 +77,13 @@ export class ModelFitter {
     for (const s of series) {
       for (let k = 1; k < s.closes.length; k++) {
         const dt = s.closes[k]!.day - s.closes[k - 1]!.day;
-        if (dt > 0) this.drifts.push((s.closes[k]!.y - s.closes[k - 1]!.y) / Math.sqrt(dt));
+        if (dt <= 0) continue;
+        if (this.driftCount === this.drifts.length) {
+          const grown = new Float64Array(this.drifts.length * 2);
+          grown.set(this.drifts);
+          this.drifts = grown;
+        }
+        this.drifts[this.driftCount++] = (s.closes[k]!.y - s.closes[k - 1]!.y) / Math.sqrt(dt);
       }
     }
   }
@@ -88,12 +96,13 @@ export class ModelFitter {
       const s = fit(list);
       if (s !== null) markets[key] = { sigma: s, n: list.length };
     }
-    const tau = this.drifts.length >= MIN_RESIDUALS ? r6(Math.max(TAU_FLOOR, q68(this.drifts))) : DEFAULT_TAU;
+    const drifts = this.drifts.subarray(0, this.driftCount);
+    const tau = drifts.length >= MIN_RESIDUALS ? r6(Math.max(TAU_FLOOR, q68(drifts))) : DEFAULT_TAU;
     return {
       markets,
       pooled: { ask: fit(this.bySide.ask), bid: fit(this.bySide.bid), all: fit([...this.bySide.ask, ...this.bySide.bid]) },
       tau,
-      tauPairs: this.drifts.length,
+      tauPairs: this.driftCount,
       sampleItems: this.items,
     };
   }

@@ -35,10 +35,15 @@ export function biweight(z: number): number {
   return Math.abs(z) >= 1 ? 0 : (1 - z * z) ** 2;
 }
 
-/** The 68.27th percentile of |x|: the half-width holding about 68 % of the values (1 sd under normality). */
-export function q68(xs: readonly number[]): number {
+/**
+ * The 68.27th percentile of |x|: the half-width holding about 68 % of the values (1 sd under normality).
+ * Sorted as a Float64Array (a numeric sort without a comparator: the run's drift sample has millions of values).
+ */
+export function q68(xs: ArrayLike<number>): number {
   if (xs.length === 0) return NaN;
-  const s = xs.map(Math.abs).sort((a, b) => a - b);
+  const s = new Float64Array(xs.length);
+  for (let i = 0; i < xs.length; i++) s[i] = Math.abs(xs[i]!);
+  s.sort();
   const pos = 0.6827 * (s.length - 1);
   const lo = Math.floor(pos);
   const hi = Math.min(s.length - 1, lo + 1);
