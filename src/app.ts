@@ -27,6 +27,7 @@ import { openApiDocument } from './openapi/document.js';
 import type { HeaderReader } from './lib/headers.js';
 import { GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { createRestFacade, MAX_BODY_BYTES, useCompiledRoutes, type ServerContext } from './rest/facade.js';
+import { useLiveResults } from './plugins/live-results.js';
 import { JSON_TYPE, errorEnvelope, errorResponse, json, rateLimitHeaders, recordRequest, toServiceError } from './http/replies.js';
 import { ServiceError, isDatabaseUnavailable, unauthorized } from './lib/errors.js';
 import { credentialFromHeaders, sameSecret } from './services/accounts.js';
@@ -197,7 +198,7 @@ export function createApp(deps: AppDeps): App {
         return toGraphQLError(mapped, e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {});
       },
     },
-    plugins: [rest.plugin, useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes(), useUnexpectedErrorLog(logger)],
+    plugins: [rest.plugin, useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes(), useLiveResults(), useUnexpectedErrorLog(logger)],
   });
 
 

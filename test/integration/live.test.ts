@@ -111,6 +111,31 @@ describe('quoteChanged over SSE', () => {
     expect(last.errors![0].extensions.code).toBe('slow_consumer');
     expect(s.events.at(-1)!.event).toBe('complete');
   });
+
+  it("shares an event's result between subscriptions only when their selections ask the same (another currency: its own answer)", async () => {
+    // The root field's arguments (names) differ everywhere; the selection variable ($currency) decides what is shared.
+    const doc = `subscription C($names: [String!], $currency: String!) {
+      quoteChanged(marketHashNames: $names) { marketHashName quoteJson quote { converted(currency: $currency) { currencyCode amount } } }
+    }`;
+    const other = await createAccount(t.db, { credits: 1000n });
+    const open = (variables: Record<string, unknown>, key: string) =>
+      openStream(`${server.url}/graphql`, { headers: { Authorization: `Bearer ${key}` }, body: { query: doc, variables } });
+    const D = 'USP-S | Live (Field-Tested)'; // its own item: the other tests' changes of A and B stay theirs
+    await ingestBatch(t.db.prisma, [obs(D, { price: '20', observedAt: at(0) })]);
+    const usd = await open({ names: [D], currency: 'USD' }, t.key);
+    const eur = await open({ names: [D, B], currency: 'EUR' }, other.key);
+    const usd2 = await open({ names: [B, D], currency: 'USD' }, other.key);
+    await new Promise((r) => setTimeout(r, 100));
+    await ingestBatch(t.db.prisma, [obs(D, { price: '21.5', observedAt: at(1) })]);
+    await Promise.all([usd.waitFor(1), eur.waitFor(1), usd2.waitFor(1)]);
+    const first = (s: EventStream) => nexts(s)[0]!.data!.quoteChanged;
+    expect(first(usd).quote.converted.currencyCode).toBe('USD');
+    expect(first(eur).quote.converted.currencyCode).toBe('EUR');
+    expect(first(eur).quote.converted.amount).not.toBe(first(usd).quote.converted.amount);
+    expect(first(usd2)).toEqual(first(usd));
+    expect(first(eur).quoteJson).toEqual(first(usd).quoteJson);
+    for (const s of [usd, eur, usd2]) s.abort();
+  });
 });
 
 describe('the per-account cap and billing', () => {
