@@ -114,13 +114,9 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
     return this.queue.length - this.head;
   }
 
-  /** True when `c` passes the filter. */
+  /** True when a change of item `name` passes the filter. */
   matches(appId: string, name: string, market: string, side: string): boolean {
-    const f = this.filter;
-    if (!f || f.appId !== appId) return false;
-    if (f.names && !f.names.has(name)) return false;
-    if (f.markets && !f.markets.has(market)) return false;
-    return f.side === 'all' || f.side === side;
+    return this.accepts(appId, market, side) && (!this.filter!.names || this.filter!.names.has(name));
   }
 
   /**

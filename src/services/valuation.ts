@@ -52,6 +52,29 @@ const PAGE_IDS = 500;
 const PAGES_AHEAD = 3;
 const DAY_MS = 86_400_000;
 
+/**
+ * The results of `read(0)` ... `read(count - 1)` in order, with up to PAGES_AHEAD reads in flight: the database
+ * (its own processes, the sorts of two pages on the server's two cores) and this process work side by side
+ * (bench:valuation, docs/valuation.md section 6). Reads no longer wanted are never left to reject unobserved.
+ */
+async function* readAhead<T>(count: number, read: (k: number) => Promise<T>): AsyncGenerator<T> {
+  const reads: Promise<T>[] = [];
+  const start = (k: number) => {
+    if (k < count) reads[k] = read(k);
+  };
+  try {
+    for (let k = 0; k < PAGES_AHEAD; k++) start(k);
+    for (let k = 0; k < count; k++) {
+      const result = await reads[k]!;
+      delete reads[k];
+      start(k + PAGES_AHEAD);
+      yield result;
+    }
+  } finally {
+    for (const p of reads) p?.catch(() => undefined);
+  }
+}
+
 /** A UTC date (midnight) from `YYYY-MM-DD`; throws on anything else. */
 export function parseDate(s: string): Date {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) throw new RangeError(`not a YYYY-MM-DD date: ${s}`);
@@ -259,16 +282,7 @@ async function fitSample(db: Pick<Database, 'query'>, date: Date, book: FeeBook)
     );
   /** Day numbers (days since the epoch) by their YYYY-MM-DD text: the window has seven. */
   const dayNumbers = new Map<string, number>();
-  // Chunks are read PAGES_AHEAD ahead of the one being fitted (as the valuation's pages are).
-  const reads: ReturnType<typeof chunk>[] = [];
-  const readChunk = (k: number) => {
-    if (k * SAMPLE_CHUNK < sample.length) reads[k] = chunk(k * SAMPLE_CHUNK);
-  };
-  for (let k = 0; k < PAGES_AHEAD; k++) readChunk(k);
-  for (let k = 0; k * SAMPLE_CHUNK < sample.length; k++) {
-    const rows = await reads[k]!;
-    delete reads[k];
-    readChunk(k + PAGES_AHEAD);
+  for await (const rows of readAhead(Math.ceil(sample.length / SAMPLE_CHUNK), (k) => chunk(k * SAMPLE_CHUNK))) {
     let current = -1;
     let series = new Map<string, SampleSeries>();
     const flush = () => {
@@ -372,20 +386,9 @@ export async function computeValuations(
   let crossedBids = 0;
   let unpriced = 0;
   const [{ lo, hi }] = (await db.query<{ lo: number | null; hi: number | null }>(`SELECT min(id) AS lo, max(id) AS hi FROM item`)) as [{ lo: number | null; hi: number | null }];
-  // The next page is read while this one is valued (the database and this process work side by side).
-  // Pages are read PAGES_AHEAD ahead of the one being valued: the database (its own processes) and this process
-  // work side by side, and the sorts of two pages run on the server's two cores (bench:valuation).
-  const pageStarts: number[] = [];
-  for (let start = lo ?? 1; hi !== null && start <= hi; start += PAGE_IDS) pageStarts.push(start);
-  const reads: Promise<Map<number, { name: string; closes: CloseQuote[] }>>[] = [];
-  const readPage = (k: number) => {
-    if (k < pageStarts.length) reads[k] = windowCloses(db, pageStarts[k]!, pageStarts[k]! + PAGE_IDS - 1, date);
-  };
-  for (let k = 0; k < PAGES_AHEAD; k++) readPage(k);
-  for (let k = 0; k < pageStarts.length; k++) {
-    const page = await reads[k]!;
-    delete reads[k];
-    readPage(k + PAGES_AHEAD);
+  const first = lo ?? 1;
+  const pages = hi === null ? 0 : Math.ceil((hi - first + 1) / PAGE_IDS);
+  for await (const page of readAhead(pages, (k) => windowCloses(db, first + k * PAGE_IDS, first + (k + 1) * PAGE_IDS - 1, date))) {
     for (const [itemId, { name, closes }] of page) {
       const sides = valueSides(closes, model);
       const explain = explainSet.has(name) ? { marketHashName: name, closes: closes.map((c) => ({ ...c, path: pathJson(book.path(c.market, c.side, c.currency)) })), sides, valuation: null as ItemValuation | null } : null;
