@@ -73,6 +73,11 @@ const schema = z.object({
   CREDIT_LEASE_SECONDS: z.coerce.number().int().min(11).max(3600).default(30),
   /** Accounts with fewer credits available are charged one statement per request (no lease). */
   CREDIT_LEASE_MIN_BALANCE: z.coerce.bigint().min(0n).default(10_000n),
+  /**
+   * Milliseconds between the recordings of a replica's lease charges: the crash bound (a replica killed without
+   * warning loses at most this much of its answered charges; README, Billing) against one statement per interval.
+   */
+  CREDIT_LEASE_FLUSH_MS: z.coerce.number().int().min(10).max(10_000).default(1000),
   /** Most live subscriptions (SSE, WebSocket, REST stream) one account may have open at once, all replicas together. */
   LIVE_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1000).default(10),
   /** Undelivered changes a live subscription may hold before it is closed as a slow consumer. */

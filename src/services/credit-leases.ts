@@ -9,8 +9,10 @@
  * - available = credits_total - credits_used - credits_reserved; a reservation needs available >= its size.
  * - credits_reserved = sum of its leases' `amount` (reserved, not yet recorded as used).
  * - credits_used = sum(charge) - sum(refund) of the ledger, as before: a flush moves spent credits from
- *   reserved to used and writes their ledger rows (one per request, with its request id, key and time)
- *   in the same statement.
+ *   reserved to used and writes their ledger rows in the same statement: one row per lease, operation and
+ *   key per flush, its `amount` the credits of the `requests` it covers, its request id and time those of
+ *   the last of them (one row per request would grow the ledger by a row per billed request, and its
+ *   insert was most of a flush's cost).
  *
  * Rules:
  * - Only accounts with at least `minBalance` credits available take leases; a lease is at most
@@ -18,7 +20,7 @@
  *   be refunded (the export: the refund names its ledger row), each charge is one conditional statement
  *   (`chargeCredits`), which counts reserved credits as unavailable. When the balance falls below
  *   `minBalance` a replica returns its lease at the next flush.
- * - Spent credits are flushed every `flushMs` (default 200 ms), on `flush()` (GET /me first flushes
+ * - Spent credits are flushed every `flushMs` (default 1,000 ms; `CREDIT_LEASE_FLUSH_MS`), on `flush()` (GET /me first flushes
  *   its account, so it shows what this replica charged), when a lease is given back, and on `close()`.
  * - A lease unused for `idleMs` (default half of `leaseSeconds`: 15 s) is given back. A lease is renewed by every flush that
  *   records spending on it; its row expires `leaseSeconds` (default 30 s) after the last renewal, and
@@ -27,7 +29,7 @@
  * - Any replica sweeps expired leases (those of a replica that died) back to available, every 5 s.
  *
  * Crash bound (docs/architecture.md, Billing): a replica killed without warning loses the charges it
- * answered since its last flush (at most `flushMs` of its traffic, and never more than its leases):
+ * answered since its last flush (at most `flushMs`, 1 s by default, of its traffic, and never more than its leases):
  * those requests were served and are not charged; the customer is never charged for anything not
  * served, and no replica ever spends more than the balance. The reserved remainder comes back when the
  * lease expires. Spending recorded against a lease that was already swept (its replica was cut off from
@@ -45,7 +47,7 @@ export interface CreditLeaseOptions {
   minBalance?: bigint;
   /** Largest lease (default 1,000 credits). */
   maxLease?: bigint;
-  /** Interval between flushes of spent credits (default 200 ms). */
+  /** Interval between flushes of spent credits (default 1,000 ms): the crash bound (module doc). */
   flushMs?: number;
   /** A lease unused this long is given back (default: half of leaseSeconds). */
   idleMs?: number;
@@ -55,13 +57,43 @@ export interface CreditLeaseOptions {
   replicaId?: string;
 }
 
+/**
+ * The charges of one lease, operation and key answered since the last flush: `cost` whole credits over
+ * `requests` requests, `requestId` and `at` of the last one. Becomes one ledger row.
+ */
+interface Pending {
+  accountId: string;
+  operationId: string;
+  keyId: string;
+  cost: bigint;
+  requests: number;
+  requestId: string;
+  at: Date;
+}
+
+/** Adds `p` into `into` (same lease): entries of one operation and key are summed, the later request kept. */
+function addPending(into: Map<string, Pending>, p: Pending): void {
+  const k = `${p.operationId}\u0000${p.keyId}`;
+  const had = into.get(k);
+  if (!had) {
+    into.set(k, p);
+    return;
+  }
+  had.cost += p.cost;
+  had.requests += p.requests;
+  if (p.at >= had.at) {
+    had.at = p.at;
+    had.requestId = p.requestId;
+  }
+}
+
 interface Lease {
   id: string;
   accountId: string;
   /** Credits reserved and not yet spent. */
   left: bigint;
-  /** Charges answered and not yet flushed. */
-  pending: (Charge & { at: Date })[];
+  /** Charges answered and not yet flushed, one entry per operation and key (see `Pending`). */
+  pending: Map<string, Pending>;
   /** Credits available (unreserved) at the last statement that touched this lease. */
   available: bigint;
   /** Size of the next reservation: doubles on each refill, up to maxLease. */
@@ -87,10 +119,11 @@ WITH up AS (
 SELECT available::text AS available FROM up`;
 
 // One statement for every pending charge of this replica: only charges of leases that still exist count.
+// `recorded` is the number of requests whose charges were recorded.
 const FLUSH_SQL = `
 WITH spent AS (
-  SELECT * FROM unnest($1::uuid[], $2::varchar[], $3::bigint[], $4::varchar[], $5::varchar[], $6::uuid[], $7::timestamptz[])
-    AS r(lease_id, account_id, amount, operation_id, request_id, key_id, at)
+  SELECT * FROM unnest($1::uuid[], $2::varchar[], $3::bigint[], $4::varchar[], $5::varchar[], $6::uuid[], $7::timestamptz[], $9::int[])
+    AS r(lease_id, account_id, amount, operation_id, request_id, key_id, at, requests)
 ), live AS (
   SELECT s.* FROM spent s JOIN credit_lease l ON l.id = s.lease_id
 ), per_lease AS (
@@ -105,10 +138,10 @@ WITH spent AS (
     FROM per_account p WHERE a.id = p.account_id
   RETURNING a.id, a.credits_total - a.credits_used - a.credits_reserved AS available
 ), ledger AS (
-  INSERT INTO credit_ledger (account_id, kind, amount, operation_id, request_id, key_id, created_at)
-  SELECT account_id, 'charge', amount, operation_id, request_id, key_id, at FROM live
+  INSERT INTO credit_ledger (account_id, kind, amount, operation_id, request_id, key_id, created_at, requests)
+  SELECT account_id, 'charge', amount, operation_id, request_id, key_id, at, requests FROM live
 )
-SELECT id AS account_id, available::text AS available, (SELECT count(*) FROM live)::int AS recorded FROM used`;
+SELECT id AS account_id, available::text AS available, (SELECT COALESCE(sum(requests), 0) FROM live)::int AS recorded FROM used`;
 
 const RETURN_SQL = `
 WITH gone AS (DELETE FROM credit_lease WHERE id = ANY($1::uuid[]) RETURNING account_id, amount),
@@ -151,7 +184,7 @@ export class CreditLeases {
     this.leaseSeconds = opts.leaseSeconds ?? 30;
     this.idleMs = opts.idleMs ?? (this.leaseSeconds * 1000) / 2;
     this.replicaId = (opts.replicaId ?? crypto.randomUUID()).slice(0, 64);
-    const flushMs = opts.flushMs ?? 200;
+    const flushMs = opts.flushMs ?? 1000;
     this.timers = [
       setInterval(() => void this.flush().catch(() => undefined), flushMs),
       setInterval(() => void this.run(SWEEP_SQL, []).catch(() => undefined), 5000),
@@ -223,14 +256,14 @@ export class CreditLeases {
   }
 
   private newLease(accountId: string, available: bigint): Lease {
-    const lease: Lease = { id: crypto.randomUUID(), accountId, left: 0n, pending: [], available, size: 16n, validUntil: 0, lastUsed: performance.now(), refilling: null };
+    const lease: Lease = { id: crypto.randomUUID(), accountId, left: 0n, pending: new Map(), available, size: 16n, validUntil: 0, lastUsed: performance.now(), refilling: null };
     this.leases.set(accountId, lease);
     return lease;
   }
 
   private spend(lease: Lease, c: Charge): bigint {
     lease.left -= c.cost;
-    lease.pending.push({ ...c, at: new Date() });
+    addPending(lease.pending, { accountId: c.accountId, operationId: c.operationId, keyId: c.keyId, cost: c.cost, requests: 1, requestId: c.requestId, at: new Date() });
     lease.lastUsed = performance.now();
     if (lease.left * 2n < lease.size && lease.refilling === null) this.refillAhead(lease, c.cost);
     return lease.available + lease.left;
@@ -282,10 +315,11 @@ export class CreditLeases {
     while (this.flushing) await this.flushing;
     this.flushing = (async () => {
       const leases = accountId ? [this.leases.get(accountId)].filter((l): l is Lease => !!l) : [...this.leases.values()];
-      const batch = leases.filter((l) => l.pending.length > 0).map((l) => ({ lease: l, rows: l.pending }));
+      const batch = leases.filter((l) => l.pending.size > 0).map((l) => ({ lease: l, rows: l.pending }));
       if (batch.length > 0) {
-        for (const b of batch) b.lease.pending = [];
-        const rows = batch.flatMap((b) => b.rows.map((r) => ({ ...r, leaseId: b.lease.id })));
+        for (const b of batch) b.lease.pending = new Map();
+        const rows = batch.flatMap((b) => [...b.rows.values()].map((r) => ({ ...r, leaseId: b.lease.id })));
+        const requests = rows.reduce((n, r) => n + r.requests, 0);
         try {
           const confirmed = performance.now();
           const result = await this.run<{ account_id: string; available: string; recorded: number }>(FLUSH_SQL, [
@@ -297,9 +331,10 @@ export class CreditLeases {
             rows.map((r) => r.keyId),
             rows.map((r) => r.at.toISOString()),
             this.leaseSeconds,
+            rows.map((r) => r.requests),
           ]);
           const recorded = result[0]?.recorded ?? 0;
-          if (recorded < rows.length) creditLeaseDropped.inc(rows.length - recorded);
+          if (recorded < requests) creditLeaseDropped.inc(requests - recorded);
           const byAccount = new Map(result.map((r) => [r.account_id, BigInt(r.available)]));
           for (const b of batch) {
             const available = byAccount.get(b.lease.accountId);
@@ -309,7 +344,10 @@ export class CreditLeases {
           }
         } catch (e) {
           // Not recorded: they go with the next flush, first in line.
-          for (const b of batch) b.lease.pending = [...b.rows, ...b.lease.pending];
+          for (const b of batch) {
+            for (const p of b.lease.pending.values()) addPending(b.rows, p);
+            b.lease.pending = b.rows;
+          }
           throw e;
         }
       }
@@ -328,12 +366,12 @@ export class CreditLeases {
 
   /** Flushes `leases`' pending charges and gives back their unspent credits. */
   private async giveBack(leases: Lease[]): Promise<void> {
-    for (const l of leases) if (l.pending.length > 0) await this.flush(l.accountId);
+    for (const l of leases) if (l.pending.size > 0) await this.flush(l.accountId);
     await this.returnLeases(leases);
   }
 
   private async returnLeases(leases: Lease[]): Promise<void> {
-    const gone = leases.filter((l) => l.pending.length === 0 && this.leases.get(l.accountId) === l);
+    const gone = leases.filter((l) => l.pending.size === 0 && this.leases.get(l.accountId) === l);
     if (gone.length === 0) return;
     for (const l of gone) this.leases.delete(l.accountId);
     const done = this.run(RETURN_SQL, [gone.map((l) => l.id)]).then(() => undefined);

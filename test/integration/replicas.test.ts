@@ -325,7 +325,7 @@ describe.skipIf(!serverUrl)('credit leases: two replicas charging one large bala
     };
     const served = (await Promise.all(servers.map((s) => burst(s.url, 200, 10)))).reduce((x, y) => x + y, 0);
     expect(served).toBe(400);
-    // Leases in use: both replicas hold credits reserved, and flush what they spent within a few hundred ms.
+    // Leases in use: both replicas hold credits reserved, and flush what they spent within a second.
     expect((await reserved(a.accountId)).reserved).toBeGreaterThan(0);
     await expect.poll(async () => (await counters(db, a.accountId)).used, { timeout: 2000, interval: 50 }).toBe(400);
     expect((await counters(db, a.accountId)).charged).toBe(400);
