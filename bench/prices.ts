@@ -8,8 +8,9 @@
  * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated: only the cases whose id is one of them,
  * `get-billed`, `get-subscription`, `batch-billed`, or whose name contains one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
  * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see
- * bench/profile-summary.ts).
- * Prints a table and writes bench/results/prices-<timestamp>.json.
+ * bench/profile-summary.ts), BENCH_PROFILE=heap (the same, with a sampling allocation profile: bytes allocated per function).
+ * Prints a table (with the servers' CPU time per answered request, steadier than the ratio when the machine's speed
+ * drifts between runs) and writes bench/results/prices-<timestamp>.json.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,7 +18,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { projectRoot } from '../src/lib/paths.js';
-import { summarizeSelfTime } from './profile-summary.js';
+import { summarizeAllocations, summarizeSelfTime } from './profile-summary.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -31,7 +32,7 @@ const lines = readline.createInterface({ input: child.stdout! });
 const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 // Lines after the first: the profile path when BENCH_PROFILE=1.
 const later: string[] = [];
-const info: { app: number; bare: number; keys: string[]; subscriptionKeys: string[]; limiter: string; single: string; batchBody: string; database: string; singleBytes: number; batchBytes: number } =
+const info: { app: number; bare: number; cpu: number; keys: string[]; subscriptionKeys: string[]; limiter: string; single: string; batchBody: string; database: string; singleBytes: number; batchBytes: number } =
   await new Promise((resolve, reject) => {
     let first = true;
     lines.on('line', (line) => {
@@ -48,12 +49,16 @@ interface Row {
   requests_per_s: number;
   p50_ms: number;
   p99_ms: number;
+  /** CPU time of the servers' process per answered request, microseconds (user + system). */
+  cpu_us_per_req: number;
   non2xx: number;
   errors: number;
 }
 
 async function load(name: string, server: 'quotegate' | 'bare', opts: { path: string; method: 'GET' | 'POST'; body?: string; connections: number; keys: string[] }): Promise<Row> {
   const port = server === 'quotegate' ? info.app : info.bare;
+  const cpuNow = async () => ((await (await fetch(`http://127.0.0.1:${info.cpu}/`)).json()) as { cpuMicros: number }).cpuMicros;
+  const cpuBefore = await cpuNow();
   let next = 0;
   const r = await autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -69,7 +74,8 @@ async function load(name: string, server: 'quotegate' | 'bare', opts: { path: st
       },
     ],
   });
-  return { case: name, server, requests_per_s: r.requests.average, p50_ms: r.latency.p50, p99_ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+  const cpuMicros = (await cpuNow()) - cpuBefore;
+  return { case: name, server, requests_per_s: r.requests.average, p50_ms: r.latency.p50, p99_ms: r.latency.p99, cpu_us_per_req: Math.round(cpuMicros / Math.max(1, r.requests.total)), non2xx: r.non2xx, errors: r.errors };
 }
 
 const rows: Row[] = [];
@@ -81,7 +87,7 @@ const allCases = [
 ];
 const cases = only.length === 0 ? allCases : allCases.filter((c) => only.some((w) => c.id === w || c.name.includes(w)));
 // A profiling run loads Quotegate only, so the profile holds its requests alone (ratios need a run without it).
-const profiling = process.env.BENCH_PROFILE === '1';
+const profiling = process.env.BENCH_PROFILE === '1' || process.env.BENCH_PROFILE === 'heap';
 const servers = profiling ? (['quotegate'] as const) : (['bare', 'quotegate'] as const);
 for (const c of cases) {
   for (const server of servers) rows.push(await load(c.name, server, c));
@@ -110,6 +116,13 @@ if (memory?.afterGc) {
   console.log(
     `servers' process (Quotegate and the bare server): peak RSS during the runs ${peakRssMiB} MiB; after a full collection at the end: RSS ${memory.afterGc.rssMiB} MiB, heap used ${memory.afterGc.heapUsedMiB} MiB`,
   );
+}
+for (const line of later) {
+  const { heapProfile } = JSON.parse(line) as { heapProfile?: string };
+  if (!heapProfile) continue;
+  console.log(`Allocation profile of the servers: ${path.relative(process.cwd(), heapProfile)} (node --import tsx bench/profile-summary.ts <file> for more)`);
+  const top = summarizeAllocations(JSON.parse(fs.readFileSync(heapProfile, 'utf8')));
+  console.table(top.slice(0, 15).map((r) => ({ MiB: Math.round(r.ms), share: `${(r.share * 100).toFixed(1)}%`, function: r.name })));
 }
 for (const line of later) {
   const { profile } = JSON.parse(line) as { profile?: string };

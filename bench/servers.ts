@@ -80,6 +80,14 @@ const bare = http.createServer((req, res) => {
   });
 });
 await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
+// The process's CPU time (user + system, microseconds), for bench/prices.ts to take each run's CPU per request
+// (steadier than a throughput ratio when the machine's speed drifts between runs). Its own listener, not benchmarked.
+const cpu = http.createServer((_req, res) => {
+  const u = process.cpuUsage();
+  res.end(JSON.stringify({ cpuMicros: u.user + u.system }));
+});
+await new Promise<void>((r) => cpu.listen(0, '127.0.0.1', r));
+const cpuPort = (cpu.address() as { port: number }).port;
 const barePort = (bare.address() as { port: number }).port;
 
 // Profiling starts once set-up (data load, accounts, warm-up) is over: the profile shows the benchmarked requests only.
@@ -90,8 +98,16 @@ if (process.env.BENCH_PROFILE === '1') {
   await profiler.post('Profiler.enable');
   await profiler.post('Profiler.start');
 }
+// BENCH_PROFILE=heap: where the requests allocate (a sampling heap profile, objects collected by either GC included).
+let heapProfiler: inspector.Session | null = null;
+if (process.env.BENCH_PROFILE === 'heap') {
+  heapProfiler = new inspector.Session();
+  heapProfiler.connect();
+  await heapProfiler.post('HeapProfiler.enable');
+  await heapProfiler.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+}
 
-console.log(JSON.stringify({ app: appPort, bare: barePort, keys, subscriptionKeys, limiter: rateLimiter.kind, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
+console.log(JSON.stringify({ app: appPort, bare: barePort, cpu: cpuPort, keys, subscriptionKeys, limiter: rateLimiter.kind, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
 // Peak resident memory of this process (both servers, the app's caches included) over the measured runs, in MiB.
 let peakRss = process.memoryUsage().rss;
 const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
@@ -111,10 +127,20 @@ process.once('SIGTERM', async () => {
     profiler.disconnect();
     console.log(JSON.stringify({ profile: file }));
   }
+  if (heapProfiler) {
+    const { profile } = await heapProfiler.post('HeapProfiler.stopSampling');
+    const dir = path.join(projectRoot, 'bench', 'results', 'profiles');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `servers-${new Date().toISOString().replace(/[:.]/g, '-')}.heapprofile`);
+    fs.writeFileSync(file, JSON.stringify(profile));
+    heapProfiler.disconnect();
+    console.log(JSON.stringify({ heapProfile: file }));
+  }
   appServer.closeAllConnections();
   appServer.close();
   bare.closeAllConnections();
   bare.close();
+  cpu.close();
   await rateLimiter.close();
   await db.close();
   process.exit(0);
