@@ -277,8 +277,8 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
   if (opts.redisUrl) {
     redis = new Redis(opts.redisUrl, {
       enableOfflineQueue: false,
-      // Commands issued in one event-loop tick go out in one write (many requests arrive together under load).
-      enableAutoPipelining: true,
+      // No auto-pipelining: the decisions of one event-loop turn are already one command (RedisBatcher).
+      enableAutoPipelining: false,
       maxRetriesPerRequest: 1,
       commandTimeout: opts.commandTimeoutMs ?? 250,
       connectTimeout: 1000,

@@ -210,6 +210,7 @@ export function filterQuotes(quotes: readonly MarketQuote[], filter: QuoteFilter
  * /prices, POST /prices/batch and the export file all use it (through `quoteText`).
  */
 export function quoteJson(q: MarketQuote): MarketQuoteJson {
+  const { changedAt, observedAt, delistedAt, freshAt } = q;
   const v = q.valuation;
   return {
     market_code: q.marketCode,
@@ -220,10 +221,10 @@ export function quoteJson(q: MarketQuote): MarketQuoteJson {
     quantity: q.quantity,
     is_quantity_minimum: q.isQuantityMinimum,
     is_all_items_same_price: q.isAllItemsSamePrice,
-    changed_at: formatTimestamp(q.changedAt),
-    observed_at: q.observedAt === null ? null : formatTimestamp(q.observedAt),
-    delisted_at: q.delistedAt === null ? null : formatTimestamp(q.delistedAt),
-    fresh_at: formatTimestamp(q.freshAt),
+    changed_at: timestampText(changedAt),
+    observed_at: observedAt === null ? null : timestampText(observedAt),
+    delisted_at: delistedAt === null ? null : timestampText(delistedAt),
+    fresh_at: timestampText(freshAt),
     valuation:
       v === null
         ? null
@@ -240,29 +241,53 @@ export function quoteJson(q: MarketQuote): MarketQuoteJson {
   };
 }
 
-/** JSON texts of quote objects, made once per object (cached quotes keep theirs while they stay cached). */
-const texts = new WeakMap<MarketQuote, string>();
+/** Timestamp texts by epoch milliseconds: quotes of one scan or ingestion batch share their times. */
+const timestampTexts = new Map<number, string>();
 
-/** `quoteJson(q)` as JSON text, written once per quote object. */
-export function quoteText(q: MarketQuote): string {
-  let text = texts.get(q);
+/**
+ * `formatTimestamp(d)` remembered by its epoch milliseconds (at most 65,536 of them, then forgotten at once):
+ * writing the timestamps was a tenth of a full-scale batch's CPU, and most repeat (every quote of a market's
+ * scan has the same fresh_at).
+ */
+function timestampText(d: Date): string {
+  const ms = d.getTime();
+  let text = timestampTexts.get(ms);
   if (text === undefined) {
-    text = JSON.stringify(quoteJson(q));
-    texts.set(q, text);
+    if (timestampTexts.size >= 65_536) timestampTexts.clear();
+    text = formatTimestamp(d);
+    timestampTexts.set(ms, text);
   }
   return text;
 }
 
-/** JSON texts of whole quote lists (a cached item's unfiltered list), made once per list object. */
-const listTexts = new WeakMap<readonly MarketQuote[], string>();
+/**
+ * The slot where a quote object, or a list of them, keeps its JSON text once written (cached quotes keep
+ * theirs while they stay cached). A symbol-keyed property, not a WeakMap: JSON.stringify and Object.keys do
+ * not see it, and a WeakMap of millions of quotes (a full-scale export build, batches missing the cache)
+ * cost the garbage collector about a quarter of the batch's CPU (npm run bench on the full-scale catalogue).
+ */
+const TEXT = Symbol('JSON text');
+
+/** An object that may hold its JSON text (see TEXT). */
+type WithText = { [TEXT]?: string };
+
+/** Keeps `text` in `o`'s slot, not enumerable: a spread copy (whose fields may then change) does not take it. */
+function keepText(o: object, text: string): string {
+  Object.defineProperty(o, TEXT, { value: text });
+  return text;
+}
+
+/** `quoteJson(q)` as JSON text, written once per quote object. */
+export function quoteText(q: MarketQuote): string {
+  return (q as MarketQuote & WithText)[TEXT] ?? keepText(q, JSON.stringify(quoteJson(q)));
+}
 
 /** A list of quotes as a JSON array text (see quoteText); written once per list object. */
 export function quotesText(quotes: readonly MarketQuote[]): string {
-  let out = listTexts.get(quotes);
-  if (out !== undefined) return out;
-  out = '[';
+  const slot = quotes as readonly MarketQuote[] & WithText;
+  const kept = slot[TEXT];
+  if (kept !== undefined) return kept;
+  let out = '[';
   for (let i = 0; i < quotes.length; i++) out += (i === 0 ? '' : ',') + quoteText(quotes[i]!);
-  out += ']';
-  listTexts.set(quotes, out);
-  return out;
+  return keepText(quotes, out + ']');
 }

@@ -6,7 +6,18 @@
  */
 import { z } from 'zod';
 
-const codePoints = (s: string) => [...s].length;
+/** Unicode code points in `s` (a lone surrogate counts as one, as string iteration does), without copying it. */
+function codePoints(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++, n++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+  }
+  return n;
+}
 
 /**
  * A string of `min`-`max` characters without NUL. The metadata states the same rule in JSON Schema
@@ -16,7 +27,7 @@ export function chars(min: number, max: number) {
   return z
     .string()
     .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL characters' })
-    .refine((s) => codePoints(s) >= min && codePoints(s) <= max, { message: `must be ${min}-${max} characters long` })
+    .refine((s) => s.length >= min && (s.length <= max || codePoints(s) <= max) && (min <= 1 || codePoints(s) >= min), { message: `must be ${min}-${max} characters long` })
     .meta({ minLength: min, maxLength: max, pattern: '^[^\\u0000]*$' });
 }
 

@@ -88,7 +88,7 @@ describe('credit leases: exact charges without a statement per request', () => {
       ids.push(res.headers.get('x-request-id')!);
     }
     const before = t.db.queryCount();
-    for (let i = 0; i < 20; i++) await t.get(PRICES, bearer(a.key));
+    for (let i = 0; i < 20; i++) ids.push((await t.get(PRICES, bearer(a.key))).headers.get('x-request-id')!);
     expect(t.db.queryCount() - before).toBeLessThan(5); // leases: no statement per request
     const [row] = await t.db.query<{ used: string; reserved: string }>(`SELECT credits_used::text AS used, credits_reserved::text AS reserved FROM account WHERE id = $1`, [a.accountId]);
     expect(Number(row!.reserved)).toBeGreaterThan(0);
@@ -96,9 +96,16 @@ describe('credit leases: exact charges without a statement per request', () => {
     const me = await t.get('/me', bearer(a.key));
     expect(expectEnvelope(me).credit).toMatchObject({ used: 50, remaining: 1_000_000 - 50 });
     await t.app.close(); // what a graceful shutdown does: every pending charge recorded, every lease given back
-    const ledger = await t.db.query<{ request_id: string }>(`SELECT request_id FROM credit_ledger WHERE account_id = $1 AND kind = 'charge' ORDER BY id`, [a.accountId]);
-    expect(ledger.length).toBe(50);
-    expect(ledger.map((r) => r.request_id)).toEqual(expect.arrayContaining(ids)); // one row per answer, named by its X-Request-ID
+    const ledger = await t.db.query<{ request_id: string; requests: number; amount: string }>(
+      `SELECT request_id, requests, amount::text AS amount FROM credit_ledger WHERE account_id = $1 AND kind = 'charge' ORDER BY id`,
+      [a.accountId],
+    );
+    // One row per flush (README, Billing): together they cover the 50 answers, each named by the X-Request-ID of the last it covers.
+    expect(ledger.reduce((n, r) => n + r.requests, 0)).toBe(50);
+    expect(ledger.reduce((n, r) => n + Number(r.amount), 0)).toBe(50);
+    expect(ledger.length).toBeLessThan(50);
+    for (const r of ledger) expect(ids).toContain(r.request_id);
+    expect(ledger.at(-1)!.request_id).toBe(ids.at(-1));
     const [after] = await t.db.query<{ used: string; reserved: string; leases: string }>(
       `SELECT credits_used::text AS used, credits_reserved::text AS reserved, (SELECT count(*) FROM credit_lease)::text AS leases FROM account WHERE id = $1`,
       [a.accountId],

@@ -150,6 +150,15 @@ describe('GET /prices', () => {
     const name = '★'.repeat(255);
     expectError(await t.get(q(name), t.auth()), 404, 'not_found');
   });
+
+  it('counts a character outside the BMP (two UTF-16 units) once: 255 pass, 256 are refused', async () => {
+    expectError(await t.get(q('😀'.repeat(255)), t.auth()), 404, 'not_found');
+    expectError(await t.get(q(`a${'😀'.repeat(127)}`), t.auth()), 404, 'not_found');
+    const err = expectError(await t.get(q('😀'.repeat(256)), t.auth()), 422, 'validation_failed');
+    expect(err.details.errors.map((d: any) => d.field)).toContain('market_hash_name');
+    const app = expectError(await t.get(`${q('a')}&app_id=${encodeURIComponent('😀'.repeat(17))}`, t.auth()), 422, 'validation_failed');
+    expect(app.details.errors.map((d: any) => d.field)).toContain('app_id');
+  });
 });
 
 describe('POST /prices/batch', () => {
