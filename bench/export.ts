@@ -143,7 +143,12 @@ const [{ etag, generated_at }] = (await db.query<{ etag: string; generated_at: D
 )) as [{ etag: string; generated_at: Date }];
 await db.close();
 
-const server = await startServerProcess({ DATABASE_URL: url, EXPORT_INTERVAL_SECONDS: '0', VALUATION_JOB: 'off', LOG_LEVEL: 'warn', NODE_ENV: 'production', AUTH_CACHE_SECONDS: '300' });
+// The service as `npm start` runs it: compiled (npm run bench:export builds dist first), 64 MiB semi-spaces.
+const server = await startServerProcess(
+  { DATABASE_URL: url, EXPORT_INTERVAL_SECONDS: '0', VALUATION_JOB: 'off', LOG_LEVEL: 'warn', NODE_ENV: 'production', AUTH_CACHE_SECONDS: '300' },
+  ['--max-semi-space-size=64'],
+  { compiled: true },
+);
 const bare = http.createServer((req, res) => {
   res.writeHead(304, { ETag: etag, 'Last-Modified': generated_at.toUTCString(), 'X-Request-ID': 'bench', 'X-Billable': 'false' });
   res.end();

@@ -12,9 +12,14 @@ export interface ServerProcess {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `quotegate serve` on a free port with `env` added (and `nodeArgs` for node itself); resolves once it listens. */
-export async function startServerProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'serve'], {
+/**
+ * Starts `quotegate serve` on a free port with `env` added (and `nodeArgs` for node itself); resolves once it listens.
+ * From source through tsx, or with `compiled` the built `dist/src/cli/main.js` as `npm start` runs it (benchmarks:
+ * tsx wraps every function it compiles; build first with `node scripts/build.mjs`).
+ */
+export async function startServerProcess(env: Record<string, string>, nodeArgs: string[] = [], opts: { compiled?: boolean } = {}): Promise<ServerProcess> {
+  const entry = opts.compiled ? [path.join(projectRoot, 'dist/src/cli/main.js')] : ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts')];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...entry, 'serve'], {
     cwd: projectRoot,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', QUOTEGATE_AUTOLOAD: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
