@@ -117,17 +117,13 @@ if (memory?.afterGc) {
     `servers' process (Quotegate and the bare server): peak RSS during the runs ${peakRssMiB} MiB; after a full collection at the end: RSS ${memory.afterGc.rssMiB} MiB, heap used ${memory.afterGc.heapUsedMiB} MiB`,
   );
 }
+// The profiles the servers wrote (BENCH_PROFILE): each one's path and its top 15 functions.
 for (const line of later) {
-  const { heapProfile } = JSON.parse(line) as { heapProfile?: string };
-  if (!heapProfile) continue;
-  console.log(`Allocation profile of the servers: ${path.relative(process.cwd(), heapProfile)} (node --import tsx bench/profile-summary.ts <file> for more)`);
-  const top = summarizeAllocations(JSON.parse(fs.readFileSync(heapProfile, 'utf8')));
-  console.table(top.slice(0, 15).map((r) => ({ MiB: Math.round(r.ms), share: `${(r.share * 100).toFixed(1)}%`, function: r.name })));
-}
-for (const line of later) {
-  const { profile } = JSON.parse(line) as { profile?: string };
-  if (!profile) continue;
-  console.log(`CPU profile of the servers: ${path.relative(process.cwd(), profile)} (node --import tsx bench/profile-summary.ts <file> for more)`);
-  const top = summarizeSelfTime(JSON.parse(fs.readFileSync(profile, 'utf8')));
-  console.table(top.slice(0, 15).map((r) => ({ self_ms: Math.round(r.ms), share: `${(r.share * 100).toFixed(1)}%`, function: r.name })));
+  const { profile, heapProfile } = JSON.parse(line) as { profile?: string; heapProfile?: string };
+  const file = profile ?? heapProfile;
+  if (!file) continue;
+  const parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const [label, unit, top] = profile ? ['CPU', 'self_ms', summarizeSelfTime(parsed)] : ['Allocation', 'MiB', summarizeAllocations(parsed)];
+  console.log(`${label} profile of the servers: ${path.relative(process.cwd(), file)} (node --import tsx bench/profile-summary.ts <file> for more)`);
+  console.table(top.slice(0, 15).map((r) => ({ [unit]: Math.round(r.ms), share: `${(r.share * 100).toFixed(1)}%`, function: r.name })));
 }

@@ -118,23 +118,21 @@ process.once('SIGTERM', async () => {
   (globalThis as { gc?: () => void }).gc?.();
   const after = process.memoryUsage();
   console.log(JSON.stringify({ peakRssMiB: Math.round(peakRss / 1048576), afterGc: { rssMiB: Math.round(after.rss / 1048576), heapUsedMiB: Math.round(after.heapUsed / 1048576) } }));
-  if (profiler) {
-    const { profile } = await profiler.post('Profiler.stop');
+  // Each profile goes to bench/results/profiles/servers-<time>.<ext>; its path is printed as a JSON line under `key`.
+  const save = (profile: unknown, ext: string, key: string) => {
     const dir = path.join(projectRoot, 'bench', 'results', 'profiles');
     fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `servers-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
+    const file = path.join(dir, `servers-${new Date().toISOString().replace(/[:.]/g, '-')}.${ext}`);
     fs.writeFileSync(file, JSON.stringify(profile));
+    console.log(JSON.stringify({ [key]: file }));
+  };
+  if (profiler) {
+    save((await profiler.post('Profiler.stop')).profile, 'cpuprofile', 'profile');
     profiler.disconnect();
-    console.log(JSON.stringify({ profile: file }));
   }
   if (heapProfiler) {
-    const { profile } = await heapProfiler.post('HeapProfiler.stopSampling');
-    const dir = path.join(projectRoot, 'bench', 'results', 'profiles');
-    fs.mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `servers-${new Date().toISOString().replace(/[:.]/g, '-')}.heapprofile`);
-    fs.writeFileSync(file, JSON.stringify(profile));
+    save((await heapProfiler.post('HeapProfiler.stopSampling')).profile, 'heapprofile', 'heapProfile');
     heapProfiler.disconnect();
-    console.log(JSON.stringify({ heapProfile: file }));
   }
   appServer.closeAllConnections();
   appServer.close();
