@@ -9,7 +9,8 @@
  *   most 25 % (and 32 MiB) above that of the second quarter; on runs of 600 s or more also the median
  *   RSS (25 %, 64 MiB), which grows during the first ~150 s while V8 sizes its heap;
  * - per account: credits used = sum of charge rows in the ledger = sum of the costs the billed responses
- *   reported, and ledger charge rows = billed responses.
+ *   reported, and the requests the ledger's charge rows cover = billed responses (a lease's charges are
+ *   recorded one row per flush, operation and key: README, Billing).
  * Exit code 1 when a check fails. Figures go to stdout and test-output/soak.json.
  *
  * Env: SOAK_SECONDS, SOAK_WORKERS (12), SOAK_DATABASE_URL (default: database qg_soak on the local
@@ -245,16 +246,16 @@ await server.stop();
 const failures: string[] = [];
 const ledger = [];
 for (const a of accounts) {
-  const [row] = await db.query<{ used: string; charged: string; rows: string }>(
+  const [row] = await db.query<{ used: string; charged: string; requests: string }>(
     `SELECT credits_used::text AS used,
             (SELECT COALESCE(sum(amount), 0) FROM credit_ledger WHERE account_id = $1 AND kind = 'charge')::text AS charged,
-            (SELECT count(*) FROM credit_ledger WHERE account_id = $1 AND kind = 'charge')::text AS rows
+            (SELECT COALESCE(sum(requests), 0) FROM credit_ledger WHERE account_id = $1 AND kind = 'charge')::text AS requests
        FROM account WHERE id = $1`,
     [a.id],
   );
-  const entry = { kind: a.kind, credits_used: Number(row!.used), ledger_sum: Number(row!.charged), ledger_rows: Number(row!.rows), billed_cost: a.billedCost, billed_responses: a.billedResponses };
+  const entry = { kind: a.kind, credits_used: Number(row!.used), ledger_sum: Number(row!.charged), ledger_requests: Number(row!.requests), billed_cost: a.billedCost, billed_responses: a.billedResponses };
   ledger.push(entry);
-  if (entry.credits_used !== entry.ledger_sum || entry.ledger_sum !== entry.billed_cost || entry.ledger_rows !== entry.billed_responses) {
+  if (entry.credits_used !== entry.ledger_sum || entry.ledger_sum !== entry.billed_cost || entry.ledger_requests !== entry.billed_responses) {
     failures.push(`account ${a.kind} ${a.id}: ${JSON.stringify(entry)}`);
   }
 }
