@@ -34,9 +34,16 @@ describe('quotes come from the replica cache and are never stale', () => {
   it('a repeated GET /prices reads no quotes from the database; each committed change shows on the very next request', async () => {
     const a = await createAccount(t.db, { credits: 100n });
     expect(ask(expectEnvelope(await t.get(PRICES, bearer(a.key)))).market_price_amount).toBe('201.85');
-    const before = t.db.queryCount();
-    expect(ask(expectEnvelope(await t.get(PRICES, bearer(a.key)))).market_price_amount).toBe('201.85');
-    expect(t.db.queryCount() - before).toBe(1); // the charge alone (caller and quotes cached)
+    // The charge alone (caller and quotes cached). A background statement (the lease sweep every 5 s, the LISTEN
+    // connection coming up and dropping the caches) may land in one request's window: a request with no other
+    // statement must be seen within three tries; with quotes read from the database every request has two.
+    let statements = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 3 && statements !== 1; i++) {
+      const before = t.db.queryCount();
+      expect(ask(expectEnvelope(await t.get(PRICES, bearer(a.key)))).market_price_amount).toBe('201.85');
+      statements = t.db.queryCount() - before;
+    }
+    expect(statements).toBe(1);
 
     // A collector's batch through the GraphQL mutation (one transaction).
     const token = (await createServiceToken(t.db, 'collector')).token;
