@@ -23,12 +23,12 @@ import { formatDate } from '../lib/time.js';
 import { DayLearner, LEARNING_WINDOW_DAYS, learnFrom, NOTHING_LEARNED, type DayLearning, type Learned } from '../valuation/learning.js';
 import { median } from '../valuation/robust.js';
 import { learnCalibration, learnMarkets } from './valuation-accuracy.js';
-import { BIWEIGHT_C } from '../valuation/consensus.js';
+import { BIWEIGHT_C_PRIOR } from '../valuation/consensus.js';
 import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS, type FeeBook } from './valuation.js';
 
 const DAY_MS = 86_400_000;
-/** The constant of the walk-forward's first day (it only trains): the job's default. */
-const BIWEIGHT_C_FIRST_DAY = BIWEIGHT_C;
+/** The constant of the walk-forward's first day (it only trains): the prior, not the constant it later chose. */
+const BIWEIGHT_C_FIRST_DAY = BIWEIGHT_C_PRIOR;
 
 /** A paired comparison: the competitor's and the consensus's median absolute log error on the same targets. */
 export interface Paired {
@@ -262,7 +262,7 @@ export interface WalkForwardResult {
  * - the calibration factors and market accuracies are learned (valuation/learning.ts `learnFrom`) from the
  *   earlier days in D_k's learning window, each day's learning taken from its run with its own chosen C and
  *   learning, exactly as the job learns from its published days;
- * - D_k is scored with both. The first day has no earlier day: it only trains (C = BIWEIGHT_C, nothing
+ * - D_k is scored with both. The first day has no earlier day: it only trains (C = BIWEIGHT_C_PRIOR, nothing
  *   learned). So no day is scored with anything chosen or fitted on itself.
  * `opts.marketAccuracy: false` learns the calibration only (the weights stay the run's own dispersions), for the
  * comparison in docs/valuation.md. Reads only; values each day once per candidate plus once scored.

@@ -12,7 +12,7 @@
  * 2. Precision weights v_i = 1 / sigma_i^2.
  * 3. Robust location: Tukey's biweight M-estimate on the log scale, started from the weighted median of
  *    ln(amount) and iterated (IRLS) with weights w_i = v_i * (1 - z_i^2)^2 for |z_i| < 1 else 0, where
- *    z_i = ln(amount_i / consensus) / (C * sigma_i) and C = BIWEIGHT_C = 2.
+ *    z_i = ln(amount_i / consensus) / (C * sigma_i) and C = BIWEIGHT_C = 1.5.
  *    A source more than C sigma away (a stale or fat-fingered quote) gets weight 0: it cannot move the
  *    consensus at all; one closer moves it by a bounded amount. When every weight is 0 (sources that
  *    all disagree beyond C sigma) the plain precision weights are used.
@@ -34,11 +34,18 @@ import { Money } from '../lib/money.js';
 import { biweight, weightedMedian, weightedQ68 } from './robust.js';
 
 /**
- * Biweight tuning constant, in units of each source's sigma. The textbook 4.685 (95 % efficiency at the
- * normal) lets a market's habitual premium pull the consensus; cross-market quotes are skewed and
- * heavy-tailed, and the backtest (docs/valuation.md: 1.5, 2, 3, 4.685 tried) favours 2.
+ * Biweight tuning constant, in units of each source's sigma, used by the daily job. The textbook 4.685 (95 %
+ * efficiency at the normal) lets a market's habitual premium pull the consensus; cross-market quotes are skewed
+ * and heavy-tailed. Chosen out of sample: the walk-forward backtest (docs/valuation.md section 8,
+ * `quotegate backtest --walk-forward`) picks among 1.5, 2, 3 and 4.685 on each day by the earlier days' errors
+ * only, and chose 1.5 on every day it could choose (2026-07-13, 14 and 16 of the bundled data).
  */
-export const BIWEIGHT_C = 2;
+export const BIWEIGHT_C = 1.5;
+/**
+ * The constant before any day was scored (the method's first guess, set before the backtest existed). The
+ * walk-forward's first day, which has no earlier day to choose from, trains with it.
+ */
+export const BIWEIGHT_C_PRIOR = 2;
 /** Markets with fully known fees needed before sources with an unknown fee are left out. */
 export const MIN_KNOWN_FEE_MARKETS = 2;
 /** Prior pseudo-sources in the uncertainty (shrinkage of the observed dispersion towards the model). */

@@ -3,6 +3,7 @@
  * for a date, and the CSCP / mid quote as /prices, the batch, GraphQL and the export publish it.
  */
 import zlib from 'node:zlib';
+import Decimal from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runValuationJob, startValuationJob } from '../../src/jobs/valuation.js';
 import { createAccount } from '../../src/services/accounts.js';
@@ -79,8 +80,9 @@ describe('valuation job', () => {
     expect(q.valuation).toMatchObject({ valuation_date: '2026-07-17', is_two_sided: true, ask_quote_count: 3, bid_quote_count: 1 });
     // Two-sided: mid = (ask + bid) / 2; the bid is BUFF163's 211 CNY after 2.5 % sale and 1 % withdraw fees.
     expect(q.valuation.bid_amount).toBe('203.6678'); // 211 x 0.96525 = 203.66775, half-even to 4 decimals
-    const mid = (Number(q.valuation.ask_amount) + Number(q.valuation.bid_amount)) / 2;
-    expect(Number(q.market_price_amount)).toBeCloseTo(mid, 4);
+    // mid = (ask + bid) / 2, half-even to 4 decimals, in decimal (a float midpoint misjudges the half)
+    const mid = new Decimal(q.valuation.ask_amount).plus(q.valuation.bid_amount).div(2).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN);
+    expect(q.market_price_amount).toBe(mid.toString());
     // Every market quote keeps valuation null; the CSCP quote sorts among them by market code.
     const all = await pricesOf(TWO);
     expect(all.map((m: { market_code: string; side: string }) => `${m.market_code}/${m.side}`)).toEqual(['BUFF163/ask', 'BUFF163/bid', 'CSCP/mid', 'CSFLOAT/ask', 'YOUPIN/ask']);
