@@ -149,6 +149,21 @@ export interface App {
   close(): Promise<void>;
 }
 
+/**
+ * Yoga's `maskedErrors.maskError` for both faces: parse, validation and input-coercion errors are the client's
+ * and pass as they are; a ServiceError keeps its code; anything else becomes `internal` (services' errors mapped
+ * by lib/errors.ts `toServiceError`, logged with the request id by useUnexpectedErrorLog).
+ */
+function maskError(error: unknown): Error {
+  const e = error as GraphQLError;
+  const original = e instanceof GraphQLError ? (e.originalError ?? e) : e;
+  if (e instanceof GraphQLError && !e.originalError) return e; // parse/validation errors
+  // graphql-js's own input errors (a variable that does not coerce) wrap another GraphQLError: the client's fault.
+  if (e instanceof GraphQLError && e.originalError instanceof GraphQLError && !(e.originalError instanceof ServiceError)) return e;
+  const mapped = toServiceError(original);
+  return toGraphQLError(mapped, e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {});
+}
+
 /** Builds the request handler. Throws when a route document does not validate against the schema. */
 export function createApp(deps: AppDeps): App {
   const { db, logger } = deps;
@@ -187,18 +202,8 @@ export function createApp(deps: AppDeps): App {
     logging: false,
     cors: false, // the server adapter's CORS plugin answers for every path (src/plugins/cors.ts)
     context: ({ request, state }) => makeContext(state, request.headers),
-    maskedErrors: {
-      maskError: (error) => {
-        const e = error as GraphQLError;
-        const original = e instanceof GraphQLError ? (e.originalError ?? e) : e;
-        if (e instanceof GraphQLError && !e.originalError) return e; // parse/validation errors
-        // graphql-js's own input errors (a variable that does not coerce) wrap another GraphQLError: the client's fault.
-        if (e instanceof GraphQLError && e.originalError instanceof GraphQLError && !(e.originalError instanceof ServiceError)) return e;
-        const mapped = toServiceError(original); // logged with its request id by useUnexpectedErrorLog
-        return toGraphQLError(mapped, e instanceof GraphQLError ? { nodes: e.nodes, path: e.path } : {});
-      },
-    },
-    plugins: [rest.plugin, useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes(), useLiveResults(), useUnexpectedErrorLog(logger)],
+    maskedErrors: { maskError },
+    plugins: [rest.plugin, useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes(), useLiveResults({ maskError }), useUnexpectedErrorLog(logger)],
   });
 
 

@@ -14,13 +14,28 @@
  *   wire format is Yoga's (graphql-sse "distinct connections": `event: next` / `data:` per result, `event:
  *   complete` at the end, a `:` comment at once and every 12 s).
  *
+ * - Per-event iterators. Every event of the default path travels one by one through a chain of async
+ *   iterators (the source, graphql-js's map to the execution, each plugin's result map, the SSE writer): at a
+ *   thousand subscribers this chain was most of the CPU (bench:live, LIVE_FACE=graphql). An SSE subscription
+ *   that started a live subscription (services/live.ts, `state.live`) is written straight from its queue: the
+ *   changes queued when the connection drains are taken at once, each answered by its shared result, and
+ *   written as one chunk. Whatever else the queue holds (a terminal error such as `slow_consumer` or
+ *   `credit_insufficient`, a published valuation) and its end still go through the whole pipeline, one event
+ *   at a time, so their answers are exactly the default path's. A change whose result has errors (not shared)
+ *   is executed for the subscription itself and its errors masked with the app's `maskError`, as Yoga's
+ *   masking would.
+ *
  * Queries, mutations and subscriptions over WebSocket keep their transports; only the shared execution applies
  * to a WebSocket subscription.
  */
-import { createSourceEventStream, execute, Kind, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
+import { createSourceEventStream, execute, Kind, visit, type DocumentNode, type GraphQLError, type ExecutionArgs, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { mapAsyncIterator } from 'graphql/execution/mapAsyncIterator.js';
 import { isAsyncIterable } from '@envelop/core';
 import type { Plugin } from 'graphql-yoga';
+import type { LiveSubscription } from '../services/live.js';
+
+/** Yoga's error masking function (`maskedErrors.maskError`): the app passes its own. */
+export type MaskError = (error: unknown, message: string, isDev?: boolean) => Error;
 
 /** Seconds between SSE keep-alive comments (as Yoga's own processor). */
 const SSE_PING_SECONDS = 12;
@@ -73,6 +88,9 @@ function shareKey(args: ExecutionArgs): string {
   return `${id}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(used.map((n) => vars[n] ?? null))}`;
 }
 
+/** The shared-execution runner of each subscription request, by the request's state (the direct SSE path reads it). */
+const runners = new WeakMap<object, (payload: unknown) => Promise<ExecutionResult>>();
+
 /**
  * Subscribe as graphql-js does (the source stream from the root field's `subscribe`), executing each event's
  * selection once per share key (see the module doc).
@@ -99,6 +117,8 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
     if (r.errors) byKey.delete(key);
     return r;
   };
+  const state = (args.contextValue as { state?: object } | undefined)?.state;
+  if (state) runners.set(state, run);
   return mapAsyncIterator(source as AsyncIterable<unknown> as AsyncGenerator<unknown, void, void>, run) as AsyncGenerator<ExecutionResult, void, void>;
 }
 
@@ -135,11 +155,31 @@ function eventText(result: ExecutionResult): string {
   return text;
 }
 
+/** Where the direct path reads a subscription's changes (see the module doc). */
+interface DirectSource {
+  live: LiveSubscription;
+  /** The shared execution of one event (sharedSubscribe's runner). */
+  run: (payload: unknown) => Promise<ExecutionResult>;
+  maskError: MaskError;
+}
+
+/** A result with its errors masked as Yoga's masking plugin would (the direct path bypasses that plugin). */
+function masked(result: ExecutionResult, maskError: MaskError): ExecutionResult {
+  if (!result.errors?.length) return result;
+  return { ...result, errors: result.errors.map((e) => maskError(e, 'Unexpected error.', false) as GraphQLError) };
+}
+
 /**
  * An SSE response for a stream of results: each pull writes every result already available (up to
- * MAX_EVENTS_PER_WRITE) as one chunk; a result not yet available is awaited by the next pull.
+ * MAX_EVENTS_PER_WRITE) as one chunk; a result not yet available is awaited by the next pull. With `direct`,
+ * the changes are read from the live subscription's queue instead (module doc); `results` then carries the
+ * other events, the end, and the cleanup when the client leaves.
  */
-function sseResponse(results: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream }): Response {
+function sseResponse(
+  results: AsyncIterable<ExecutionResult>,
+  fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream },
+  direct: DirectSource | null,
+): Response {
   const iterator = results[Symbol.asyncIterator]();
   const encoder = new TextEncoder();
   let pending: Promise<IteratorResult<ExecutionResult>> | null = null;
@@ -147,6 +187,31 @@ function sseResponse(results: AsyncIterable<ExecutionResult>, fetchAPI: { Respon
   const stop = () => {
     if (ping) clearInterval(ping);
     ping = null;
+  };
+  const complete = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
+    controller.enqueue(encoder.encode(text + 'event: complete\ndata:\n\n'));
+    stop();
+    controller.close();
+  };
+  /** The direct path's pull: queued changes at once, anything else through the pipeline. */
+  const pullDirect = async (controller: ReadableStreamDefaultController<Uint8Array>, { live, run, maskError }: DirectSource) => {
+    for (;;) {
+      const changes = live.drainChanges(MAX_EVENTS_PER_WRITE);
+      if (changes.length > 0) {
+        const answered = await Promise.all(changes.map(run));
+        let text = '';
+        for (const r of answered) text += eventText(masked(r, maskError));
+        controller.enqueue(encoder.encode(text));
+        return;
+      }
+      if (live.pending > 0 || live.isEnded) {
+        const r = await iterator.next();
+        if (r.done) return complete(controller, '');
+        controller.enqueue(encoder.encode(eventText(r.value)));
+        return;
+      }
+      await live.ready();
+    }
   };
   const stream = new fetchAPI.ReadableStream<Uint8Array>({
     start(controller) {
@@ -158,6 +223,7 @@ function sseResponse(results: AsyncIterable<ExecutionResult>, fetchAPI: { Respon
       ping.unref();
     },
     async pull(controller) {
+      if (direct) return pullDirect(controller, direct);
       let text = '';
       let count = 0;
       for (;;) {
@@ -169,13 +235,7 @@ function sseResponse(results: AsyncIterable<ExecutionResult>, fetchAPI: { Respon
           pending = next;
           break;
         }
-        if (r.done) {
-          text += 'event: complete\ndata:\n\n';
-          controller.enqueue(encoder.encode(text));
-          stop();
-          controller.close();
-          return;
-        }
+        if (r.done) return complete(controller, text);
         text += eventText(r.value);
         count += 1;
         if (count >= MAX_EVENTS_PER_WRITE) break;
@@ -193,17 +253,26 @@ function sseResponse(results: AsyncIterable<ExecutionResult>, fetchAPI: { Respon
   });
 }
 
-/** The plugin (see the module doc); mount it after Yoga's own result processors (any place in `plugins`). */
-export function useLiveResults(): Plugin {
+/**
+ * The plugin (see the module doc); mount it after Yoga's own result processors (any place in `plugins`).
+ * `maskError` is the app's `maskedErrors.maskError`, applied to the errors of changes written directly.
+ */
+export function useLiveResults(opts: { maskError: MaskError }): Plugin {
   return {
     onSubscribe({ setSubscribeFn }) {
       setSubscribeFn(sharedSubscribe as never);
     },
-    onResultProcess({ result, acceptableMediaTypes, request, setResultProcessor }) {
+    onResultProcess({ result, acceptableMediaTypes, request, setResultProcessor, serverContext }) {
       if (!isAsyncIterable(result)) return;
       if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
       acceptableMediaTypes.push('text/event-stream');
-      setResultProcessor(((r: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream }) => sseResponse(r, fetchAPI)) as never, 'text/event-stream');
+      const state = (serverContext as { state?: { live?: LiveSubscription } }).state;
+      const run = state ? runners.get(state) : undefined;
+      const direct = state?.live && run ? { live: state.live, run, maskError: opts.maskError } : null;
+      setResultProcessor(
+        ((r: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream }) => sseResponse(r, fetchAPI, direct)) as never,
+        'text/event-stream',
+      );
     },
   };
 }

@@ -89,6 +89,8 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
   private queue: LiveEvent[] = [];
   private head = 0;
   private waiter: Waiter | null = null;
+  /** A reader waiting for events without taking one (`ready()`). */
+  private readyWaiter: (() => void) | null = null;
   private ended = false;
   /** Cleanup hooks run once when the subscription ends (slot, timers, hub). */
   private readonly finals: (() => void)[] = [];
@@ -169,6 +171,11 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
   }
 
   private deliver(): void {
+    if (this.readyWaiter && (this.pending > 0 || this.ended)) {
+      const r = this.readyWaiter;
+      this.readyWaiter = null;
+      r();
+    }
     if (!this.waiter) return;
     if (this.pending > 0) {
       const w = this.waiter;
@@ -198,6 +205,24 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
     const out: LiveEvent[] = new Array(n);
     for (let i = 0; i < n; i++) out[i] = this.take();
     return out;
+  }
+
+  /**
+   * Takes up to `max` queued changes from the head of the queue, stopping before the first event of another
+   * kind (a terminal error, a published valuation), which stays queued for `next()`.
+   */
+  drainChanges(max: number): Extract<LiveEvent, { kind: 'change' }>[] {
+    const out: Extract<LiveEvent, { kind: 'change' }>[] = [];
+    while (out.length < max && this.pending > 0 && this.queue[this.head]!.kind === 'change') out.push(this.take() as Extract<LiveEvent, { kind: 'change' }>);
+    return out;
+  }
+
+  /** Resolves once an event is queued or the subscription ended (at once when either holds); takes nothing. */
+  ready(): Promise<void> {
+    if (this.pending > 0 || this.ended) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.readyWaiter = resolve;
+    });
   }
 
   next(): Promise<IteratorResult<LiveEvent>> {

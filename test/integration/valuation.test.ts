@@ -3,7 +3,7 @@
  * for a date, and the CSCP / mid quote as /prices, the batch, GraphQL and the export publish it.
  */
 import zlib from 'node:zlib';
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runValuationJob, startValuationJob } from '../../src/jobs/valuation.js';
 import { createAccount } from '../../src/services/accounts.js';
