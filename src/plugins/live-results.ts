@@ -89,7 +89,10 @@ function shareKey(args: ExecutionArgs): string {
 }
 
 /** The shared-execution runner of each subscription request, by the request's state (the direct SSE path reads it). */
-const runners = new WeakMap<object, (payload: unknown) => Promise<ExecutionResult>>();
+const runners = new WeakMap<object, { run: (payload: unknown) => Promise<ExecutionResult>; key: string }>();
+
+/** The SSE bytes of an event's shared result, by event object, then share key (the direct path: no text per write). */
+const sharedBytes = new WeakMap<object, Map<string, Buffer>>();
 
 /**
  * Subscribe as graphql-js does (the source stream from the root field's `subscribe`), executing each event's
@@ -100,25 +103,33 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
   if (!isAsyncIterable(source)) return source as ExecutionResult;
   const key = shareKey(args);
   const own = (payload: unknown) => Promise.resolve(execute({ ...args, rootValue: payload }) as ExecutionResult | Promise<ExecutionResult>);
+  // The shared execution gets only the variables the selection reads: the root field's filter arguments (a list
+  // of up to 1,000 names) would otherwise be coerced and validated again for every event. A document whose
+  // filter variables are required fails that execution; its subscriptions then execute with their own.
+  const used = variablesOfSelection(args.document, args.operationName);
+  const all = (args.variableValues ?? {}) as Record<string, unknown>;
+  const sharedArgs: ExecutionArgs = { ...args, variableValues: Object.fromEntries(used.filter((n) => n in all).map((n) => [n, all[n]])) };
+  const shared = (payload: unknown) => Promise.resolve(execute({ ...sharedArgs, rootValue: payload }) as ExecutionResult | Promise<ExecutionResult>);
   const run = async (payload: unknown): Promise<ExecutionResult> => {
     const event = typeof payload === 'object' && payload !== null ? payload : null;
     if (!event) return own(payload);
     let byKey = sharedResults.get(event);
-    const shared = byKey?.get(key);
-    if (shared) {
+    const running = byKey?.get(key);
+    if (running) {
       // The execution is shared while it runs (subscriptions receive an event at the same moment).
-      const r = await shared;
+      const r = await running;
       return r.errors ? own(payload) : r;
     }
-    const p = own(payload);
+    const p = shared(payload);
     if (!byKey) sharedResults.set(event, (byKey = new Map()));
     byKey.set(key, p);
     const r = await p;
-    if (r.errors) byKey.delete(key);
-    return r;
+    if (!r.errors) return r;
+    byKey.delete(key);
+    return own(payload);
   };
   const state = (args.contextValue as { state?: object } | undefined)?.state;
-  if (state) runners.set(state, run);
+  if (state) runners.set(state, { run, key });
   return mapAsyncIterator(source as AsyncIterable<unknown> as AsyncGenerator<unknown, void, void>, run) as AsyncGenerator<ExecutionResult, void, void>;
 }
 
@@ -158,8 +169,9 @@ function eventText(result: ExecutionResult): string {
 /** Where the direct path reads a subscription's changes (see the module doc). */
 interface DirectSource {
   live: LiveSubscription;
-  /** The shared execution of one event (sharedSubscribe's runner). */
+  /** The shared execution of one event (sharedSubscribe's runner) and the subscription's share key. */
   run: (payload: unknown) => Promise<ExecutionResult>;
+  key: string;
   maskError: MaskError;
 }
 
@@ -194,14 +206,31 @@ function sseResponse(
     controller.close();
   };
   /** The direct path's pull: queued changes at once, anything else through the pipeline. */
-  const pullDirect = async (controller: ReadableStreamDefaultController<Uint8Array>, { live, run, maskError }: DirectSource) => {
+  const pullDirect = async (controller: ReadableStreamDefaultController<Uint8Array>, { live, run, key, maskError }: DirectSource) => {
+    /** An event's bytes: the shared ones when another subscription already made them, else from its result. */
+    const answer = async (event: object): Promise<Buffer> => {
+      const r = await run(event);
+      if (r.errors?.length) return Buffer.from(eventText(masked(r, maskError)), 'utf8');
+      let byKey = sharedBytes.get(event);
+      if (!byKey) sharedBytes.set(event, (byKey = new Map()));
+      let bytes = byKey.get(key);
+      if (!bytes) byKey.set(key, (bytes = Buffer.from(eventText(r), 'utf8')));
+      return bytes;
+    };
     for (;;) {
       const changes = live.drainChanges(MAX_EVENTS_PER_WRITE);
       if (changes.length > 0) {
-        const answered = await Promise.all(changes.map(run));
-        let text = '';
-        for (const r of answered) text += eventText(masked(r, maskError));
-        controller.enqueue(encoder.encode(text));
+        const parts: (Buffer | Promise<Buffer>)[] = new Array(changes.length);
+        let waiting = false;
+        for (let i = 0; i < changes.length; i++) {
+          const ready = sharedBytes.get(changes[i]!)?.get(key);
+          if (ready) parts[i] = ready;
+          else {
+            parts[i] = answer(changes[i]!);
+            waiting = true;
+          }
+        }
+        controller.enqueue(Buffer.concat(waiting ? await Promise.all(parts) : (parts as Buffer[])));
         return;
       }
       if (live.pending > 0 || live.isEnded) {
@@ -267,8 +296,8 @@ export function useLiveResults(opts: { maskError: MaskError }): Plugin {
       if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
       acceptableMediaTypes.push('text/event-stream');
       const state = (serverContext as { state?: { live?: LiveSubscription } }).state;
-      const run = state ? runners.get(state) : undefined;
-      const direct = state?.live && run ? { live: state.live, run, maskError: opts.maskError } : null;
+      const runner = state ? runners.get(state) : undefined;
+      const direct = state?.live && runner ? { live: state.live, run: runner.run, key: runner.key, maskError: opts.maskError } : null;
       setResultProcessor(
         ((r: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream }) => sseResponse(r, fetchAPI, direct)) as never,
         'text/event-stream',
