@@ -78,6 +78,13 @@ const schema = z.object({
    * warning loses at most this much of its answered charges; README, Billing) against one statement per interval.
    */
   CREDIT_LEASE_FLUSH_MS: z.coerce.number().int().min(10).max(10_000).default(1000),
+  /**
+   * V8 old-generation cap (MiB) of `quotegate jobs run valuation`, which runs the job in a child process with
+   * `--max-old-space-size` set to it; 0 runs it in the CLI's own process, uncapped. The job's live set stays
+   * under about 200 MiB at full scale, but without a cap V8 lets the heap grow to about four times what the last
+   * full collection left (docs/valuation.md section 6).
+   */
+  VALUATION_JOB_HEAP_MB: z.coerce.number().int().min(0).max(65_536).default(320),
   /** Most live subscriptions (SSE, WebSocket, REST stream) one account may have open at once, all replicas together. */
   LIVE_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1000).default(10),
   /** Undelivered changes a live subscription may hold before it is closed as a slow consumer. */

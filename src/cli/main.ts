@@ -4,6 +4,7 @@
  * Admin commands (src/admin/commands.ts) reach a running PGlite service over its admin channel.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
@@ -279,6 +280,37 @@ function dateOption(raw: string): Date {
   }
 }
 
+/** Set in the child of `inHeapCappedChild`, so it does the work itself. */
+const HEAP_CAPPED_CHILD = 'QUOTEGATE_HEAP_CAPPED_CHILD';
+
+/**
+ * Runs this same command again in a child process with V8's old generation capped at `heapMb` MiB
+ * (`--max-old-space-size`), its output and exit code passed through; resolves with the child's exit code, or with
+ * null when this process is to do the work itself: it is that child, the cap is 0, or the process was started
+ * with a cap already (execArgv or NODE_OPTIONS). The cap cannot be set once V8 runs (`v8.setFlagsFromString`
+ * does not move it), hence a child. A heap that reaches the cap fails the child with V8's out-of-memory error
+ * (exit code 134); raise VALUATION_JOB_HEAP_MB then.
+ */
+async function inHeapCappedChild(heapMb: number): Promise<number | null> {
+  const flag = '--max-old-space-size';
+  if (heapMb === 0 || process.env[HEAP_CAPPED_CHILD] === '1') return null;
+  if (process.execArgv.some((a) => a.startsWith(flag)) || (process.env.NODE_OPTIONS ?? '').includes(flag)) return null;
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [...process.execArgv, `${flag}=${heapMb}`, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, [HEAP_CAPPED_CHILD]: '1' },
+  });
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      process.off('SIGINT', forward).off('SIGTERM', forward);
+      resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1));
+    });
+  });
+}
+
 const jobs = program.command('jobs').description('background jobs, run now');
 jobs
   .command('run')
@@ -288,6 +320,11 @@ jobs
   .description('run a job now: `valuation` computes and publishes the CSCP valuations of a date (replacing that date\'s)')
   .action(async (job: string, opts: { date?: string; json?: boolean }) => {
     if (job !== 'valuation') program.error('unknown job; jobs: valuation');
+    const code = await inHeapCappedChild(env.VALUATION_JOB_HEAP_MB);
+    if (code !== null) {
+      process.exitCode = code;
+      return;
+    }
     const outcome = await withDb(async (db) => {
       const date = opts.date ? dateOption(opts.date) : ((await latestValuableDate(db, new Date())) ?? utcDay(new Date()));
       return runValuationJob(db, date, { force: true });

@@ -16,8 +16,9 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qg-collector-cli-'));
 const pglite = path.join(dir, 'db');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const cli = async (...args: string[]) => {
-  const env: Record<string, string | undefined> = { ...process.env, PGLITE_DIR: pglite };
+const cli = async (...args: string[]) => cliWith({}, ...args);
+const cliWith = async (extra: Record<string, string>, ...args: string[]) => {
+  const env: Record<string, string | undefined> = { ...process.env, PGLITE_DIR: pglite, ...extra };
   delete env.DATABASE_URL;
   return run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: projectRoot, env });
 };
@@ -111,5 +112,14 @@ describe('quotegate jobs run valuation', () => {
     const rows = await inDb((db) => db.query<{ valuation_date: string }>(`SELECT valuation_date::text AS valuation_date FROM valuation`));
     expect(rows).toEqual([{ valuation_date: '2026-07-17' }, { valuation_date: '2026-07-17' }]);
     await expect(cli('jobs', 'run', 'valuation', '--date', '2026-02-30')).rejects.toMatchObject({ code: 1 });
+  });
+
+  it('runs the job under the VALUATION_JOB_HEAP_MB cap: one too small for the job fails it with V8\'s out-of-memory error', async () => {
+    const failed = (await cliWith({ VALUATION_JOB_HEAP_MB: '8' }, 'jobs', 'run', 'valuation', '--date', '2026-07-17').catch((e) => e)) as { code: number; stderr: string };
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toMatch(/heap out of memory|heap limit/i);
+    // 0: in the CLI's own process, uncapped
+    const { stdout } = await cliWith({ VALUATION_JOB_HEAP_MB: '0' }, 'jobs', 'run', 'valuation', '--date', '2026-07-17', '--json');
+    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toMatchObject({ date: '2026-07-17', items: 2 });
   });
 });

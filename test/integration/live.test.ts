@@ -136,6 +136,27 @@ describe('quoteChanged over SSE', () => {
     expect(first(eur).quoteJson).toEqual(first(usd).quoteJson);
     for (const s of [usd, eur, usd2]) s.abort();
   });
+
+  it('delivers without errors when the filter variables are required (the shared execution, which leaves them out, fails: each runs its own)', async () => {
+    const doc = `subscription R($names: [String!]!, $markets: [String!]!) {
+      quoteChanged(marketHashNames: $names, markets: $markets) { marketHashName marketCode quoteJson }
+    }`;
+    const other = await createAccount(t.db, { credits: 1000n });
+    const E = 'Glock-18 | Live (Factory New)';
+    await ingestBatch(t.db.prisma, [obs(E, { price: '7', observedAt: at(0) })]);
+    const open = (key: string) => openStream(`${server.url}/graphql`, { headers: { Authorization: `Bearer ${key}` }, body: { query: doc, variables: { names: [E], markets: ['BUFF163'] } } });
+    const [one, two] = [await open(t.key), await open(other.key)];
+    await new Promise((r) => setTimeout(r, 100));
+    await ingestBatch(t.db.prisma, [obs(E, { price: '7.25', observedAt: at(1) })]);
+    await Promise.all([one.waitFor(1), two.waitFor(1)]);
+    for (const s of [one, two]) {
+      const [n] = nexts(s);
+      expect(n!.errors).toBeUndefined();
+      expect(n!.data!.quoteChanged).toMatchObject({ marketHashName: E, marketCode: 'BUFF163' });
+      expect(n!.data!.quoteChanged.quoteJson.market_price_amount).toBe('7.25');
+      s.abort();
+    }
+  });
 });
 
 describe('the per-account cap and billing', () => {
