@@ -9,7 +9,7 @@
  * window is used (precedence among providers: listed, then latest day, then direct, then latest
  * confirmation); a delisted close or one without a price does not contribute. A close's age is
  * measured from its confirmation to D 00:00 UTC, so recomputing an old date gives the same answer.
- * Published: amounts in CNY (4 decimals), `computed_at` = computation time (the quote's changed_at and
+ * Published: amounts in CNY (6 decimals, AMOUNT_DP), `computed_at` = computation time (the quote's changed_at and
  * fresh_at), valuation_date = D. Retention: every valuation (the CSCP history series); closes of the 10 newest
  * days, older ones once compacted into the price history (src/services/history.ts).
  */

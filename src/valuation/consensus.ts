@@ -17,7 +17,7 @@
  *    consensus at all; one closer moves it by a bounded amount. When every weight is 0 (sources that
  *    all disagree beyond C sigma) the plain precision weights are used.
  *    The consensus amount is the weighted mean of the decimal amounts with the final weights (rounded
- *    to 6 significant digits), sum(w_i * amount_i) / sum(w_i), rounded half-even to 4 decimals, so it
+ *    to 6 significant digits), sum(w_i * amount_i) / sum(w_i), rounded half-even to 6 decimals, so it
  *    is reproducible by hand from the amounts and weights.
  * 4. Uncertainty (log scale, "plausible values": the spread of market prices around the consensus),
  *    over the n used sources (an outlier included: its quote is a plausible value too), residuals
@@ -50,8 +50,12 @@ export const BIWEIGHT_C_PRIOR = 2;
 export const MIN_KNOWN_FEE_MARKETS = 2;
 /** Prior pseudo-sources in the uncertainty (shrinkage of the observed dispersion towards the model). */
 export const NU0 = 3;
-/** Decimal places of published amounts (CNY). */
-export const AMOUNT_DP = 4;
+/**
+ * Decimal places of published amounts (CNY). 6, not 4 (before 2026-11-25): at 4 the rounding alone (up to
+ * 0.00005 CNY, 0.1 % of a 0.05 CNY item) made a one-market side's consensus score worse than that market's own
+ * previous close in the backtest (docs/valuation.md section 8).
+ */
+export const AMOUNT_DP = 6;
 
 /** One source of a side, on the common scale. */
 export interface Source {

@@ -9,7 +9,7 @@
  * - each source is put on the common scale with its fee path (fee-path.ts) and gets
  *   sigma^2 = sigma_market^2 + tau^2 * age_days + allowance^2 (model dispersion of its market and side,
  *   drift since its close, unknown-fee allowance), all on the log scale;
- * - two-sided (both sides have a consensus): mid = (ask + bid) / 2, rounded half-even to 4 decimals;
+ * - two-sided (both sides have a consensus): mid = (ask + bid) / 2, rounded half-even to 6 decimals;
  *   uncertainty u = sqrt((n_ask u_ask^2 + n_bid u_bid^2) / (n_ask + n_bid)), the pooled spread of
  *   every contributing source around its side's consensus;
  * - one-sided (no usable bid): mid = ask x e^(-h) with h the typical half-spread of comparable items

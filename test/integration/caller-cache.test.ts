@@ -34,17 +34,24 @@ async function statementsOf(x: TestApp, key: string): Promise<number> {
   return x.db.queryCount() - before;
 }
 
+/**
+ * The fewest statements of three requests of `key`: a statement of the app's own background work (the lease
+ * sweep, the change listener reconnecting) can land in one request's window, never in all three; a key lookup
+ * on every request would show in each.
+ */
+async function fewestStatementsOf(x: TestApp, key: string): Promise<number> {
+  return Math.min(await statementsOf(x, key), await statementsOf(x, key), await statementsOf(x, key));
+}
+
 describe('the caller is looked up once, then reused', () => {
   it('the second request of a key sends one statement fewer (no key lookup); without the cache it does not', async () => {
     const a = await createAccount(t.db, { credits: 100n });
     await statementsOf(t, a.key);
     // The quote comes from the quote cache; what is left is the charge (a small balance: one statement each).
-    expect(await statementsOf(t, a.key)).toBe(1);
+    expect(await fewestStatementsOf(t, a.key)).toBe(1);
     const b = await createAccount(uncached.db, { credits: 100n });
     await statementsOf(uncached, b.key); // the quote is cached from here on
-    const u1 = await statementsOf(uncached, b.key);
-    expect(u1).toBe(2); // the key lookup and the charge
-    expect(await statementsOf(uncached, b.key)).toBe(u1);
+    expect(await fewestStatementsOf(uncached, b.key)).toBe(2); // the key lookup and the charge, on every request
   });
 
   it('the balance shown stays exact across cached requests', async () => {

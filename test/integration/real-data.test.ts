@@ -122,17 +122,17 @@ describe('CSCP valuation on the bundled real data (docs/valuation.md)', () => {
     const name = 'AK-47 | Redline (Field-Tested)';
     // docs/valuation.md section 7, by hand: the method before anything is learned.
     const raw = (await computeValuations(db, parseDate('2026-07-17'), { explain: [name], learned: NOTHING_LEARNED })).explained[0]!.valuation!;
-    expect(valuationJson(raw)).toMatchObject({ mid: '200.5687', ask_amount: '209.8345', bid_amount: '191.3029', uncertainty: 0.099671, ask_uncertainty: 0.095452, bid_uncertainty: 0.118534 });
+    expect(valuationJson(raw)).toMatchObject({ mid: '200.568696', ask_amount: '209.834494', bid_amount: '191.302898', uncertainty: 0.099671, ask_uncertainty: 0.095452, bid_uncertainty: 0.118534 });
     // Published: the same sources, weighed with the markets' measured accuracy and calibrated (section 7, last step).
     const [q] = (await prices(name)).markets;
-    expect(q).toMatchObject({ market_code: 'CSCP', side: 'mid', market_currency_code: 'CNY', market_price_amount: '201.7448', quantity: null });
+    expect(q).toMatchObject({ market_code: 'CSCP', side: 'mid', market_currency_code: 'CNY', market_price_amount: '201.744812', quantity: null });
     expect(q.valuation).toEqual({
       valuation_date: '2026-07-17',
-      credibility: Math.exp(-0.083048),
-      uncertainty: 0.083048,
+      credibility: Math.exp(-0.083063),
+      uncertainty: 0.083063,
       is_two_sided: true,
-      ask_amount: '212.1867',
-      bid_amount: '191.3029',
+      ask_amount: '212.186726',
+      bid_amount: '191.302898',
       ask_quote_count: 5,
       bid_quote_count: 1,
     });

@@ -79,9 +79,9 @@ describe('valuation job', () => {
     expectKeys(q.valuation, VALUATION_KEYS);
     expect(q.valuation).toMatchObject({ valuation_date: '2026-07-17', is_two_sided: true, ask_quote_count: 3, bid_quote_count: 1 });
     // Two-sided: mid = (ask + bid) / 2; the bid is BUFF163's 211 CNY after 2.5 % sale and 1 % withdraw fees.
-    expect(q.valuation.bid_amount).toBe('203.6678'); // 211 x 0.96525 = 203.66775, half-even to 4 decimals
-    // mid = (ask + bid) / 2, half-even to 4 decimals, in decimal (a float midpoint misjudges the half)
-    const mid = new Decimal(q.valuation.ask_amount).plus(q.valuation.bid_amount).div(2).toDecimalPlaces(4, Decimal.ROUND_HALF_EVEN);
+    expect(q.valuation.bid_amount).toBe('203.66775'); // 211 x 0.96525 = 203.66775 (one source: its cash amount, 6 decimals)
+    // mid = (ask + bid) / 2, half-even to 6 decimals, in decimal (a float midpoint misjudges the half)
+    const mid = new Decimal(q.valuation.ask_amount).plus(q.valuation.bid_amount).div(2).toDecimalPlaces(6, Decimal.ROUND_HALF_EVEN);
     expect(q.market_price_amount).toBe(mid.toString());
     // Every market quote keeps valuation null; the CSCP quote sorts among them by market code.
     const all = await pricesOf(TWO);

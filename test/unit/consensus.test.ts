@@ -1,7 +1,7 @@
 /** The consensus, the item valuation and the half-spread rules, on small hand-made inputs. */
 import { describe, expect, it } from 'vitest';
 import { Money } from '../../src/lib/money.js';
-import { consensus, type Source } from '../../src/valuation/consensus.js';
+import { AMOUNT_DP, consensus, type Source } from '../../src/valuation/consensus.js';
 import { askPath, bidPath, type MarketFees } from '../../src/valuation/fee-path.js';
 import { HalfSpreadTable, itemType, MIN_GROUP, priceBand } from '../../src/valuation/half-spread.js';
 import { oneSided, twoSided, valueSides, type CloseQuote, type ValuationModel } from '../../src/valuation/item.js';
@@ -14,7 +14,7 @@ describe('weighted robust consensus', () => {
     const c = consensus([src('A', '100'), src('B', '102'), src('C', '98')])!;
     expect(c.count).toBe(3);
     const byHand = c.outcomes.reduce((s, o) => s.plus(o.source.amount.times(o.weight)), m(0)).div(c.outcomes.reduce((s, o) => s.plus(o.weight), m(0)));
-    expect(c.amount.toFixed()).toBe(byHand.toDecimalPlaces(4).toFixed());
+    expect(c.amount.toFixed()).toBe(byHand.toDecimalPlaces(AMOUNT_DP).toFixed());
     expect(c.amount.toNumber()).toBeCloseTo(100, 0);
   });
 
@@ -71,8 +71,8 @@ describe('item valuation', () => {
     const v = twoSided(sides);
     expect(v).toMatchObject({ isTwoSided: true, askQuoteCount: 2, bidQuoteCount: 1 });
     expect(v.askAmount.toFixed()).toBe('100'); // 98 / 0.98 (unknown deposit)
-    expect(v.bidAmount!.toFixed()).toBe('85.6781'); // 95 x 0.925 x 0.975, 4 decimals
-    expect(v.mid.toFixed()).toBe(v.askAmount.plus(v.bidAmount!).div(2).toDecimalPlaces(4).toFixed());
+    expect(v.bidAmount!.toFixed()).toBe('85.678125'); // 95 x 0.925 x 0.975 (6 decimals: exact)
+    expect(v.mid.toFixed()).toBe(v.askAmount.plus(v.bidAmount!).div(2).toDecimalPlaces(AMOUNT_DP).toFixed());
   });
 
   it('one-sided: the ask less the typical half-spread of comparable items; no bid amount, no bid count', () => {
@@ -80,7 +80,7 @@ describe('item valuation', () => {
     expect(sides.bid).toBeNull();
     const v = oneSided(sides.ask, { h: 0.05, s: 0.03, group: 'type+band', n: 40 });
     expect(v).toMatchObject({ isTwoSided: false, bidAmount: null, askQuoteCount: 1, bidQuoteCount: 0 });
-    expect(v.mid.toFixed()).toBe(m('100').times(m(Math.exp(-0.05)).toSignificantDigits(6)).toDecimalPlaces(4).toFixed());
+    expect(v.mid.toFixed()).toBe(m('100').times(m(Math.exp(-0.05)).toSignificantDigits(6)).toDecimalPlaces(AMOUNT_DP).toFixed());
     expect(v.uncertainty).toBeCloseTo(Math.round(Math.hypot(sides.ask.uncertainty, 0.03) * 1e6) / 1e6, 12);
   });
 
