@@ -89,10 +89,7 @@ function shareKey(args: ExecutionArgs): string {
 }
 
 /** The shared-execution runner of each subscription request, by the request's state (the direct SSE path reads it). */
-const runners = new WeakMap<object, { run: (payload: unknown) => Promise<ExecutionResult>; key: string }>();
-
-/** The SSE bytes of an event's shared result, by event object, then share key (the direct path: no text per write). */
-const sharedBytes = new WeakMap<object, Map<string, Buffer>>();
+const runners = new WeakMap<object, (payload: unknown) => Promise<ExecutionResult>>();
 
 /**
  * Subscribe as graphql-js does (the source stream from the root field's `subscribe`), executing each event's
@@ -129,7 +126,7 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
     return own(payload);
   };
   const state = (args.contextValue as { state?: object } | undefined)?.state;
-  if (state) runners.set(state, { run, key });
+  if (state) runners.set(state, run);
   return mapAsyncIterator(source as AsyncIterable<unknown> as AsyncGenerator<unknown, void, void>, run) as AsyncGenerator<ExecutionResult, void, void>;
 }
 
@@ -169,9 +166,8 @@ function eventText(result: ExecutionResult): string {
 /** Where the direct path reads a subscription's changes (see the module doc). */
 interface DirectSource {
   live: LiveSubscription;
-  /** The shared execution of one event (sharedSubscribe's runner) and the subscription's share key. */
+  /** The shared execution of one event (sharedSubscribe's runner). */
   run: (payload: unknown) => Promise<ExecutionResult>;
-  key: string;
   maskError: MaskError;
 }
 
@@ -206,31 +202,14 @@ function sseResponse(
     controller.close();
   };
   /** The direct path's pull: queued changes at once, anything else through the pipeline. */
-  const pullDirect = async (controller: ReadableStreamDefaultController<Uint8Array>, { live, run, key, maskError }: DirectSource) => {
-    /** An event's bytes: the shared ones when another subscription already made them, else from its result. */
-    const answer = async (event: object): Promise<Buffer> => {
-      const r = await run(event);
-      if (r.errors?.length) return Buffer.from(eventText(masked(r, maskError)), 'utf8');
-      let byKey = sharedBytes.get(event);
-      if (!byKey) sharedBytes.set(event, (byKey = new Map()));
-      let bytes = byKey.get(key);
-      if (!bytes) byKey.set(key, (bytes = Buffer.from(eventText(r), 'utf8')));
-      return bytes;
-    };
+  const pullDirect = async (controller: ReadableStreamDefaultController<Uint8Array>, { live, run, maskError }: DirectSource) => {
     for (;;) {
       const changes = live.drainChanges(MAX_EVENTS_PER_WRITE);
       if (changes.length > 0) {
-        const parts: (Buffer | Promise<Buffer>)[] = new Array(changes.length);
-        let waiting = false;
-        for (let i = 0; i < changes.length; i++) {
-          const ready = sharedBytes.get(changes[i]!)?.get(key);
-          if (ready) parts[i] = ready;
-          else {
-            parts[i] = answer(changes[i]!);
-            waiting = true;
-          }
-        }
-        controller.enqueue(Buffer.concat(waiting ? await Promise.all(parts) : (parts as Buffer[])));
+        // Shared results are shared objects, so their texts are made once (eventText).
+        let text = '';
+        for (const r of await Promise.all(changes.map(run))) text += eventText(masked(r, maskError));
+        controller.enqueue(encoder.encode(text));
         return;
       }
       if (live.pending > 0 || live.isEnded) {
@@ -296,8 +275,8 @@ export function useLiveResults(opts: { maskError: MaskError }): Plugin {
       if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
       acceptableMediaTypes.push('text/event-stream');
       const state = (serverContext as { state?: { live?: LiveSubscription } }).state;
-      const runner = state ? runners.get(state) : undefined;
-      const direct = state?.live && runner ? { live: state.live, run: runner.run, key: runner.key, maskError: opts.maskError } : null;
+      const run = state ? runners.get(state) : undefined;
+      const direct = state?.live && run ? { live: state.live, run, maskError: opts.maskError } : null;
       setResultProcessor(
         ((r: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream }) => sseResponse(r, fetchAPI, direct)) as never,
         'text/event-stream',
