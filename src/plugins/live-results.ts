@@ -30,6 +30,8 @@
  */
 import { createSourceEventStream, execute, Kind, visit, type DocumentNode, type GraphQLError, type ExecutionArgs, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { mapAsyncIterator } from 'graphql/execution/mapAsyncIterator.js';
+import { Readable } from 'node:stream';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { isAsyncIterable } from '@envelop/core';
 import type { Plugin } from 'graphql-yoga';
 import type { LiveSubscription } from '../services/live.js';
@@ -75,8 +77,20 @@ function variablesOfSelection(document: DocumentNode, operationName: string | nu
   return list;
 }
 
-/** Shared results by event object, then by document+operation+selection variables. */
-const sharedResults = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
+/**
+ * A shared execution of one event: `settled` resolves once it ran; then `bytes` holds its SSE bytes when it
+ * had no errors (what the direct path writes without awaiting), or `failed` is set (each subscription then
+ * executes the event itself).
+ */
+interface Shared {
+  running: Promise<ExecutionResult>;
+  settled: Promise<void>;
+  bytes?: Buffer;
+  failed?: boolean;
+}
+
+/** Shared executions by event object, then by document+operation+selection variables. */
+const sharedResults = new WeakMap<object, Map<string, Shared>>();
 const documentIds = new WeakMap<DocumentNode, number>();
 let nextDocumentId = 1;
 
@@ -88,12 +102,40 @@ function shareKey(args: ExecutionArgs): string {
   return `${id}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(used.map((n) => vars[n] ?? null))}`;
 }
 
+/**
+ * The subscription's selection compiled by graphql-jit (as the REST route documents are), by document and
+ * operation name, made on the first shared execution; null when it does not compile (graphql-js's execute then
+ * runs it). graphql-jit's `query` of a subscription operation executes the selection on one event (the root value).
+ */
+const compiledSelections = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
+
+function compiledSelection(args: ExecutionArgs): CompiledQuery | null {
+  let byName = compiledSelections.get(args.document);
+  if (!byName) compiledSelections.set(args.document, (byName = new Map()));
+  const key = args.operationName ?? '';
+  let compiled = byName.get(key);
+  if (compiled === undefined) {
+    const c = compileQuery(args.schema, args.document, args.operationName ?? undefined);
+    compiled = isCompiledQuery(c) ? c : null;
+    byName.set(key, compiled);
+  }
+  return compiled;
+}
+
+/** What the direct SSE path needs of a subscription's shared execution (sharedSubscribe's runner). */
+interface Runner {
+  /** The event's result: the shared one when it has no errors, else the subscription's own execution. */
+  run(payload: unknown): Promise<ExecutionResult>;
+  /** The event's shared execution (running, done or failed), started if there is none (null for an event that is not an object). */
+  shared(payload: unknown): Shared | null;
+}
+
 /** The shared-execution runner of each subscription request, by the request's state (the direct SSE path reads it). */
-const runners = new WeakMap<object, (payload: unknown) => Promise<ExecutionResult>>();
+const runners = new WeakMap<object, Runner>();
 
 /**
  * Subscribe as graphql-js does (the source stream from the root field's `subscribe`), executing each event's
- * selection once per share key (see the module doc).
+ * selection once per share key (see the module doc), compiled by graphql-jit where it compiles.
  */
 async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<ExecutionResult, void, void> | ExecutionResult> {
   const source = await createSourceEventStream(args);
@@ -105,33 +147,49 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
   // filter variables are required fails that execution; its subscriptions then execute with their own.
   const used = variablesOfSelection(args.document, args.operationName);
   const all = (args.variableValues ?? {}) as Record<string, unknown>;
-  const sharedArgs: ExecutionArgs = { ...args, variableValues: Object.fromEntries(used.filter((n) => n in all).map((n) => [n, all[n]])) };
-  const shared = (payload: unknown) => Promise.resolve(execute({ ...sharedArgs, rootValue: payload }) as ExecutionResult | Promise<ExecutionResult>);
+  const sharedVariables = Object.fromEntries(used.filter((n) => n in all).map((n) => [n, all[n]]));
+  const sharedArgs: ExecutionArgs = { ...args, variableValues: sharedVariables };
+  const shared = (payload: unknown): Promise<ExecutionResult> => {
+    const compiled = compiledSelection(args);
+    return Promise.resolve(
+      (compiled ? compiled.query(payload, args.contextValue, sharedVariables) : execute({ ...sharedArgs, rootValue: payload })) as ExecutionResult | Promise<ExecutionResult>,
+    );
+  };
+  /** The event's shared execution: the running or finished one, else started now. */
+  const sharedOf = (payload: unknown): Shared | null => {
+    if (typeof payload !== 'object' || payload === null) return null;
+    let byKey = sharedResults.get(payload);
+    const found = byKey?.get(key);
+    if (found) return found;
+    const running = shared(payload);
+    const entry: Shared = {
+      running,
+      settled: running.then(
+        (r) => {
+          if (r.errors) entry.failed = true;
+          else entry.bytes = eventBytes(r);
+        },
+        () => void (entry.failed = true),
+      ),
+    };
+    if (!byKey) sharedResults.set(payload, (byKey = new Map()));
+    byKey.set(key, entry);
+    return entry;
+  };
   const run = async (payload: unknown): Promise<ExecutionResult> => {
-    const event = typeof payload === 'object' && payload !== null ? payload : null;
-    if (!event) return own(payload);
-    let byKey = sharedResults.get(event);
-    const running = byKey?.get(key);
-    if (running) {
-      // The execution is shared while it runs (subscriptions receive an event at the same moment).
-      const r = await running;
-      return r.errors ? own(payload) : r;
-    }
-    const p = shared(payload);
-    if (!byKey) sharedResults.set(event, (byKey = new Map()));
-    byKey.set(key, p);
-    const r = await p;
-    if (!r.errors) return r;
-    byKey.delete(key);
-    return own(payload);
+    const entry = sharedOf(payload);
+    if (!entry) return own(payload);
+    // The execution is shared while it runs (subscriptions receive an event at the same moment).
+    await entry.settled;
+    return entry.failed ? own(payload) : entry.running;
   };
   const state = (args.contextValue as { state?: object } | undefined)?.state;
-  if (state) runners.set(state, run);
+  if (state) runners.set(state, { run, shared: sharedOf });
   return mapAsyncIterator(source as AsyncIterable<unknown> as AsyncGenerator<unknown, void, void>, run) as AsyncGenerator<ExecutionResult, void, void>;
 }
 
-/** The SSE text of one result, made once per result object (shared results are shared texts). */
-const resultTexts = new WeakMap<object, string>();
+/** The SSE bytes of one result, made once per result object (shared results are shared bytes). */
+const resultBytes = new WeakMap<object, Buffer>();
 
 /** A result as Yoga serializes it: errors' and the result's internal `http` (and `unexpected`) extensions left out. */
 function withoutInternals(result: ExecutionResult): unknown {
@@ -154,20 +212,19 @@ function withoutInternals(result: ExecutionResult): unknown {
   return out;
 }
 
-function eventText(result: ExecutionResult): string {
-  let text = resultTexts.get(result);
-  if (text === undefined) {
-    text = `event: next\ndata: ${JSON.stringify(withoutInternals(result))}\n\n`;
-    resultTexts.set(result, text);
+function eventBytes(result: ExecutionResult): Buffer {
+  let bytes = resultBytes.get(result);
+  if (bytes === undefined) {
+    bytes = Buffer.from(`event: next\ndata: ${JSON.stringify(withoutInternals(result))}\n\n`, 'utf8');
+    resultBytes.set(result, bytes);
   }
-  return text;
+  return bytes;
 }
 
 /** Where the direct path reads a subscription's changes (see the module doc). */
 interface DirectSource {
   live: LiveSubscription;
-  /** The shared execution of one event (sharedSubscribe's runner). */
-  run: (payload: unknown) => Promise<ExecutionResult>;
+  runner: Runner;
   maskError: MaskError;
 }
 
@@ -177,11 +234,38 @@ function masked(result: ExecutionResult, maskError: MaskError): ExecutionResult 
   return { ...result, errors: result.errors.map((e) => maskError(e, 'Unexpected error.', false) as GraphQLError) };
 }
 
+const PING = Buffer.from(':\n\n');
+const COMPLETE = Buffer.from('event: complete\ndata:\n\n');
+
 /**
- * An SSE response for a stream of results: each pull writes every result already available (up to
- * MAX_EVENTS_PER_WRITE) as one chunk; a result not yet available is awaited by the next pull. With `direct`,
- * the changes are read from the live subscription's queue instead (module doc); `results` then carries the
- * other events, the end, and the cleanup when the client leaves.
+ * The bytes of the changes taken from a live subscription's queue: the shared bytes of each; the executions
+ * still running are awaited together (one wait per drain, not per event); an event whose shared execution
+ * failed is executed for this subscription and its errors masked.
+ */
+async function changesBytes(changes: unknown[], { runner, maskError }: DirectSource): Promise<Buffer> {
+  const parts: Buffer[] = new Array(changes.length);
+  const entries: (Shared | null)[] = new Array(changes.length);
+  let running: Set<Promise<void>> | null = null;
+  for (let i = 0; i < changes.length; i++) {
+    const entry = (entries[i] = runner.shared(changes[i]));
+    if (entry?.bytes) parts[i] = entry.bytes;
+    else if (entry && !entry.failed) (running ??= new Set()).add(entry.settled);
+  }
+  if (running) await Promise.all(running);
+  for (let i = 0; i < changes.length; i++) {
+    if (parts[i]) continue;
+    const bytes = entries[i]?.bytes;
+    parts[i] = bytes ?? eventBytes(masked(await runner.run(changes[i]), maskError));
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+}
+
+/**
+ * An SSE response for a stream of results. Its body is a node:http-ready Readable (the server adapter pipes
+ * it to the socket; no web stream between): each time it wants data it takes every result already available
+ * (up to MAX_EVENTS_PER_WRITE) as one chunk; a result not yet available is awaited. With `direct`, the changes
+ * are read from the live subscription's queue instead (module doc); `results` then carries the other events,
+ * the end, and the cleanup when the client leaves (the body destroyed).
  */
 function sseResponse(
   results: AsyncIterable<ExecutionResult>,
@@ -189,73 +273,83 @@ function sseResponse(
   direct: DirectSource | null,
 ): Response {
   const iterator = results[Symbol.asyncIterator]();
-  const encoder = new TextEncoder();
   let pending: Promise<IteratorResult<ExecutionResult>> | null = null;
   let ping: NodeJS.Timeout | null = null;
+  let finished = false;
+  let pulling = false;
+  let wanted = false;
   const stop = () => {
+    finished = true;
     if (ping) clearInterval(ping);
     ping = null;
   };
-  const complete = (controller: ReadableStreamDefaultController<Uint8Array>, text: string) => {
-    controller.enqueue(encoder.encode(text + 'event: complete\ndata:\n\n'));
-    stop();
-    controller.close();
-  };
-  /** The direct path's pull: queued changes at once, anything else through the pipeline. */
-  const pullDirect = async (controller: ReadableStreamDefaultController<Uint8Array>, { live, run, maskError }: DirectSource) => {
+  /** The next chunk, and whether the stream ends after it. */
+  const nextDirect = async ({ live, ...rest }: DirectSource): Promise<[Buffer, boolean]> => {
     for (;;) {
       const changes = live.drainChanges(MAX_EVENTS_PER_WRITE);
-      if (changes.length > 0) {
-        // Shared results are shared objects, so their texts are made once (eventText).
-        let text = '';
-        for (const r of await Promise.all(changes.map(run))) text += eventText(masked(r, maskError));
-        controller.enqueue(encoder.encode(text));
-        return;
-      }
+      if (changes.length > 0) return [await changesBytes(changes, { live, ...rest }), false];
       if (live.pending > 0 || live.isEnded) {
         const r = await iterator.next();
-        if (r.done) return complete(controller, '');
-        controller.enqueue(encoder.encode(eventText(r.value)));
-        return;
+        return r.done ? [COMPLETE, true] : [eventBytes(r.value), false];
       }
       await live.ready();
     }
   };
-  const stream = new fetchAPI.ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(encoder.encode(':\n\n'));
-      ping = setInterval(() => {
-        if (controller.desiredSize === null) return stop();
-        if (controller.desiredSize > 0) controller.enqueue(encoder.encode(':\n\n'));
-      }, SSE_PING_SECONDS * 1000);
-      ping.unref();
-    },
-    async pull(controller) {
-      if (direct) return pullDirect(controller, direct);
-      let text = '';
-      let count = 0;
-      for (;;) {
-        const next = pending ?? iterator.next();
-        pending = null;
-        // The first result is awaited; after it, only results that are ready by the next turn of the loop.
-        const r = count === 0 ? await next : await Promise.race([next, new Promise<null>((resolve) => setImmediate(() => resolve(null)))]);
-        if (r === null) {
-          pending = next;
-          break;
-        }
-        if (r.done) return complete(controller, text);
-        text += eventText(r.value);
-        count += 1;
-        if (count >= MAX_EVENTS_PER_WRITE) break;
+  const nextResults = async (): Promise<[Buffer, boolean]> => {
+    const parts: Buffer[] = [];
+    for (;;) {
+      const next = pending ?? iterator.next();
+      pending = null;
+      // The first result is awaited; after it, only results that are ready by the next turn of the loop.
+      const r = parts.length === 0 ? await next : await Promise.race([next, new Promise<null>((resolve) => setImmediate(() => resolve(null)))]);
+      if (r === null) {
+        pending = next;
+        break;
       }
-      controller.enqueue(encoder.encode(text));
+      if (r.done) return [Buffer.concat([...parts, COMPLETE]), true];
+      parts.push(eventBytes(r.value));
+      if (parts.length >= MAX_EVENTS_PER_WRITE) break;
+    }
+    return [parts.length === 1 ? parts[0]! : Buffer.concat(parts), false];
+  };
+  /** Produces chunks while the body wants them (its buffer below the high-water mark); one loop at a time. */
+  const pump = async () => {
+    pulling = true;
+    try {
+      while (wanted && !finished) {
+        wanted = false;
+        const [chunk, end] = direct ? await nextDirect(direct) : await nextResults();
+        if (finished) break;
+        wanted = body.push(chunk);
+        if (end) {
+          stop();
+          body.push(null);
+        }
+      }
+    } catch (error) {
+      body.destroy(error as Error);
+    } finally {
+      pulling = false;
+    }
+  };
+  const body = new Readable({
+    read() {
+      wanted = true;
+      if (!pulling) void pump();
     },
-    async cancel() {
+    destroy(error, callback) {
+      // The client left (the adapter destroys the body when the response closes) or the stream failed.
       stop();
-      await iterator.return?.();
+      Promise.resolve(iterator.return?.()).catch(() => undefined);
+      callback(error);
     },
   });
-  return new fetchAPI.Response(stream, {
+  body.push(PING);
+  ping = setInterval(() => {
+    if (!finished && body.readableLength === 0) body.push(PING);
+  }, SSE_PING_SECONDS * 1000);
+  ping.unref();
+  return new fetchAPI.Response(new fetchAPI.ReadableStream(body as never), {
     status: 200,
     headers: { 'Content-Type': 'text/event-stream', Connection: 'keep-alive', 'Cache-Control': 'no-cache', 'Content-Encoding': 'none' },
   });
@@ -275,8 +369,8 @@ export function useLiveResults(opts: { maskError: MaskError }): Plugin {
       if (!(request.headers.get('accept') ?? '').includes('text/event-stream')) return;
       acceptableMediaTypes.push('text/event-stream');
       const state = (serverContext as { state?: { live?: LiveSubscription } }).state;
-      const run = state ? runners.get(state) : undefined;
-      const direct = state?.live && run ? { live: state.live, run, maskError: opts.maskError } : null;
+      const runner = state ? runners.get(state) : undefined;
+      const direct = state?.live && runner ? { live: state.live, runner, maskError: opts.maskError } : null;
       setResultProcessor(
         ((r: AsyncIterable<ExecutionResult>, fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream }) => sseResponse(r, fetchAPI, direct)) as never,
         'text/event-stream',
