@@ -43,6 +43,13 @@ const SUBSCRIPTION = `subscription Live($names: [String!]) { quoteChanged(market
   quote { marketCode providerCode side marketCurrencyCode marketPriceAmount quantity isQuantityMinimum isAllItemsSamePrice changedAt observedAt delistedAt freshAt } } }`;
 const METRICS_TOKEN = 'live-bench-metrics-token-0123456789';
 
+/** The server's node flags for LIVE_PROFILE (see where the server starts). */
+function profileFlags(kind: string | undefined): string[] {
+  const dir = path.join(projectRoot, 'bench', 'results');
+  if (!kind) return [];
+  return kind === 'heap' ? ['--heap-prof', `--heap-prof-dir=${dir}`] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
 const name = (i: number) => `Live bench item ${String(i).padStart(5, '0')}`;
 const observation = (i: number, side: 'ask' | 'bid', price: string, at: Date): QuoteObservation => ({
   appId: '730',
@@ -87,9 +94,10 @@ const server = await startServerProcess({
   VALUATION_JOB: 'off',
   EXPORT_INTERVAL_SECONDS: '0',
   STATUS_PROBE_INTERVAL_SECONDS: '0',
-  // LIVE_PROFILE=1: a CPU profile of the server (node --cpu-prof) in bench/results, for bench/profile-summary.ts.
+  // LIVE_PROFILE=1: a CPU profile of the server (node --cpu-prof) in bench/results, for bench/profile-summary.ts;
+  // LIVE_PROFILE=heap: a sampling allocation profile instead (node --heap-prof, the whole run).
   // The inspector on a free loopback port: the memory figures are read right after a full collection.
-}, ['--inspect=127.0.0.1:0', ...(process.env.LIVE_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(projectRoot, 'bench', 'results')}`] : [])]);
+}, ['--inspect=127.0.0.1:0', ...profileFlags(process.env.LIVE_PROFILE)]);
 // A run that fails half-way must not leave the server behind (the signal is sent at once, synchronously).
 process.once('exit', () => void server.kill('SIGKILL'));
 const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];

@@ -4,15 +4,17 @@
  * subscribers x events, and this plugin makes both grow with events instead:
  *
  * - Execution. graphql-js runs the subscription's selection once per event and subscriber. Here the result of
- *   an event is shared by every subscription with the same document, operation and selection variables: the
+ *   an event (its selection compiled by graphql-jit, as the REST route documents are) is shared by every subscription with the same document, operation and selection variables: the
  *   root field's own arguments (`marketHashNames`, `markets`, `side`, `since`) only choose which events reach a
  *   subscription, never what an event's selection answers. The hub hands the same event object to every
  *   subscription (services/live.ts), so it keys the shared results. A result with errors is never shared (its
  *   error carries the request's identifiers): each subscription then executes the event itself.
- * - Server-sent events. Yoga's SSE processor writes two chunks per event. Here the events a subscription has
- *   ready when the connection drains are written as one chunk, each result's text made once and shared. The
- *   wire format is Yoga's (graphql-sse "distinct connections": `event: next` / `data:` per result, `event:
- *   complete` at the end, a `:` comment at once and every 12 s).
+ * - Server-sent events. Yoga's SSE processor writes two chunks per event through a web stream. Here the events
+ *   a subscription has ready when the connection drains are written as one chunk, each result's bytes made
+ *   once and shared, by the REST event stream's writer (`writeEvents`) straight to the node:http response.
+ *   The events are Yoga's (graphql-sse "distinct connections": `event: next` / `data:` per result, `event:
+ *   complete` at the end); the comments are the REST stream's (`: connected` at once, `: ping` after 15 s
+ *   without a write).
  *
  * - Per-event iterators. Every event of the default path travels one by one through a chain of async
  *   iterators (the source, graphql-js's map to the execution, each plugin's result map, the SSE writer): at a
@@ -30,17 +32,17 @@
  */
 import { createSourceEventStream, execute, Kind, visit, type DocumentNode, type GraphQLError, type ExecutionArgs, type ExecutionResult, type OperationDefinitionNode } from 'graphql';
 import { mapAsyncIterator } from 'graphql/execution/mapAsyncIterator.js';
+import http from 'node:http';
 import { Readable } from 'node:stream';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { isAsyncIterable } from '@envelop/core';
 import type { Plugin } from 'graphql-yoga';
 import type { LiveSubscription } from '../services/live.js';
+import { writeEvents, type EventFeed } from '../http/replies.js';
 
 /** Yoga's error masking function (`maskedErrors.maskError`): the app passes its own. */
 export type MaskError = (error: unknown, message: string, isDev?: boolean) => Error;
 
-/** Seconds between SSE keep-alive comments (as Yoga's own processor). */
-const SSE_PING_SECONDS = 12;
 /** Most events joined into one write. */
 const MAX_EVENTS_PER_WRITE = 1024;
 
@@ -234,7 +236,7 @@ function masked(result: ExecutionResult, maskError: MaskError): ExecutionResult 
   return { ...result, errors: result.errors.map((e) => maskError(e, 'Unexpected error.', false) as GraphQLError) };
 }
 
-const PING = Buffer.from(':\n\n');
+const CONNECTED = Buffer.from(': connected\n\n');
 const COMPLETE = Buffer.from('event: complete\ndata:\n\n');
 
 /**
@@ -261,41 +263,29 @@ async function changesBytes(changes: unknown[], { runner, maskError }: DirectSou
 }
 
 /**
- * An SSE response for a stream of results. Its body is a node:http-ready Readable (the server adapter pipes
- * it to the socket; no web stream between): each time it wants data it takes every result already available
- * (up to MAX_EVENTS_PER_WRITE) as one chunk; a result not yet available is awaited. With `direct`, the changes
- * are read from the live subscription's queue instead (module doc); `results` then carries the other events,
- * the end, and the cleanup when the client leaves (the body destroyed).
+ * A stream of results as SSE bytes (an EventFeed): each `next()` gives every result already available (up to
+ * MAX_EVENTS_PER_WRITE) as one chunk, awaiting the first; the last chunk ends with `event: complete`. With
+ * `direct`, the changes are read from the live subscription's queue instead (module doc); `results` then
+ * carries the other events, the end, and the cleanup when the client leaves (`close()`).
  */
-function sseResponse(
-  results: AsyncIterable<ExecutionResult>,
-  fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream },
-  direct: DirectSource | null,
-): Response {
+function resultsFeed(results: AsyncIterable<ExecutionResult>, direct: DirectSource | null): EventFeed {
   const iterator = results[Symbol.asyncIterator]();
   let pending: Promise<IteratorResult<ExecutionResult>> | null = null;
-  let ping: NodeJS.Timeout | null = null;
-  let finished = false;
-  let pulling = false;
-  let wanted = false;
-  const stop = () => {
-    finished = true;
-    if (ping) clearInterval(ping);
-    ping = null;
-  };
-  /** The next chunk, and whether the stream ends after it. */
-  const nextDirect = async ({ live, ...rest }: DirectSource): Promise<[Buffer, boolean]> => {
+  let done = false;
+  const nextDirect = async ({ live, ...rest }: DirectSource): Promise<Buffer> => {
     for (;;) {
       const changes = live.drainChanges(MAX_EVENTS_PER_WRITE);
-      if (changes.length > 0) return [await changesBytes(changes, { live, ...rest }), false];
+      if (changes.length > 0) return changesBytes(changes, { live, ...rest });
       if (live.pending > 0 || live.isEnded) {
         const r = await iterator.next();
-        return r.done ? [COMPLETE, true] : [eventBytes(r.value), false];
+        if (!r.done) return eventBytes(r.value);
+        done = true;
+        return COMPLETE;
       }
       await live.ready();
     }
   };
-  const nextResults = async (): Promise<[Buffer, boolean]> => {
+  const nextResults = async (): Promise<Buffer> => {
     const parts: Buffer[] = [];
     for (;;) {
       const next = pending ?? iterator.next();
@@ -306,49 +296,93 @@ function sseResponse(
         pending = next;
         break;
       }
-      if (r.done) return [Buffer.concat([...parts, COMPLETE]), true];
+      if (r.done) {
+        done = true;
+        parts.push(COMPLETE);
+        break;
+      }
       parts.push(eventBytes(r.value));
       if (parts.length >= MAX_EVENTS_PER_WRITE) break;
     }
-    return [parts.length === 1 ? parts[0]! : Buffer.concat(parts), false];
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   };
-  /** Produces chunks while the body wants them (its buffer below the high-water mark); one loop at a time. */
-  const pump = async () => {
-    pulling = true;
-    try {
-      while (wanted && !finished) {
-        wanted = false;
-        const [chunk, end] = direct ? await nextDirect(direct) : await nextResults();
-        if (finished) break;
-        wanted = body.push(chunk);
-        if (end) {
-          stop();
-          body.push(null);
-        }
-      }
-    } catch (error) {
-      body.destroy(error as Error);
-    } finally {
-      pulling = false;
-    }
-  };
-  const body = new Readable({
-    read() {
-      wanted = true;
-      if (!pulling) void pump();
+  return {
+    async next() {
+      if (done) return null;
+      return [direct ? await nextDirect(direct) : await nextResults()];
     },
-    destroy(error, callback) {
-      // The client left (the adapter destroys the body when the response closes) or the stream failed.
-      stop();
+    close() {
+      if (done && pending === null) return;
+      done = true;
+      pending = null;
       Promise.resolve(iterator.return?.()).catch(() => undefined);
-      callback(error);
     },
-  });
-  body.push(PING);
-  ping = setInterval(() => {
-    if (!finished && body.readableLength === 0) body.push(PING);
-  }, SSE_PING_SECONDS * 1000);
-  ping.unref();
+  };
+}
+
+/**
+ * The body of an SSE response: a Readable the server adapter pipes to the node:http response. Piped there, it
+ * hands its feed to `writeEvents` (src/http/replies.ts, the REST event stream's writer: a comment at once,
+ * each chunk as the socket drains, a heartbeat comment after SSE_HEARTBEAT_SECONDS without a write), so no
+ * stream sits between the events and the socket. Read any other way (a fetch `Response` read by
+ * `app.fetch`'s callers), it is an ordinary byte stream of the same chunks.
+ */
+class SseBody extends Readable {
+  private reading = false;
+  private piped = false;
+  private started = false;
+
+  constructor(private readonly feed: EventFeed) {
+    super();
+  }
+
+  override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
+    if (!(destination instanceof http.ServerResponse) || this.piped || this.reading) return super.pipe(destination, options);
+    this.piped = true;
+    writeEvents(destination, this.feed);
+    return destination;
+  }
+
+  override _read(): void {
+    if (this.reading) return;
+    this.reading = true;
+    if (!this.started) {
+      this.started = true;
+      this.push(CONNECTED);
+    }
+    void (async () => {
+      try {
+        for (;;) {
+          const chunks = await this.feed.next();
+          if (chunks === null) {
+            this.push(null);
+            return;
+          }
+          if (this.destroyed) return;
+          for (const c of chunks) this.push(c);
+          if (this.readableLength >= this.readableHighWaterMark) return;
+        }
+      } catch (error) {
+        this.destroy(error as Error);
+      } finally {
+        this.reading = false;
+      }
+    })();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.feed.close();
+    callback(error);
+  }
+}
+
+/** An SSE response for a stream of results (see resultsFeed and SseBody). */
+function sseResponse(
+  results: AsyncIterable<ExecutionResult>,
+  fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream },
+  direct: DirectSource | null,
+): Response {
+  const body = new SseBody(resultsFeed(results, direct));
   return new fetchAPI.Response(new fetchAPI.ReadableStream(body as never), {
     status: 200,
     headers: { 'Content-Type': 'text/event-stream', Connection: 'keep-alive', 'Cache-Control': 'no-cache', 'Content-Encoding': 'none' },
