@@ -86,8 +86,10 @@ await ingestBatch(
 const accounts = await Promise.all(Array.from({ length: Math.ceil(SUBSCRIBERS / 10) }, () => createAccount(db, { credits: 1_000_000n })));
 const warmAccount = await createAccount(db, { credits: 1000n });
 
-// 2. The server (one replica), its memory before any subscriber.
+// 2. The server (one replica) as `npm start` runs it (compiled: npm run bench:live builds dist first; production
+// mode, 64 MiB semi-spaces), its memory before any subscriber.
 const server = await startServerProcess({
+  NODE_ENV: 'production',
   DATABASE_URL: DB_URL,
   LOG_LEVEL: 'warn',
   METRICS_TOKEN,
@@ -97,7 +99,7 @@ const server = await startServerProcess({
   // LIVE_PROFILE=1: a CPU profile of the server (node --cpu-prof) in bench/results, for bench/profile-summary.ts;
   // LIVE_PROFILE=heap: a sampling allocation profile instead (node --heap-prof, the whole run).
   // The inspector on a free loopback port: the memory figures are read right after a full collection.
-}, ['--inspect=127.0.0.1:0', ...profileFlags(process.env.LIVE_PROFILE)]);
+}, ['--max-semi-space-size=64', '--inspect=127.0.0.1:0', ...profileFlags(process.env.LIVE_PROFILE)], { compiled: true });
 // A run that fails half-way must not leave the server behind (the signal is sent at once, synchronously).
 process.once('exit', () => void server.kill('SIGKILL'));
 const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];

@@ -221,10 +221,10 @@ export function quoteJson(q: MarketQuote): MarketQuoteJson {
     quantity: q.quantity,
     is_quantity_minimum: q.isQuantityMinimum,
     is_all_items_same_price: q.isAllItemsSamePrice,
-    changed_at: timestampText(changedAt),
-    observed_at: observedAt === null ? null : timestampText(observedAt),
-    delisted_at: delistedAt === null ? null : timestampText(delistedAt),
-    fresh_at: timestampText(freshAt),
+    changed_at: formatTimestamp(changedAt),
+    observed_at: observedAt === null ? null : formatTimestamp(observedAt),
+    delisted_at: delistedAt === null ? null : formatTimestamp(delistedAt),
+    fresh_at: formatTimestamp(freshAt),
     valuation:
       v === null
         ? null
@@ -241,24 +241,6 @@ export function quoteJson(q: MarketQuote): MarketQuoteJson {
   };
 }
 
-/** Timestamp texts by epoch milliseconds: quotes of one scan or ingestion batch share their times. */
-const timestampTexts = new Map<number, string>();
-
-/**
- * `formatTimestamp(d)` remembered by its epoch milliseconds (at most 65,536 of them, then forgotten at once):
- * writing the timestamps was a tenth of a full-scale batch's CPU, and most repeat (every quote of a market's
- * scan has the same fresh_at).
- */
-function timestampText(d: Date): string {
-  const ms = d.getTime();
-  let text = timestampTexts.get(ms);
-  if (text === undefined) {
-    if (timestampTexts.size >= 65_536) timestampTexts.clear();
-    text = formatTimestamp(d);
-    timestampTexts.set(ms, text);
-  }
-  return text;
-}
 
 /**
  * The slot where a quote object, or a list of them, keeps its JSON text once written (cached quotes keep
