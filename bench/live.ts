@@ -46,8 +46,8 @@ const METRICS_TOKEN = 'live-bench-metrics-token-0123456789';
 /** The server's node flags for LIVE_PROFILE (see where the server starts). */
 function profileFlags(kind: string | undefined): string[] {
   const dir = path.join(projectRoot, 'bench', 'results');
-  if (!kind) return [];
-  return kind === 'heap' ? ['--heap-prof', `--heap-prof-dir=${dir}`] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  if (!kind || kind === 'heap') return [];
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
 }
 
 const name = (i: number) => `Live bench item ${String(i).padStart(5, '0')}`;
@@ -97,24 +97,45 @@ const server = await startServerProcess({
   EXPORT_INTERVAL_SECONDS: '0',
   STATUS_PROBE_INTERVAL_SECONDS: '0',
   // LIVE_PROFILE=1: a CPU profile of the server (node --cpu-prof) in bench/results, for bench/profile-summary.ts;
-  // LIVE_PROFILE=heap: a sampling allocation profile instead (node --heap-prof, the whole run).
+  // LIVE_PROFILE=heap: a sampling allocation profile of the delivery instead (the inspector's HeapProfiler, below).
   // The inspector on a free loopback port: the memory figures are read right after a full collection.
 }, ['--max-semi-space-size=64', '--inspect=127.0.0.1:0', ...profileFlags(process.env.LIVE_PROFILE)], { compiled: true });
 // A run that fails half-way must not leave the server behind (the signal is sent at once, synchronously).
 process.once('exit', () => void server.kill('SIGKILL'));
 const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];
 if (!inspectorUrl) throw new Error(`no inspector address in the server output:\n${server.output()}`);
-/** A full garbage collection in the server (Chrome DevTools Protocol HeapProfiler.collectGarbage). */
-async function collectGarbage(): Promise<void> {
+/** A session with the server's inspector (Chrome DevTools Protocol): `post` sends one command and resolves with its result. */
+async function inspector(): Promise<{ post(method: string, params?: Record<string, unknown>): Promise<unknown>; close(): void }> {
   const socket = new WebSocket(inspectorUrl!);
   await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' })));
-    socket.on('message', (data) => {
-      if ((JSON.parse(String(data)) as { id?: number }).id === 1) resolve();
-    });
+    socket.once('open', () => resolve());
     socket.once('error', reject);
   });
-  socket.close();
+  let nextId = 1;
+  const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
+    const w = message.id === undefined ? undefined : waiting.get(message.id);
+    if (!w) return;
+    waiting.delete(message.id!);
+    if (message.error) w.reject(new Error(message.error.message));
+    else w.resolve(message.result);
+  });
+  return {
+    post: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        waiting.set(id, { resolve, reject });
+        socket.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => socket.close(),
+  };
+}
+/** A full garbage collection in the server (HeapProfiler.collectGarbage). */
+async function collectGarbage(): Promise<void> {
+  const session = await inspector();
+  await session.post('HeapProfiler.collectGarbage');
+  session.close();
 }
 const base = new URL(server.url);
 /** The server's CPU seconds so far (/metrics). */
@@ -228,6 +249,12 @@ const idle = await memory();
 const second = new Date('2026-11-24T01:00:00Z');
 const batch = Array.from({ length: ITEMS }, (_, i) => [observation(i, 'ask', '10.50', second), observation(i, 'bid', '9.50', second)]).flat();
 const [{ seq: seqBefore }] = (await db.query<{ seq: string }>(`SELECT COALESCE(max(seq), 0)::text AS seq FROM quote_change`)) as [{ seq: string }];
+// LIVE_PROFILE=heap: what the server allocates while it delivers (collected or not), for bench/profile-summary.ts.
+const heapSession = process.env.LIVE_PROFILE === 'heap' ? await inspector() : null;
+if (heapSession) {
+  await heapSession.post('HeapProfiler.enable');
+  await heapSession.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+}
 const cpuBefore = await serverCpu();
 const clientCpuBefore = process.cpuUsage();
 const t0 = performance.now();
@@ -240,6 +267,13 @@ while (delivered() < total && performance.now() < deadline) await new Promise((r
 const deliveredAt = performance.now();
 const clientCpu = process.cpuUsage(clientCpuBefore);
 const serverCpuSeconds = (await serverCpu()) - cpuBefore;
+if (heapSession) {
+  const { profile } = (await heapSession.post('HeapProfiler.stopSampling')) as { profile: unknown };
+  heapSession.close();
+  const file = path.join(projectRoot, 'bench', 'results', `live-${FACE}-${new Date().toISOString().replace(/[:.]/g, '-')}.heapprofile`);
+  fs.writeFileSync(file, JSON.stringify(profile));
+  console.log(`wrote ${path.relative(projectRoot, file)}`);
+}
 await new Promise((r) => setTimeout(r, 1000)); // anything repeated would arrive now
 const after = await memory();
 

@@ -76,6 +76,10 @@ export function writeEvents(res: import('node:http').ServerResponse, feed: Event
       // One write (one HTTP chunk, one syscall) per batch: the events' shared bytes are copied once into it, which
       // costs far less than a write per event (chunk framing and a buffered request each; bench:live).
       const more = write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      // node:http corks the socket on a write and uncorks it on the next tick, which comes only once every stream
+      // woken by the same hand-over has built its chunk: sent now, the first clients read while the server builds
+      // the next streams' chunks.
+      if (res.socket?.writableCorked) res.socket.uncork();
       if (!more || res.writableNeedDrain) await Promise.race([new Promise((r) => res.once('drain', r)), closed]);
     }
     clearInterval(heartbeat);
