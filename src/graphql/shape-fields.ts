@@ -3,7 +3,7 @@
  * "one definition per shape"): one field per key of the zod object, named in camelCase (`is_deprecated` ->
  * `isDeprecated`), nullable exactly where the shape is, and typed from it: the shapes' `decimal` ->
  * `Decimal`, `timestamp` -> `DateTime`, `day` -> `Date`, an integer -> `Int`, another number -> `Float`,
- * a boolean -> `Boolean`, any other string -> `String`. A resolver reads the parent's camelCase property
+ * a boolean -> `Boolean`, any other string -> `String`. The parent's camelCase property is read (GraphQL's default resolver)
  * unless `read` names another; enums and nested objects come from `refs`, field descriptions from
  * `descriptions`. Adding a key to a shape adds the GraphQL field; a key whose type cannot be derived
  * throws at schema build.
@@ -51,13 +51,16 @@ export function shapeFields<Parent>(
     const name = camel(key);
     const type = opts.refs?.[key]?.type ?? scalarOf(inner);
     if (type === null) throw new Error(`shape field ${key}: no GraphQL type can be derived; give it in refs`);
-    const read = opts.read?.[key] ?? ((p: Parent) => (p as Record<string, unknown>)[name]);
+    const read = opts.read?.[key];
     const description = opts.descriptions?.[key];
     fields[name] = t.field({
       type: type as 'String',
       nullable,
       ...(description ? { description } : {}),
-      resolve: (p: Parent) => read(p) as never,
+      // Without `read`, no resolver: the parent's property of the field's name is read by GraphQL's default
+      // resolver, which graphql-jit (REST documents, shared subscription executions) inlines as a property
+      // read; a resolver function costs it a closure, path and resolve info per field and row.
+      ...(read ? { resolve: (p: Parent) => read(p) as never } : {}),
     } as never);
   }
   return fields;

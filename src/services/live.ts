@@ -132,8 +132,11 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
     return f.side === 'all' || f.side === side;
   }
 
-  /** Queues events; beyond `maxQueue` undelivered the subscription ends with `slow_consumer`. */
-  push(events: readonly LiveEvent[]): void {
+  /**
+   * Queues events (taking ownership of the list: an empty queue becomes it); beyond `maxQueue` undelivered the
+   * subscription ends with `slow_consumer`.
+   */
+  push(events: LiveEvent[]): void {
     if (this.ended || events.length === 0) return;
     if (this.pending + events.length > this.maxQueue) {
       this.queue = [];
@@ -141,7 +144,11 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
       this.fail(slowConsumer(this.maxQueue));
       return;
     }
-    for (const e of events) this.queue.push(e);
+    if (this.pending === 0) {
+      // Nothing queued: the hand-over's list becomes the queue (the hub and the replay make a new one per push).
+      this.queue = events;
+      this.head = 0;
+    } else for (let i = 0; i < events.length; i++) this.queue.push(events[i]!);
     this.deliver();
   }
 
@@ -270,8 +277,9 @@ export const LIVE_CHANNEL = 'qg:live';
 export class LiveHub {
   private readonly subs = new Set<LiveSubscription>();
   /** Attached subscriptions by followed item (`appId \u0000 name`), and those that follow every item. */
-  private readonly byName = new Map<string, Set<LiveSubscription>>();
-  private readonly everyItem = new Set<LiveSubscription>();
+  // Arrays, not sets: the hand-over walks them for every row of a page (indexed loops allocate no iterators).
+  private readonly byName = new Map<string, LiveSubscription[]>();
+  private readonly everyItem: LiveSubscription[] = [];
   /** Every change up to here was handed to the attached subscriptions; null while none is open. */
   private position: bigint | null = null;
   private running: Promise<void> | null = null;
@@ -355,11 +363,11 @@ export class LiveHub {
     if (filter?.names) {
       for (const name of filter.names) {
         const key = `${filter.appId}\u0000${name}`;
-        let set = this.byName.get(key);
-        if (!set) this.byName.set(key, (set = new Set()));
-        set.add(sub);
+        const list = this.byName.get(key);
+        if (!list) this.byName.set(key, [sub]);
+        else if (!list.includes(sub)) list.push(sub);
       }
-    } else if (filter) this.everyItem.add(sub);
+    } else if (filter) this.everyItem.push(sub);
     if (sub.cursor > this.position) this.wake(); // it read past the hub: let the hub catch up
     if (!this.timer) {
       this.timer = setInterval(() => this.wake('poll'), this.pollMs);
@@ -398,13 +406,15 @@ export class LiveHub {
 
   private detach(sub: LiveSubscription): void {
     if (!this.subs.delete(sub)) return;
-    this.everyItem.delete(sub);
+    const at = this.everyItem.indexOf(sub);
+    if (at >= 0) this.everyItem.splice(at, 1);
     if (sub.filter?.names) {
       for (const name of sub.filter.names) {
         const key = `${sub.filter.appId}\u0000${name}`;
-        const set = this.byName.get(key);
-        set?.delete(sub);
-        if (set?.size === 0) this.byName.delete(key);
+        const list = this.byName.get(key);
+        const i = list ? list.indexOf(sub) : -1;
+        if (i >= 0) list!.splice(i, 1);
+        if (list?.length === 0) this.byName.delete(key);
       }
     }
     if (this.subs.size > 0) return;
@@ -448,7 +458,7 @@ export class LiveHub {
         WHERE c.seq > $1::bigint ORDER BY c.seq LIMIT $2`,
       [from.toString(), HUB_PAGE],
     );
-    const everyItem = this.everyItem.size > 0;
+    const everyItem = this.everyItem.length > 0;
     const names = new Map<string, Set<string>>();
     for (const r of rows) {
       if (!everyItem && !this.byName.has(`${r.app_id}\u0000${r.market_hash_name}`)) continue;
@@ -510,9 +520,10 @@ export class LiveHub {
         for (let i = 0; i < n; i++) {
           const r = rows[i]!;
           let taken = false;
-          for (const sub of this.everyItem) taken = take(sub, i, r) || taken;
+          const every = this.everyItem;
+          for (let k = 0; k < every.length; k++) taken = take(every[k]!, i, r) || taken;
           const named = this.byName.get(itemKeys[i]!);
-          if (named) for (const sub of named) taken = take(sub, i, r) || taken;
+          if (named) for (let k = 0; k < named.length; k++) taken = take(named[k]!, i, r) || taken;
           if (taken && !quotes.has(itemKeys[i]!)) {
             // followed by a subscription that joined after the page was read
             let set = unloaded.get(r.app_id);

@@ -20,8 +20,8 @@ export const ChangeRef = builder.objectRef<Change>('PriceChange').implement({
     seq: t.string({ description: 'Its change sequence number (decimal string).', resolve: (c) => c.seq.toString() }),
     marketHashName: t.exposeString('marketHashName'),
     marketCode: t.exposeString('marketCode'),
-    side: t.string({ description: 'ask, bid, or mid (the CSCP valuation was published).', resolve: (c) => c.side }),
-    quote: t.field({ type: MarketQuoteRef, nullable: true, description: 'The quote as served now; null when none is served any more.', resolve: (c) => c.quote }),
+    side: t.exposeString('side', { description: 'ask, bid, or mid (the CSCP valuation was published).' }),
+    quote: t.expose('quote', { type: MarketQuoteRef, nullable: true, description: 'The quote as served now; null when none is served any more.' }),
     quoteJson: t.field({
       type: 'QuotesJSON',
       nullable: true,
