@@ -260,7 +260,7 @@ const COMPLETE = Buffer.from('event: complete\ndata:\n\n');
  * still running are awaited together (one wait per drain, not per event); an event whose shared execution
  * failed is executed for this subscription and its errors masked.
  */
-async function changesBytes(changes: unknown[], { runner, maskError }: DirectSource): Promise<Buffer> {
+async function changesBytes(changes: unknown[], { runner, maskError }: DirectSource): Promise<Buffer[]> {
   const parts: Buffer[] = new Array(changes.length);
   let running: Set<Promise<void>> | null = null;
   let holes = false;
@@ -278,12 +278,12 @@ async function changesBytes(changes: unknown[], { runner, maskError }: DirectSou
       if (parts[i] === undefined) parts[i] = runner.shared(changes[i])?.bytes ?? eventBytes(masked(await runner.run(changes[i]), maskError));
     }
   }
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  return parts;
 }
 
 /**
  * A stream of results as SSE bytes (an EventFeed): each `next()` gives every result already available (up to
- * MAX_EVENTS_PER_WRITE) as one chunk, awaiting the first; the last chunk ends with `event: complete`. With
+ * MAX_EVENTS_PER_WRITE), awaiting the first, as the parts of one write; the last chunk ends with `event: complete`. With
  * `direct`, the changes are read from the live subscription's queue instead (module doc); `results` then
  * carries the other events, the end, and the cleanup when the client leaves (`close()`).
  */
@@ -291,20 +291,20 @@ function resultsFeed(results: AsyncIterable<ExecutionResult>, direct: DirectSour
   const iterator = results[Symbol.asyncIterator]();
   let pending: Promise<IteratorResult<ExecutionResult>> | null = null;
   let done = false;
-  const nextDirect = async ({ live, ...rest }: DirectSource): Promise<Buffer> => {
+  const nextDirect = async ({ live, ...rest }: DirectSource): Promise<Buffer[]> => {
     for (;;) {
       const changes = live.drainChanges(MAX_EVENTS_PER_WRITE);
       if (changes.length > 0) return changesBytes(changes, { live, ...rest });
       if (live.pending > 0 || live.isEnded) {
         const r = await iterator.next();
-        if (!r.done) return eventBytes(r.value);
+        if (!r.done) return [eventBytes(r.value)];
         done = true;
-        return COMPLETE;
+        return [COMPLETE];
       }
       await live.ready();
     }
   };
-  const nextResults = async (): Promise<Buffer> => {
+  const nextResults = async (): Promise<Buffer[]> => {
     const parts: Buffer[] = [];
     for (;;) {
       const next = pending ?? iterator.next();
@@ -323,12 +323,12 @@ function resultsFeed(results: AsyncIterable<ExecutionResult>, direct: DirectSour
       parts.push(eventBytes(r.value));
       if (parts.length >= MAX_EVENTS_PER_WRITE) break;
     }
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    return parts;
   };
   return {
     async next() {
       if (done) return null;
-      return [direct ? await nextDirect(direct) : await nextResults()];
+      return direct ? nextDirect(direct) : nextResults();
     },
     close() {
       if (done && pending === null) return;
