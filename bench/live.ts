@@ -36,7 +36,7 @@ const FOLLOWED = Number(process.env.LIVE_FOLLOWED ?? 100);
 const FIREHOSE = Number(process.env.LIVE_FIREHOSE ?? 10);
 /**
  * LIVE_FACE: `rest` (default): GET /prices/changes/stream; `graphql`: the `quoteChanged` subscription over SSE
- * (POST /graphql, Accept: text/event-stream; Yoga executes the selection per event), with the ChangeOut fields.
+ * (POST /graphql, Accept: text/event-stream; each event's selection executed once for all, src/plugins/live-results.ts), with the ChangeOut fields.
  */
 const FACE = process.env.LIVE_FACE === 'graphql' ? 'graphql' : 'rest';
 const SUBSCRIPTION = `subscription Live($names: [String!]) { quoteChanged(marketHashNames: $names) { seq marketHashName marketCode side
