@@ -47,11 +47,13 @@ export const SSE_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8',
 const SLAB_BYTES = 256 * 1024;
 /** Joins larger than this get their own buffer. */
 const SLAB_MAX_JOIN = 64 * 1024;
+/** Joins smaller than this come from Buffer.concat (node's own 8 KiB pool), so a few bytes never pin a slab. */
+const SLAB_MIN_JOIN = 4 * 1024;
 let slab = Buffer.allocUnsafeSlow(0);
 let slabUsed = 0;
 
 /**
- * The chunks as one buffer (one write, one HTTP chunk). A join of up to SLAB_MAX_JOIN bytes is cut from a shared
+ * The chunks as one buffer (one write, one HTTP chunk). A join of 4 to 64 KiB is cut from a shared
  * 256 KiB slab (as Buffer.allocUnsafe cuts small buffers from its 8 KiB pool); a slab is never written twice and
  * is freed once no socket holds a write cut from it. Measured (bench:live, 1,000 streams, a 10,000-row
  * batch): a buffer of its own per write (thousands of tens of KiB per hand-over) cost more than the copy, and the
@@ -62,7 +64,7 @@ let slabUsed = 0;
 function joinChunks(chunks: readonly Uint8Array[]): Buffer {
   let length = 0;
   for (let i = 0; i < chunks.length; i++) length += chunks[i]!.length;
-  if (length > SLAB_MAX_JOIN) return Buffer.concat(chunks, length);
+  if (length > SLAB_MAX_JOIN || length < SLAB_MIN_JOIN) return Buffer.concat(chunks, length);
   if (slabUsed + length > slab.length) {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
     slabUsed = 0;

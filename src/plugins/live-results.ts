@@ -80,8 +80,8 @@ function variablesOfSelection(document: DocumentNode, operationName: string | nu
 }
 
 /**
- * A shared execution of one event: `settled` resolves once it ran; then `bytes` holds its SSE bytes when it
- * had no errors (what the direct path writes without awaiting), or `failed` is set (each subscription then
+ * A shared execution of one event: `settled` resolves once it ran; then `result` holds it when it had no errors
+ * (its SSE bytes are made from it once, on first use: see sseBytes), or `failed` is set (each subscription then
  * executes the event itself).
  */
 interface Shared {
@@ -91,9 +91,19 @@ interface Shared {
   next: Shared | undefined;
   running: Promise<ExecutionResult>;
   settled: Promise<void>;
+  result?: ExecutionResult;
   bytes?: Buffer;
   failed?: boolean;
 }
+
+/** The SSE bytes of a successful shared execution (made on first use: WebSocket-only keys never need them). */
+function sseBytes(entry: Shared): Buffer | undefined {
+  if (entry.bytes === undefined && entry.result !== undefined) entry.bytes = eventBytes(entry.result);
+  return entry.bytes;
+}
+
+/** Share keys walked in an event's list before the event's executions move to a Map. */
+const SHARED_LIST_MAX = 8;
 
 /**
  * Where an event object keeps its shared executions: a symbol-keyed slot on the hub's event itself, read once
@@ -102,7 +112,37 @@ interface Shared {
 const SHARED = Symbol('quotegate.sharedExecutions');
 /** The `settled` of an execution that finished synchronously. */
 const SETTLED = Promise.resolve();
-type EventWithShared = { [SHARED]?: Shared };
+/** The slot: a short list (most events have one share key), or a Map once an event has many. */
+type EventWithShared = { [SHARED]?: Shared | Map<string, Shared> };
+
+/** The event's shared execution for `key`, if any. */
+function findShared(event: EventWithShared, key: string): Shared | undefined {
+  const slot = event[SHARED];
+  if (slot instanceof Map) return slot.get(key);
+  let found = slot;
+  while (found !== undefined && found.key !== key) found = found.next;
+  return found;
+}
+
+/** Adds `entry` to the event's executions (a Map from SHARED_LIST_MAX keys on, so a lookup stays short). */
+function addShared(event: EventWithShared, entry: Shared): void {
+  const slot = event[SHARED];
+  if (slot instanceof Map) {
+    slot.set(entry.key, entry);
+    return;
+  }
+  let count = 0;
+  for (let e = slot; e !== undefined; e = e.next) count += 1;
+  if (count < SHARED_LIST_MAX) {
+    entry.next = slot;
+    event[SHARED] = entry;
+    return;
+  }
+  const map = new Map<string, Shared>();
+  for (let e = slot; e !== undefined; e = e.next) map.set(e.key, e);
+  map.set(entry.key, entry);
+  event[SHARED] = map;
+}
 
 const documentIds = new WeakMap<DocumentNode, number>();
 let nextDocumentId = 1;
@@ -170,13 +210,12 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
   const sharedOf = (payload: unknown): Shared | null => {
     if (typeof payload !== 'object' || payload === null) return null;
     const event = payload as EventWithShared;
-    let found = event[SHARED];
-    while (found !== undefined && found.key !== key) found = found.next;
+    const found = findShared(event, key);
     if (found) return found;
-    const entry: Shared = { key, next: event[SHARED], running: null as never, settled: SETTLED };
+    const entry: Shared = { key, next: undefined, running: null as never, settled: SETTLED };
     const finish = (r: ExecutionResult) => {
       if (r.errors) entry.failed = true;
-      else entry.bytes = eventBytes(r);
+      else entry.result = r;
     };
     let result: ExecutionResult | Promise<ExecutionResult>;
     try {
@@ -191,7 +230,7 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
       entry.running = Promise.resolve(result);
       finish(result);
     }
-    event[SHARED] = entry;
+    addShared(event, entry);
     return entry;
   };
   const run = async (payload: unknown): Promise<ExecutionResult> => {
@@ -266,7 +305,8 @@ async function changesBytes(changes: unknown[], { runner, maskError }: DirectSou
   let holes = false;
   for (let i = 0; i < changes.length; i++) {
     const entry = runner.shared(changes[i]);
-    if (entry?.bytes) parts[i] = entry.bytes;
+    const bytes = entry ? sseBytes(entry) : undefined;
+    if (bytes) parts[i] = bytes;
     else {
       holes = true;
       if (entry && !entry.failed) (running ??= new Set()).add(entry.settled);
@@ -275,7 +315,9 @@ async function changesBytes(changes: unknown[], { runner, maskError }: DirectSou
   if (holes) {
     if (running) await Promise.all(running);
     for (let i = 0; i < changes.length; i++) {
-      if (parts[i] === undefined) parts[i] = runner.shared(changes[i])?.bytes ?? eventBytes(masked(await runner.run(changes[i]), maskError));
+      if (parts[i] !== undefined) continue;
+      const entry = runner.shared(changes[i]);
+      parts[i] = (entry ? sseBytes(entry) : undefined) ?? eventBytes(masked(await runner.run(changes[i]), maskError));
     }
   }
   return parts;
@@ -334,7 +376,11 @@ function resultsFeed(results: AsyncIterable<ExecutionResult>, direct: DirectSour
       if (done && pending === null) return;
       done = true;
       pending = null;
-      Promise.resolve(iterator.return?.()).catch(() => undefined);
+      try {
+        Promise.resolve(iterator.return?.()).catch(() => undefined);
+      } catch {
+        // the client left: nothing to report it to
+      }
     },
   };
 }
@@ -356,14 +402,15 @@ class SseBody extends Readable {
   }
 
   override pipe<T extends NodeJS.WritableStream>(destination: T, options?: { end?: boolean }): T {
-    if (!(destination instanceof http.ServerResponse) || this.piped || this.reading) return super.pipe(destination, options);
+    // Only a body nothing has read yet hands its feed over (what was read is not written twice).
+    if (!(destination instanceof http.ServerResponse) || this.piped || this.started) return super.pipe(destination, options);
     this.piped = true;
     writeEvents(destination, this.feed);
     return destination;
   }
 
   override _read(): void {
-    if (this.reading) return;
+    if (this.reading || this.piped) return; // piped: writeEvents reads the feed
     this.reading = true;
     if (!this.started) {
       this.started = true;

@@ -273,6 +273,15 @@ export interface LiveHubOptions {
 /** The Redis channel that carries "changes committed" between the replicas' hubs. */
 export const LIVE_CHANNEL = 'qg:live';
 
+/** Removes `item` from `list` by moving the last element into its place (order does not matter); true when it was there. */
+function removeFrom<T>(list: T[], item: T): boolean {
+  const i = list.indexOf(item);
+  if (i < 0) return false;
+  const last = list.pop()!;
+  if (i < list.length) list[i] = last;
+  return true;
+}
+
 /** The replica's live hub (see the module doc). */
 export class LiveHub {
   private readonly subs = new Set<LiveSubscription>();
@@ -365,7 +374,7 @@ export class LiveHub {
         const key = `${filter.appId}\u0000${name}`;
         const list = this.byName.get(key);
         if (!list) this.byName.set(key, [sub]);
-        else if (!list.includes(sub)) list.push(sub);
+        else list.push(sub); // a new subscription; its names are a set
       }
     } else if (filter) this.everyItem.push(sub);
     if (sub.cursor > this.position) this.wake(); // it read past the hub: let the hub catch up
@@ -406,15 +415,12 @@ export class LiveHub {
 
   private detach(sub: LiveSubscription): void {
     if (!this.subs.delete(sub)) return;
-    const at = this.everyItem.indexOf(sub);
-    if (at >= 0) this.everyItem.splice(at, 1);
+    removeFrom(this.everyItem, sub);
     if (sub.filter?.names) {
       for (const name of sub.filter.names) {
         const key = `${sub.filter.appId}\u0000${name}`;
         const list = this.byName.get(key);
-        const i = list ? list.indexOf(sub) : -1;
-        if (i >= 0) list!.splice(i, 1);
-        if (list?.length === 0) this.byName.delete(key);
+        if (list && removeFrom(list, sub) && list.length === 0) this.byName.delete(key);
       }
     }
     if (this.subs.size > 0) return;

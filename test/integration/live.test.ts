@@ -137,6 +137,35 @@ describe('quoteChanged over SSE', () => {
     for (const s of [usd, eur, usd2]) s.abort();
   });
 
+  it('answers each of ten different selections of one event with its own result, shared by later subscriptions that ask the same (past eight, an event keeps its executions in a map)', async () => {
+    const E = 'Desert Eagle | Live (Factory New)'; // its own item
+    await ingestBatch(t.db.prisma, [obs(E, { price: '7', observedAt: at(0) })]);
+    // Accounts of its own (three subscriptions each): the other tests' account keeps its slots.
+    const keys = (await Promise.all([0, 1, 2, 3].map(() => createAccount(t.db, { credits: 1000n })))).map((a) => a.key);
+    const selection = (i: number) => `subscription S${i}($names: [String!]) { quoteChanged(marketHashNames: $names) { k${i}: marketHashName quoteJson } }`;
+    // Opened one after another: the hub hands an event over in this order, so the last two (the same selections as
+    // the first two) look up their executions after the event has moved them to its map.
+    const docs = [...Array.from({ length: 10 }, (_, i) => i), 0, 1];
+    const streams: EventStream[] = [];
+    for (const [n, i] of docs.entries()) {
+      streams.push(await openStream(`${server.url}/graphql`, { headers: { Authorization: `Bearer ${keys[Math.floor(n / 3)]}` }, body: { query: selection(i), variables: { names: [E] } } }));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    await ingestBatch(t.db.prisma, [obs(E, { price: '7.25', observedAt: at(1) })]);
+    await Promise.all(streams.map((s) => s.waitFor(1)));
+    await new Promise((r) => setTimeout(r, 300)); // nothing more arrives
+    for (const [n, s] of streams.entries()) {
+      const i = docs[n]!;
+      const got = nexts(s);
+      expect(got).toHaveLength(1);
+      expect(Object.keys(got[0]!.data!.quoteChanged)).toEqual([`k${i}`, 'quoteJson']);
+      expect(got[0]!.data!.quoteChanged[`k${i}`]).toBe(E);
+      expect(got[0]!.data!.quoteChanged.quoteJson.market_price_amount).toBe('7.25');
+    }
+    for (const s of streams) s.abort();
+  });
+
   it('delivers without errors when the filter variables are required (the shared execution, which leaves them out, fails: each runs its own)', async () => {
     const doc = `subscription R($names: [String!]!, $markets: [String!]!) {
       quoteChanged(marketHashNames: $names, markets: $markets) { marketHashName marketCode quoteJson }
