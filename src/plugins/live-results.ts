@@ -89,7 +89,6 @@ interface Shared {
   key: string;
   /** The event's execution for another share key (a short list: most events have one). */
   next: Shared | undefined;
-  running: Promise<ExecutionResult>;
   settled: Promise<void>;
   result?: ExecutionResult;
   bytes?: Buffer;
@@ -212,7 +211,7 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
     const event = payload as EventWithShared;
     const found = findShared(event, key);
     if (found) return found;
-    const entry: Shared = { key, next: undefined, running: null as never, settled: SETTLED };
+    const entry: Shared = { key, next: undefined, settled: SETTLED };
     const finish = (r: ExecutionResult) => {
       if (r.errors) entry.failed = true;
       else entry.result = r;
@@ -223,13 +222,8 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
     } catch (error) {
       result = Promise.reject(error as Error);
     }
-    if (result instanceof Promise) {
-      entry.running = result;
-      entry.settled = result.then(finish, () => void (entry.failed = true));
-    } else {
-      entry.running = Promise.resolve(result);
-      finish(result);
-    }
+    if (result instanceof Promise) entry.settled = result.then(finish, () => void (entry.failed = true));
+    else finish(result);
     addShared(event, entry);
     return entry;
   };
@@ -238,7 +232,7 @@ async function sharedSubscribe(args: ExecutionArgs): Promise<AsyncGenerator<Exec
     if (!entry) return own(payload);
     // The execution is shared while it runs (subscriptions receive an event at the same moment).
     await entry.settled;
-    return entry.failed ? own(payload) : entry.running;
+    return entry.result ?? own(payload);
   };
   const state = (args.contextValue as { state?: object } | undefined)?.state;
   if (state) runners.set(state, { run, shared: sharedOf });
@@ -333,10 +327,11 @@ function resultsFeed(results: AsyncIterable<ExecutionResult>, direct: DirectSour
   const iterator = results[Symbol.asyncIterator]();
   let pending: Promise<IteratorResult<ExecutionResult>> | null = null;
   let done = false;
-  const nextDirect = async ({ live, ...rest }: DirectSource): Promise<Buffer[]> => {
+  const nextDirect = async (source: DirectSource): Promise<Buffer[]> => {
+    const { live } = source;
     for (;;) {
       const changes = live.drainChanges(MAX_EVENTS_PER_WRITE);
-      if (changes.length > 0) return changesBytes(changes, { live, ...rest });
+      if (changes.length > 0) return changesBytes(changes, source);
       if (live.pending > 0 || live.isEnded) {
         const r = await iterator.next();
         if (!r.done) return [eventBytes(r.value)];
