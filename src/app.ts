@@ -42,6 +42,7 @@ import { defaultStatusSettings, readStatus, type StatusSettings } from './servic
 import { createPages } from './pages/index.js';
 import { APP_CSP } from './pages/layout.js';
 import { LiveHub } from './services/live.js';
+import { KnownHosts, plainTarget, type RequestTarget } from './lib/target.js';
 
 /** What the app needs from the outside. */
 export interface AppDeps {
@@ -294,14 +295,21 @@ export function createApp(deps: AppDeps): App {
   }
 
   const adapter = createServerAdapter(handle, { plugins: corsPlugins(deps.corsOrigins) });
+  const hosts = new KnownHosts();
 
   const listener: http.RequestListener = (req, res) => {
     // The adapter forms the request URL from the Host header and target; when that fails it would
     // answer 500 with a stack trace, so such requests are answered here (README, request limits).
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
-    } catch {
+    // A plain target with a Host seen before skips the URL parser (lib/target.ts); it parses alike.
+    let url: RequestTarget | null = plainTarget(req.url, req.headers.host, hosts);
+    if (!url) {
+      try {
+        url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+      } catch {
+        url = null;
+      }
+    }
+    if (!url) {
       const requestId = crypto.randomUUID();
       const body = JSON.stringify(errorEnvelope(requestId, new ServiceError('bad_request', 400, 'The request target or Host header is malformed.')));
       res.writeHead(400, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body), 'X-Request-ID': requestId, Connection: 'close' });

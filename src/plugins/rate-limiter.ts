@@ -208,26 +208,43 @@ interface Ask {
  * The memory limiter batches too, though it could decide at once: an answer decided inside the socket's read
  * callback is written there, one write waking the client per answer, and `npm run bench` on PGlite measured that
  * at about twice the CPU per request of answers written together after the turn (185 -> 102 us billed).
+ *
+ * `maxInFlight` (Redis: 1): while that many calls are unanswered, new asks wait and go together in the next call
+ * once one is answered (MAX_BATCH asks go at once regardless). An idle replica still sends an ask in the turn it
+ * arrived; under load a call carries every ask of its round trip, not only of one turn. Each call is a socket
+ * write to Redis and a read of its answer, and on the 2-vCPU bench machine that write alone measured about 60 us
+ * of CPU (`BENCH_PROFILE=1 npm run bench`, 14 asks a call on average with one call per turn).
  */
 class TurnBatcher {
   private waiting: { ask: Ask; resolve: (d: Decision) => void; reject: (e: unknown) => void }[] = [];
   private scheduled = false;
+  /** Calls of `decideAll` not yet settled. */
+  private inFlight = 0;
 
-  constructor(private readonly decideAll: (asks: Ask[]) => Promise<Decision[]> | Decision[]) {}
+  constructor(
+    private readonly decideAll: (asks: Ask[]) => Promise<Decision[]> | Decision[],
+    private readonly maxInFlight = Infinity,
+  ) {}
 
   decide(ask: Ask): Promise<Decision> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ ask, resolve, reject });
       if (this.waiting.length >= MAX_BATCH) this.send();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.send());
-      }
+      else this.schedule();
+    });
+  }
+
+  /** Sends the waiting asks after this turn's I/O callbacks, unless a call in flight will send them when it settles. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.inFlight < this.maxInFlight) this.send();
     });
   }
 
   private send(): void {
-    this.scheduled = false;
     const batch = this.waiting;
     if (batch.length === 0) return;
     this.waiting = [];
@@ -237,14 +254,27 @@ class TurnBatcher {
     } catch (e) {
       decided = Promise.reject(e);
     }
-    Promise.resolve(decided).then(
+    if (Array.isArray(decided)) {
+      for (let i = 0; i < batch.length; i++) batch[i]!.resolve(decided[i]!);
+      return;
+    }
+    this.inFlight++;
+    decided.then(
       (ds) => {
+        this.settled();
         for (let i = 0; i < batch.length; i++) batch[i]!.resolve(ds[i]!);
       },
       (e: unknown) => {
+        this.settled();
         for (const w of batch) w.reject(e);
       },
     );
+  }
+
+  /** A call settled: the asks that waited for it go in the next one (still after the current turn's callbacks). */
+  private settled(): void {
+    this.inFlight--;
+    if (this.waiting.length > 0) this.schedule();
   }
 }
 
@@ -301,7 +331,7 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
     redis.defineCommand('qgSlidingLogs', { lua: SCRIPT });
     const r = redis as unknown as { qgSlidingLogs: SlidingLogsCommand };
     const command: SlidingLogsCommand = (...args) => r.qgSlidingLogs(...args);
-    batcher = new TurnBatcher((asks) => decideInRedis(command, asks, opts.now ? String(Math.floor(opts.now())) : ''));
+    batcher = new TurnBatcher((asks) => decideInRedis(command, asks, opts.now ? String(Math.floor(opts.now())) : ''), 1);
   }
   const memory = new Map<string, MemoryLog>();
   for (const row of ENDPOINTS) {

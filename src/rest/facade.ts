@@ -23,6 +23,7 @@ import { registerRouteDocument } from '../plugins/safety.js';
 import { MAX_BATCH_NAMES } from '../validation/params.js';
 import { endpoint } from '../catalogue/endpoints.js';
 import { nodeHeaders, type HeaderReader } from '../lib/headers.js';
+import type { RequestTarget } from '../lib/target.js';
 import { stringifyWithRaw } from '../lib/raw-json.js';
 import { ROUTES, type Route } from './routes.js';
 import type { LiveSubscription } from '../services/live.js';
@@ -158,7 +159,7 @@ export interface RestFacade {
   /** The route a node:http request may take on the fast path, or null (see fastRoute). */
   fastRoute(method: string | undefined, pathname: string, headers: http.IncomingHttpHeaders): { route: CompiledRoute; match: RegExpExecArray } | null;
   /** Serves a fast-path request on node:http directly. */
-  serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: URL): Promise<void>;
+  serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: RequestTarget): Promise<void>;
 }
 
 /** Builds the facade; throws when a route document does not validate, exceeds the cost limit or does not compile. */
@@ -255,7 +256,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
    * "HTTP layer": the fetch-API adapter costs more than half of the machine's throughput on small answers).
    * Same state, route runner, headers, metrics and log line as `handle`; the answer is written in one go.
    */
-  async function serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: URL): Promise<void> {
+  async function serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: RequestTarget): Promise<void> {
     const state = newRequestState(crypto.randomUUID());
     state.log = logger?.child({ request_id: state.requestId });
     state.head = req.method === 'HEAD';

@@ -55,9 +55,9 @@ export interface MachineCaller {
 /** Whoever a request's credential names. */
 export type Caller = UserCaller | MachineCaller;
 
-/** SHA-256 of a secret, hex. */
+/** SHA-256 of a secret (its UTF-8 bytes), hex. One-shot `crypto.hash`: a third of createHash's time per key (every metered request hashes its key). */
 export function hashSecret(secret: string): string {
-  return crypto.createHash('sha256').update(secret, 'utf8').digest('hex');
+  return crypto.hash('sha256', secret, 'hex');
 }
 
 /** True when `key` has the shape of an API key (does not check that it exists). */
