@@ -3,9 +3,12 @@
  *
  * 1. Loads the synthetic full-scale catalogue once (bench/scale-data.ts: ~36k real names x 40
  *    markets x ask and bid) into BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/qg_scale).
- * 2. Builds the `side=all` snapshot in a child process (`quotegate export build`) and reports its
- *    wall time, size and peak RSS (then the whole job: all four sides in one pass); compared in the same run with `COPY (SELECT the same rows) TO
- *    STDOUT | gzip -6` (psql), timed and measured with /usr/bin/time.
+ * 2. Builds in child processes (`quotegate export build`, compiled), each with its wall time, size and peak RSS:
+ *    the first build (no stored item piece: every item written; all four sides in one pass); then, after
+ *    BENCH_CHANGED_ITEMS (default 1,800, 5 % of the items) items' quotes changed, the `side=all` snapshot
+ *    (the figure compared with COPY); then, after as many changes again, the whole job (all four sides).
+ *    Compared in the same run with `COPY (SELECT the same rows) TO STDOUT | gzip -6` (psql), timed and measured
+ *    with /usr/bin/time.
  * 3. 304 answers per second: `GET /prices/export` with the current ETag in If-None-Match through the
  *    full pipeline (auth, rate limit, not billed), against a bare node:http server answering the same 304,
  *    in two cases (304s count towards the 2/60 s limit, so each case has its own accounts, enough that none
@@ -41,6 +44,7 @@ const accountsNeeded = Number(process.env.BENCH_ACCOUNTS ?? 20000);
 const warmAccounts = Number(process.env.BENCH_WARM_ACCOUNTS ?? 90000);
 const warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 5);
 const timeBuild = process.env.EXPORT_BENCH_BUILD !== '0';
+const changedItems = Number(process.env.BENCH_CHANGED_ITEMS ?? 1800);
 
 // 1. The database and the full-scale data.
 {
@@ -74,29 +78,41 @@ console.log(`catalogue: ${scale!.items} items, ${scale!.quotes} quotes on ${scal
 
 // 2. Snapshot build vs COPY | gzip (EXPORT_BENCH_BUILD=0: skipped, the current snapshot is used).
 type BuildOut = { ms: number; peak_rss_mib: number; builds: { side: string; bytes: number; items: number; quotes: number; build_ms: number; published: boolean }[] };
-async function timeBuilds() {
-  await db.query(`DELETE FROM export_current WHERE app_id = '730' AND side = 'all'`);
-  // Compiled, as `npm start` runs it (tsx alone adds about 90 MiB of resident memory); the compile is not timed.
-  await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: projectRoot });
-  const buildStarted = Date.now();
+/** Runs `quotegate export build` (compiled, as `npm start` runs it) for `side` (all four when undefined); wall time and its JSON line. */
+async function timedBuild(side?: string): Promise<{ wallMs: number; out: BuildOut }> {
+  const started = Date.now();
   const { stdout } = await run(
     process.execPath,
-    [path.join(projectRoot, 'dist/src/cli/main.js'), 'export', 'build', '--app-id', '730', '--side', 'all', '--json'],
+    [path.join(projectRoot, 'dist/src/cli/main.js'), 'export', 'build', '--app-id', '730', ...(side ? ['--side', side] : []), '--json'],
     { cwd: projectRoot, env: { ...process.env, DATABASE_URL: url, NODE_ENV: 'production' }, maxBuffer: 16 * 1024 * 1024 },
   );
-  const buildWallMs = Date.now() - buildStarted;
-  const build = JSON.parse(stdout.trim().split('\n').pop()!) as BuildOut;
-  // The job as the service runs it: every side of the app id in one pass.
+  return { wallMs: Date.now() - started, out: JSON.parse(stdout.trim().split('\n').pop()!) as BuildOut };
+}
+/**
+ * Changes the quotes of `n` items picked at random (their quantity, by SQL: bench only), as ingestion would
+ * between two builds: those items' stored pieces no longer match their rows and are written again.
+ */
+async function touchItems(n: number): Promise<void> {
+  await db.query(
+    `UPDATE source_quote SET quantity = COALESCE(quantity, 0) + 1
+      WHERE item_id IN (SELECT id FROM item WHERE app_id = '730' ORDER BY random() LIMIT $1)`,
+    [n],
+  );
+}
+async function timeBuilds() {
+  // Compiled, as `npm start` runs it (tsx alone adds about 90 MiB of resident memory); the compile is not timed.
+  await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: projectRoot });
+  // The first build: no stored piece, every item written and compressed (all four sides in one pass).
+  await db.query(`DELETE FROM export_fragment`);
   await db.query(`DELETE FROM export_current WHERE app_id = '730'`);
-  const job = JSON.parse(
-    (
-      await run(process.execPath, [path.join(projectRoot, 'dist/src/cli/main.js'), 'export', 'build', '--app-id', '730', '--json'], {
-        cwd: projectRoot,
-        env: { ...process.env, DATABASE_URL: url, NODE_ENV: 'production' },
-        maxBuffer: 16 * 1024 * 1024,
-      })
-    ).stdout.trim().split('\n').pop()!,
-  ) as BuildOut;
+  const firstJob = await timedBuild();
+  // A later build: CHANGED_ITEMS items changed since the last one; only the side=all file (the one COPY matches).
+  await touchItems(changedItems);
+  await db.query(`DELETE FROM export_current WHERE app_id = '730' AND side = 'all'`);
+  const later = await timedBuild('all');
+  // The job as the service runs it every 5 minutes: every side of the app id in one pass, after as many changes.
+  await touchItems(changedItems);
+  const job = await timedBuild();
 
   const sameRows = `SELECT DISTINCT ON (i.market_hash_name, q.market_code, q.side) i.market_hash_name, q.market_code, q.provider_code, q.side, q.currency_code,
     q.price, q.quantity, q.is_quantity_minimum, q.is_all_items_same_price, q.changed_at, q.observed_at, q.delisted_at, q.fresh_at
@@ -107,7 +123,7 @@ async function timeBuilds() {
   });
   const [copyBytes] = copy.stdout.trim().split('\n');
   const [copySeconds, copyKb] = copy.stderr.trim().split('\n').pop()!.split(' ');
-  return { buildWallMs, build, job, copyBytes, copySeconds, copyKb };
+  return { buildWallMs: later.wallMs, build: later.out, firstJob, job: job.out, jobWallMs: job.wallMs, copyBytes, copySeconds, copyKb };
 }
 const built = timeBuild ? await timeBuilds() : null;
 
@@ -193,8 +209,11 @@ bare.close();
 const b = built?.build.builds[0];
 const result = {
   catalogue: scale,
-  snapshot_build: built && b ? { side: 'all', wall_ms: built.buildWallMs, build_ms: built.build.ms, peak_rss_mib: built.build.peak_rss_mib, gzip_bytes: b.bytes, items: b.items, quotes: b.quotes } : null,
-  all_sides_job: built ? { ms: built.job.ms, peak_rss_mib: built.job.peak_rss_mib, sides: built.job.builds.map((x) => ({ side: x.side, bytes: x.bytes, items: x.items })) } : null,
+  first_build_all_sides: built
+    ? { wall_ms: built.firstJob.wallMs, ms: built.firstJob.out.ms, peak_rss_mib: built.firstJob.out.peak_rss_mib, sides: built.firstJob.out.builds.map((x) => ({ side: x.side, bytes: x.bytes, items: x.items })) }
+    : null,
+  snapshot_build: built && b ? { side: 'all', changed_items: changedItems, wall_ms: built.buildWallMs, build_ms: built.build.ms, peak_rss_mib: built.build.peak_rss_mib, gzip_bytes: b.bytes, items: b.items, quotes: b.quotes } : null,
+  all_sides_job: built ? { changed_items: changedItems, wall_ms: built.jobWallMs, ms: built.job.ms, peak_rss_mib: built.job.peak_rss_mib, sides: built.job.builds.map((x) => ({ side: x.side, bytes: x.bytes, items: x.items })) } : null,
   copy_gzip_baseline: built ? { wall_ms: Math.round(Number(built.copySeconds) * 1000), peak_rss_mib: Math.round(Number(built.copyKb) / 1024), gzip_bytes: Number(built.copyBytes) } : null,
   build_ratio_to_copy: built && b ? +(built.buildWallMs / (Number(built.copySeconds) * 1000)).toFixed(2) : null,
   not_modified: { bare: bareRow, quotegate: appRow, ratio: +(appRow.requests_per_s / bareRow.requests_per_s).toFixed(3), accounts: keys.length, seconds, connections },

@@ -24,7 +24,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 // The servers run with the young-generation size `npm start` gives the service (package.json, README: Operations).
-const child = spawn(process.execPath, ['--expose-gc', '--max-semi-space-size=64', '--import', 'tsx', path.join(projectRoot, 'bench', 'servers.ts')], {
+const child = spawn(process.execPath, ['--expose-gc', '--max-semi-space-size=64', ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', path.join(projectRoot, 'bench', 'servers.ts')], {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, NODE_ENV: 'production' },
 });
@@ -51,6 +51,8 @@ interface Row {
   p99_ms: number;
   /** CPU time of the servers' process per answered request, microseconds (user + system). */
   cpu_us_per_req: number;
+  /** CPU time of this process (the load generator, autocannon) per answered request, microseconds: the client's share of the machine. */
+  client_cpu_us_per_req: number;
   non2xx: number;
   errors: number;
 }
@@ -59,6 +61,7 @@ async function load(name: string, server: 'quotegate' | 'bare', opts: { path: st
   const port = server === 'quotegate' ? info.app : info.bare;
   const cpuNow = async () => ((await (await fetch(`http://127.0.0.1:${info.cpu}/`)).json()) as { cpuMicros: number }).cpuMicros;
   const cpuBefore = await cpuNow();
+  const clientBefore = process.cpuUsage();
   let next = 0;
   const r = await autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -74,8 +77,9 @@ async function load(name: string, server: 'quotegate' | 'bare', opts: { path: st
       },
     ],
   });
+  const client = process.cpuUsage(clientBefore);
   const cpuMicros = (await cpuNow()) - cpuBefore;
-  return { case: name, server, requests_per_s: r.requests.average, p50_ms: r.latency.p50, p99_ms: r.latency.p99, cpu_us_per_req: Math.round(cpuMicros / Math.max(1, r.requests.total)), non2xx: r.non2xx, errors: r.errors };
+  return { case: name, server, requests_per_s: r.requests.average, p50_ms: r.latency.p50, p99_ms: r.latency.p99, cpu_us_per_req: Math.round(cpuMicros / Math.max(1, r.requests.total)), client_cpu_us_per_req: Math.round((client.user + client.system) / Math.max(1, r.requests.total)), non2xx: r.non2xx, errors: r.errors };
 }
 
 const rows: Row[] = [];

@@ -22,14 +22,12 @@
  * publish, so a download that began before a publish can finish.
  */
 import crypto from 'node:crypto';
-import { once } from 'node:events';
-import { PassThrough, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import zlib from 'node:zlib';
 import type { Database } from '../db/client.js';
-import { formatDecimal } from '../lib/money.js';
+import { toMoney } from '../lib/money.js';
+import zlib from 'node:zlib';
+import { deflatePieceAsync, GzipJoiner, type GzipPiece } from '../lib/gzip-pieces.js';
 import { snapshotBuildSeconds } from '../lib/metrics.js';
-import { formatDate, formatTimestamp } from '../lib/time.js';
+import { formatTimestamp } from '../lib/time.js';
 import { currentSequence } from './changes.js';
 import { filterQuotes, loadQuotes, quotesText, type MarketQuote, type SideFilter } from './quotes.js';
 
@@ -172,20 +170,36 @@ export interface BuildOptions {
   onPage?: (page: number) => void | Promise<void>;
 }
 
-/** One side's output during a build: its build row, gzip pipeline, hashes and counts. */
+/** Uncompressed bytes per compressed segment of an export file (compressed in parallel, joined as pieces). */
+const SEGMENT_BYTES = 4 * 1024 * 1024;
+/** Segments of one side compressing at a time (libuv's pool has four threads; the machine has two cores). */
+const SEGMENTS_IN_FLIGHT = 2;
+
+/** One side's output during a build: its build row, gzip writer, pending chunk, hashes and counts. */
 interface SideOutput {
   side: SideFilter;
   buildId: string;
-  input: PassThrough;
-  done: Promise<void>;
+  joiner: GzipJoiner;
+  /** Uncompressed text of the segment being filled. */
+  segment: Buffer[];
+  segmentBytes: number;
+  /** Segments compressing, oldest first. */
+  compressing: Promise<GzipPiece>[];
+  /** gzip bytes not yet stored as a chunk. */
+  pending: Buffer[];
+  pendingBytes: number;
+  /** Next chunk's sequence number. */
+  seq: number;
   itemsHash: crypto.Hash;
   fileHash: crypto.Hash;
   size: number;
   items: number;
   quotes: number;
   changeSeq: string;
-  /** Gzip chunks not yet stored (deferred output), in order. */
+  /** Chunks not yet stored (deferred output), in order. */
   deferred: Buffer[];
+  /** Store chunks at the end (PGlite: the build's read snapshot holds its one connection). */
+  defer: boolean;
 }
 
 /** Stores a side's deferred chunks, in order. */
@@ -194,9 +208,46 @@ async function storeDeferred(db: Database, out: SideOutput): Promise<void> {
   out.deferred = [];
 }
 
-/** Writes `bytes` into a side's gzip input, waiting while its buffers are full (backpressure). */
-async function feed(out: SideOutput, bytes: Buffer): Promise<void> {
-  if (!out.input.write(bytes)) await once(out.input, 'drain');
+/** Adds uncompressed text to a side's file: a full segment goes to the thread pool; the oldest finished ones are appended. */
+async function write(db: Database, out: SideOutput, text: Buffer): Promise<void> {
+  out.segment.push(text);
+  out.segmentBytes += text.length;
+  if (out.segmentBytes >= SEGMENT_BYTES) await cutSegment(db, out);
+}
+
+/** Sends the current segment to be compressed, then appends finished segments while too many are in flight. */
+async function cutSegment(db: Database, out: SideOutput): Promise<void> {
+  if (out.segmentBytes > 0) {
+    const bytes = Buffer.concat(out.segment, out.segmentBytes);
+    out.segment = [];
+    out.segmentBytes = 0;
+    const piece = deflatePieceAsync(bytes);
+    piece.catch(() => undefined); // awaited in order below
+    out.compressing.push(piece);
+  }
+  while (out.compressing.length > SEGMENTS_IN_FLIGHT) await append(db, out, out.joiner.piece(await out.compressing.shift()!));
+}
+
+/** Ends a side's file: the last segment, every segment still compressing, the final block and trailer. */
+async function finishSide(db: Database, out: SideOutput): Promise<void> {
+  await cutSegment(db, out);
+  while (out.compressing.length > 0) await append(db, out, out.joiner.piece(await out.compressing.shift()!));
+  await append(db, out, out.joiner.end(), true);
+}
+
+/** Appends gzip bytes to a side's file; a full chunk (CHUNK_BYTES or more) is stored, or kept when deferred. */
+async function append(db: Database, out: SideOutput, bytes: Buffer, last = false): Promise<void> {
+  out.fileHash.update(bytes);
+  out.size += bytes.length;
+  out.pending.push(bytes);
+  out.pendingBytes += bytes.length;
+  if (out.pendingBytes < CHUNK_BYTES && !(last && out.pendingBytes > 0)) return;
+  const chunk = Buffer.concat(out.pending, out.pendingBytes);
+  out.pending = [];
+  out.pendingBytes = 0;
+  if (out.defer) out.deferred.push(chunk);
+  else await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [out.buildId, out.seq, chunk]);
+  out.seq += 1;
 }
 
 /** Creates a side's build row (not complete; its change sequence is set when the build is published). */
@@ -209,57 +260,138 @@ async function createBuild(db: Database, appId: string, side: SideFilter, genera
   return id;
 }
 
+/** zlib level of a stored item text (export_fragment.deflated): fast to write, since the file is compressed again anyway. */
+const FRAGMENT_LEVEL = 1;
+
 /**
- * Opens a side's gzip pipeline for build row `id`; gzip output is stored in CHUNK_BYTES chunks as it comes, or,
- * with `deferred`, kept in memory until `storeDeferred` (PGlite: the build's read snapshot holds its one connection).
+ * What names the item writer in a fragment's digest: the export text of a sample item with every field set
+ * (so any change to the quote writer's output changes it, and every stored fragment is written again) and
+ * the zlib version and level of the stored form. Computed once per process.
  */
-async function openSide(db: Database, id: string, appId: string, side: SideFilter, generatedAt: Date, changeSeq: bigint, deferred: boolean): Promise<SideOutput> {
-  const input = new PassThrough();
-  let seq = 0;
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  const flush = async () => {
-    if (pendingBytes === 0) return;
-    const bytes = Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
-    if (deferred) out.deferred.push(bytes);
-    else await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [id, seq, bytes]);
-    seq += 1;
-  };
-  const out: SideOutput = {
-    side,
-    buildId: id,
-    input,
-    done: Promise.resolve(),
-    itemsHash: crypto.createHash('sha256'),
-    fileHash: crypto.createHash('sha256'),
-    size: 0,
-    items: 0,
-    quotes: 0,
-    changeSeq: changeSeq.toString(),
-    deferred: [],
-  };
-  out.done = pipeline(
-    input,
-    zlib.createGzip({ level: 6 }),
-    new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        out.fileHash.update(chunk);
-        out.size += chunk.length;
-        pending.push(chunk);
-        pendingBytes += chunk.length;
-        if (pendingBytes >= CHUNK_BYTES) flush().then(() => cb(), cb);
-        else cb();
-      },
-      final(cb) {
-        flush().then(() => cb(), cb);
-      },
-    }),
+let fingerprint: string | undefined;
+function writerFingerprint(): string {
+  if (fingerprint) return fingerprint;
+  const at = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
+  const sample: MarketQuote[] = [
+    { marketCode: 'A', providerCode: 'B', side: 'ask', currencyCode: 'USD', price: toMoney('1.5'), quantity: 2, isQuantityMinimum: true, isAllItemsSamePrice: false, changedAt: at, observedAt: at, delistedAt: at, freshAt: at, valuation: null },
+    {
+      marketCode: 'CSCP', providerCode: 'CSCP', side: 'mid', currencyCode: 'CNY', price: toMoney('10.25'), quantity: null, isQuantityMinimum: null, isAllItemsSamePrice: null, changedAt: at, observedAt: null, delistedAt: null, freshAt: at,
+      valuation: { valuationDate: at, uncertainty: 0.25, credibility: Math.exp(-0.25), isTwoSided: true, askAmount: toMoney('11'), bidAmount: toMoney('9.5'), askQuoteCount: 3, bidQuoteCount: 1, askUncertainty: 0.1, bidUncertainty: 0.2 },
+    },
+  ];
+  return (fingerprint = crypto.createHash('sha256').update(itemText('S', sample)).update(`|zlib ${process.versions.zlib}|level ${FRAGMENT_LEVEL}`).digest('hex'));
+}
+
+/** One item of the export file (spec: ExportOut items): its name and quotes (already filtered to the side). */
+function itemText(name: string, quotes: readonly MarketQuote[]): string {
+  return `{"market_hash_name":${JSON.stringify(name)},"markets":${quotesText(quotes)}}`;
+}
+
+/**
+ * SQL: the next page of items of app `$1` after name `$2` (code-point order, at most `$3`), each with its digest
+ * (null when it has no quote row and no valuation). The digest, salted with `$4` (writerFingerprint), is the md5 of the count,
+ * sum and xor of the row versions (`xmin`, the transaction that wrote the row) and places (`ctid`) of every
+ * `source_quote` row of the item, chosen by the precedence or not, and of its latest valuation: the two tables
+ * `loadQuotes` reads (services/quotes.ts). PostgreSQL writes a new row version on every update, with a newer
+ * transaction id, so any insert, update or delete of those rows changes the digest; reading the versions costs
+ * no text conversion of the rows (hashing their text was 7 s of a full-scale build). A rewrite of the table
+ * (VACUUM FULL, a restore) changes every digest: the next build writes every item again, and nothing is lost.
+ */
+const PAGE_SQL = `
+WITH page AS (
+  SELECT id, market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
+   ORDER BY market_hash_name COLLATE "C" LIMIT $3
+), digests AS (
+  SELECT p.market_hash_name,
+         CASE WHEN h.n > 0 OR v.version IS NOT NULL THEN
+           md5($4::text || h.n::text || '|' || COALESCE(h.total, 0)::text || '|' || COALESCE(h.mix, 0)::text || '|' || COALESCE(h.places, 0)::text || '|' || COALESCE(v.version, ''))
+         END AS digest
+    FROM page p
+    CROSS JOIN LATERAL (
+      SELECT count(*) AS n, sum(q.xmin::text::bigint) AS total, bit_xor(q.xmin::text::bigint) AS mix, sum(hashtext(q.ctid::text)::bigint) AS places
+        FROM source_quote q WHERE q.item_id = p.id) h
+    LEFT JOIN LATERAL (
+      SELECT v.xmin::text || v.ctid::text || v.valuation_date::text AS version
+        FROM valuation v WHERE v.item_id = p.id ORDER BY v.valuation_date DESC LIMIT 1) v ON true
+)
+SELECT market_hash_name, digest FROM digests ORDER BY market_hash_name COLLATE "C"`;
+
+/** SQL: the stored fragments of names `$2` (app `$1`) on sides `$3`, by primary key (a join with the digests read them all). */
+const STORED_SQL = `
+SELECT market_hash_name, side, digest, deflated, quote_count FROM export_fragment
+ WHERE app_id = $1 AND market_hash_name = ANY($2::text[]) AND side = ANY($3::text[])`;
+
+/** An item's text on one side: stored compressed (`deflated`), and its uncompressed text; both null when the side has no quote. */
+interface Fragment {
+  deflated: Buffer | null;
+  text: Buffer | null;
+  quoteCount: number;
+}
+
+/** One page of items as the build writes them: each name (in order) with its fragment per side, and the fragments written anew. */
+interface Page {
+  names: string[];
+  fragments: Map<string, Map<SideFilter, Fragment>>;
+  /** Fragments written in this page (their items' rows changed or had none stored): stored for the next build. */
+  fresh: { name: string; side: SideFilter; digest: string; fragment: Fragment }[];
+}
+
+const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+
+/**
+ * Reads one page of items after `after` (code-point order) inside the build's snapshot: their digests, the
+ * stored fragments, then the quotes of the items whose stored fragments are missing on a side or were written
+ * from other rows (loadQuotes), whose fragments are written here.
+ */
+async function readPage(query: <R>(sql: string, params?: unknown[]) => Promise<R[]>, appId: string, sides: readonly SideFilter[], after: string, pageItems: number): Promise<Page> {
+  const rows = await query<{ market_hash_name: string; digest: string | null }>(PAGE_SQL, [appId, after, pageItems, writerFingerprint()]);
+  const page: Page = { names: rows.map((r) => r.market_hash_name), fragments: new Map(), fresh: [] };
+  if (rows.length === 0) return page;
+  const digests = new Map<string, string>();
+  for (const r of rows) if (r.digest !== null) digests.set(r.market_hash_name, r.digest); // null: no quote and no valuation, not in the file
+  const stored = await query<{ market_hash_name: string; side: SideFilter; digest: string; deflated: Uint8Array | null; quote_count: number }>(STORED_SQL, [appId, page.names, sides]);
+  for (const r of stored) {
+    if (digests.get(r.market_hash_name) !== r.digest) continue; // written from other rows
+    let bySide = page.fragments.get(r.market_hash_name);
+    if (!bySide) page.fragments.set(r.market_hash_name, (bySide = new Map()));
+    const deflated = r.deflated === null ? null : asBuffer(r.deflated);
+    bySide.set(r.side, { deflated, text: deflated === null ? null : zlib.inflateRawSync(deflated), quoteCount: r.quote_count });
+  }
+  const stale = [...digests.keys()].filter((name) => sides.some((side) => !page.fragments.get(name)?.has(side)));
+  if (stale.length === 0) return page;
+  const quotes = await loadQuotes({ query }, appId, stale);
+  for (const name of stale) {
+    const all = quotes.get(name) ?? [];
+    let bySide = page.fragments.get(name);
+    if (!bySide) page.fragments.set(name, (bySide = new Map()));
+    for (const side of sides) {
+      const list = filterQuotes(all, { markets: null, side });
+      const text = list.length === 0 ? null : Buffer.from(itemText(name, list), 'utf8');
+      const fragment: Fragment = { text, deflated: text === null ? null : zlib.deflateRawSync(text, { level: FRAGMENT_LEVEL }), quoteCount: list.length };
+      bySide.set(side, fragment);
+      page.fresh.push({ name, side, digest: digests.get(name)!, fragment });
+    }
+  }
+  return page;
+}
+
+/** Stores fragments written by a build (one statement), replacing what an item and side had. */
+async function storeFragments(db: Pick<Database, 'query'>, appId: string, fresh: Page['fresh']): Promise<void> {
+  if (fresh.length === 0) return;
+  await db.query(
+    `INSERT INTO export_fragment (app_id, market_hash_name, side, digest, deflated, quote_count)
+     SELECT $1, n, s, d, decode(b, 'hex'), q FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[]) AS t(n, s, d, b, q)
+     ON CONFLICT (app_id, market_hash_name, side) DO UPDATE
+        SET digest = EXCLUDED.digest, deflated = EXCLUDED.deflated, quote_count = EXCLUDED.quote_count`,
+    [
+      appId,
+      fresh.map((f) => f.name),
+      fresh.map((f) => f.side),
+      fresh.map((f) => f.digest),
+      fresh.map((f) => (f.fragment.deflated ? f.fragment.deflated.toString('hex') : null)),
+      fresh.map((f) => f.fragment.quoteCount),
+    ],
   );
-  out.done.catch(() => {}); // awaited below; a failure is reported by buildSnapshots
-  await feed(out, Buffer.from(`{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","change_seq":"${changeSeq}","items":[`));
-  return out;
 }
 
 /** Publishes a finished side unless its items equal the current snapshot's (then the new build is dropped). */
@@ -297,11 +429,17 @@ async function publishSide(db: Database, appId: string, out: SideOutput, generat
 }
 
 /**
- * Builds the snapshots of `appId` for `sides` in one pass over the data (each page of quotes is read
- * once and written into every side's gzip), then publishes each side unless its items equal the
- * current snapshot's. The caller holds the builder lock (see runExportSnapshots). Throws when
- * reading or writing fails; the current snapshots are then untouched and the partial builds are
- * removed by the next build.
+ * Builds the snapshots of `appId` for `sides` in one pass over the data (each page of items is read once
+ * and written into every side's file), then publishes each side unless its items equal the current
+ * snapshot's. The caller holds the builder lock (see runExportSnapshots). Throws when reading or writing
+ * fails; the current snapshots are then untouched and the partial builds are removed by the next build.
+ *
+ * Each item's text on a side is kept (compressed) in `export_fragment` with the digest of the rows it was
+ * written from: a later build reads the digests (the database hashes the rows; no quote leaves it) and writes
+ * only the items whose rows changed, reusing every other text as stored. The file is compressed in 4 MiB
+ * segments on the thread pool, in parallel, joined into one gzip member (lib/gzip-pieces.ts). So a build costs
+ * about reading the digests and stored texts plus compressing the file, and the changed items; the first build
+ * writes every item.
  */
 export async function buildSnapshots(db: Database, appId: string, sides: readonly SideFilter[], opts: BuildOptions = {}): Promise<BuildResult[]> {
   const started = performance.now();
@@ -312,62 +450,71 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
         AND id NOT IN (SELECT build_id FROM export_current)`,
     [appId, sides],
   );
-  const outs: SideOutput[] = [];
   const ids: string[] = [];
   for (const side of sides) ids.push(await createBuild(db, appId, side, generatedAt));
   // Every page and the change sequence are read in one snapshot (REPEATABLE READ): the file holds exactly the
   // changes up to its change_seq, and following the feed from there gives exactly the ones after it.
   const deferred = db.kind === 'pglite';
-  try {
-    await db.readSnapshot(async (query) => {
-      const changeSeq = await currentSequence({ query });
-      for (const [i, side] of sides.entries()) outs.push(await openSide(db, ids[i]!, appId, side, generatedAt, changeSeq, deferred));
-      // The next page is read while this one is written (its names and quotes in flight on the database's
-      // core while this process serializes and compresses): two pages held at most.
-      const readPage = async (after: string) => {
-        const names = (
-          await query<{ market_hash_name: string }>(
-            `SELECT market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
-              ORDER BY market_hash_name COLLATE "C" LIMIT $3`,
-            [appId, after, opts.pageItems ?? PAGE_ITEMS],
-          )
-        ).map((r) => r.market_hash_name);
-        return { names, quotes: names.length === 0 ? new Map<string, MarketQuote[]>() : await loadQuotes({ query }, appId, names) };
+  const comma = Buffer.from(',');
+  const outs: SideOutput[] = [];
+  /** Fragments waiting to be stored: written as the build goes (PostgreSQL), or after the snapshot (PGlite). */
+  let toStore: Page['fresh'] = [];
+  let storing: Promise<void> = Promise.resolve();
+  await db.readSnapshot(async (query) => {
+    const changeSeq = (await currentSequence({ query })).toString();
+    for (const [i, side] of sides.entries()) {
+      const out: SideOutput = {
+        side, buildId: ids[i]!, joiner: new GzipJoiner(), segment: [], segmentBytes: 0, compressing: [], pending: [], pendingBytes: 0, seq: 0, itemsHash: crypto.createHash('sha256'),
+        fileHash: crypto.createHash('sha256'), size: 0, items: 0, quotes: 0, changeSeq, deferred: [], defer: deferred,
       };
-      let next = readPage('');
-      let page = 0;
-      for (;;) {
-        const { names, quotes } = await next;
-        if (names.length === 0) break;
-        next = readPage(names[names.length - 1]!);
-        // A failure of the read ahead is the next iteration's to throw; until then it must not go unhandled.
-        next.catch(() => undefined);
-        // One item at a time into each gzip: no page-sized string is ever built.
-        for (const name of names) {
-          const all = quotes.get(name) ?? [];
-          quotes.delete(name);
-          for (const out of outs) {
-            const list = filterQuotes(all, { markets: null, side: out.side });
-            if (list.length === 0) continue;
-            const text = Buffer.from((out.items === 0 ? '' : ',') + `{"market_hash_name":${JSON.stringify(name)},"markets":${quotesText(list)}}`);
-            out.itemsHash.update(text);
-            out.items += 1;
-            out.quotes += list.length;
-            await feed(out, text);
-          }
+      outs.push(out);
+      await append(db, out, out.joiner.header());
+      const head = `{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","change_seq":"${changeSeq}","items":[`;
+      await write(db, out, Buffer.from(head, 'utf8'));
+    }
+    const pageItems = opts.pageItems ?? PAGE_ITEMS;
+    // The next page is read while this one is written (its digests and changed quotes in flight on the
+    // database's core while this process writes): two pages held at most.
+    let next = readPage(query, appId, sides, '', pageItems);
+    let pageNo = 0;
+    for (;;) {
+      const page = await next;
+      if (page.names.length === 0) break;
+      next = readPage(query, appId, sides, page.names[page.names.length - 1]!, pageItems);
+      // A failure of the read ahead is the next iteration's to throw; until then it must not go unhandled.
+      next.catch(() => undefined);
+      for (const name of page.names) {
+        const bySide = page.fragments.get(name);
+        if (!bySide) continue; // no quote on any market
+        for (const out of outs) {
+          const fragment = bySide.get(out.side)!;
+          if (fragment.text === null) continue;
+          if (out.items > 0) await write(db, out, comma);
+          out.itemsHash.update(fragment.deflated!);
+          out.items += 1;
+          out.quotes += fragment.quoteCount;
+          await write(db, out, fragment.text);
         }
-        page += 1;
-        await opts.onPage?.(page);
       }
-      for (const out of outs) out.input.end(']}');
-      await Promise.all(outs.map((o) => o.done));
-    });
-    for (const out of outs) await storeDeferred(db, out);
-  } catch (e) {
-    for (const out of outs) out.input.destroy(e as Error);
-    await Promise.allSettled(outs.map((o) => o.done));
-    throw e;
-  }
+      if (deferred) toStore.push(...page.fresh);
+      else if (page.fresh.length > 0) {
+        // One statement in flight at a time; the next page is written meanwhile.
+        const fresh = page.fresh;
+        storing = storing.then(() => storeFragments(db, appId, fresh));
+        storing.catch(() => undefined);
+      }
+      pageNo += 1;
+      await opts.onPage?.(pageNo);
+    }
+    for (const out of outs) {
+      await write(db, out, Buffer.from(']}'));
+      await finishSide(db, out);
+    }
+  });
+  await storing;
+  for (const out of outs) await storeDeferred(db, out);
+  for (let i = 0; i < toStore.length; i += 2000) await storeFragments(db, appId, toStore.slice(i, i + 2000));
+  toStore = [];
   const buildMs = Math.round(performance.now() - started);
   const results: BuildResult[] = [];
   for (const out of outs) {
@@ -375,6 +522,12 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
     snapshotBuildSeconds.observe({ side: out.side, outcome: r.published ? 'published' : 'unchanged' }, buildMs / 1000);
     results.push(r);
   }
+  // Fragments of items no longer in the catalogue.
+  await db.query(
+    `DELETE FROM export_fragment f WHERE f.app_id = $1
+        AND NOT EXISTS (SELECT 1 FROM item i WHERE i.app_id = $1 AND i.market_hash_name = f.market_hash_name)`,
+    [appId],
+  );
   return results;
 }
 

@@ -114,6 +114,38 @@ describe('GET /prices/export', () => {
     expect(third.doc.items[1].markets[0].market_price_amount).toBe('2.61');
   });
 
+  it('writes again only the items whose quote rows changed (even behind the ingestion path), and reused pieces equal fresh ones', async () => {
+    const pieces = async () =>
+      new Map(
+        (await t.db.query<{ market_hash_name: string; hex: string | null }>(
+          `SELECT market_hash_name, encode(deflated, 'hex') AS hex FROM export_fragment WHERE app_id = '730' AND side = 'all'`,
+        )).map((r) => [r.market_hash_name, r.hex]),
+      );
+    await buildSnapshot(t.db, '730', 'all', { now: new Date('2026-07-17T00:11:00Z') });
+    const before = await pieces();
+    expect([...before.keys()].sort()).toEqual(['AK-47 | Redline (Field-Tested)', 'Recoil Case', 'Zeus x27', '★ Karambit | Fade']);
+    // A change no ingestion announced: the digest of the rows still sees it.
+    await t.db.query(
+      `UPDATE source_quote SET quantity = 4242 WHERE market_code = 'SKINPORT' AND item_id = (SELECT id FROM item WHERE app_id = '730' AND market_hash_name = 'AK-47 | Redline (Field-Tested)')`,
+    );
+    const changed = await buildSnapshot(t.db, '730', 'all', { now: new Date('2026-07-17T00:12:00Z') });
+    expect(changed.published).toBe(true);
+    const after = await pieces();
+    for (const [name, hex] of before) {
+      if (name === 'AK-47 | Redline (Field-Tested)') expect(after.get(name)).not.toBe(hex);
+      else expect(after.get(name), name).toBe(hex);
+    }
+    const { doc } = await download((await account(100n)).auth, '?side=all');
+    const ak = doc.items.find((i: { market_hash_name: string }) => i.market_hash_name === 'AK-47 | Redline (Field-Tested)');
+    expect(ak.markets.find((m: { market_code: string }) => m.market_code === 'SKINPORT').quantity).toBe(4242);
+    // Without any stored piece the build writes every item afresh: the same items, so nothing is published.
+    await t.db.query(`DELETE FROM export_fragment`);
+    const fresh = await buildSnapshot(t.db, '730', 'all', { now: new Date('2026-07-17T00:13:00Z') });
+    expect(fresh.published).toBe(false);
+    expect(fresh.snapshot.etag).toBe(changed.snapshot.etag);
+    expect(await pieces()).toEqual(after);
+  });
+
   it('answers 304 without a body and without a charge when If-None-Match names the snapshot', async () => {
     const etag = (await currentSnapshot(t.db, '730', 'ask'))!.etag;
     expect(ifNoneMatchHits(`W/${etag}`, etag)).toBe(true);
