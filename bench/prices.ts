@@ -8,8 +8,9 @@
  * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated: only the cases whose id is one of them,
  * `get-billed`, `get-subscription`, `batch-billed`, or whose name contains one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
  * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see
- * bench/profile-summary.ts), BENCH_PROFILE=heap (the same, with a sampling allocation profile: bytes allocated per function).
- * Prints a table (with the servers' CPU time per answered request, steadier than the ratio when the machine's speed
+ * bench/profile-summary.ts), BENCH_PROFILE=heap (the same, with a sampling allocation profile: bytes allocated per function),
+ * BENCH_NODE_FLAGS (extra node/V8 flags for the servers' process, space-separated, e.g. `--single-threaded-gc`).
+ * Prints a table (with the servers' CPU time per answered request and this process's, the load generator's, steadier than the ratio when the machine's speed
  * drifts between runs) and writes bench/results/prices-<timestamp>.json.
  */
 import { spawn } from 'node:child_process';
