@@ -29,7 +29,7 @@ import { deflatePieceAsync, GzipJoiner, type GzipPiece } from '../lib/gzip-piece
 import { snapshotBuildSeconds } from '../lib/metrics.js';
 import { formatTimestamp } from '../lib/time.js';
 import { currentSequence } from './changes.js';
-import { filterQuotes, loadQuotes, quotesText, type MarketQuote, type SideFilter } from './quotes.js';
+import { filterQuotes, loadQuotes, quoteJson, QUOTES_SQL, quotesText, type MarketQuote, type SideFilter } from './quotes.js';
 
 /** The sides a snapshot is built for. */
 export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
@@ -264,9 +264,10 @@ async function createBuild(db: Database, appId: string, side: SideFilter, genera
 const FRAGMENT_LEVEL = 1;
 
 /**
- * What names the item writer in a fragment's digest: the export text of a sample item with every field set
- * (so any change to the quote writer's output changes it, and every stored fragment is written again) and
- * the zlib version and level of the stored form. Computed once per process.
+ * What names the item writer in a fragment's digest: the source of the statement and functions that turn an
+ * item's rows into its text (as this process runs them), the export text of a sample item with every field set,
+ * and the zlib version and level of the stored form; any change to them writes every stored fragment again.
+ * Computed once per process.
  */
 let fingerprint: string | undefined;
 function writerFingerprint(): string {
@@ -279,7 +280,10 @@ function writerFingerprint(): string {
       valuation: { valuationDate: at, uncertainty: 0.25, credibility: Math.exp(-0.25), isTwoSided: true, askAmount: toMoney('11'), bidAmount: toMoney('9.5'), askQuoteCount: 3, bidQuoteCount: 1, askUncertainty: 0.1, bidUncertainty: 0.2 },
     },
   ];
-  return (fingerprint = crypto.createHash('sha256').update(itemText('S', sample)).update(`|zlib ${process.versions.zlib}|level ${FRAGMENT_LEVEL}`).digest('hex'));
+  // The code that reads and writes an item (its statement and functions as this process runs them) and a sample
+  // output: any change to how the rows become the text, precedence included, writes every item again.
+  const code = [QUOTES_SQL, loadQuotes, filterQuotes, quoteJson, itemText].map(String).join('\u0000');
+  return (fingerprint = crypto.createHash('sha256').update(code).update(itemText('S', sample)).update(`|zlib ${process.versions.zlib}|level ${FRAGMENT_LEVEL}`).digest('hex'));
 }
 
 /** One item of the export file (spec: ExportOut items): its name and quotes (already filtered to the side). */

@@ -100,7 +100,8 @@ const epochMs = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)
 // One round trip: the chosen quote per (item, market, side) by the precedence rule, plus each item's
 // latest valuation (rows with kind 'v'; quote columns null there and vice versa). The export's fragment digest
 // (DIGEST_SQL, services/exports.ts) hashes every row of the tables read here: a new input table must join it.
-const QUOTES_SQL = `
+/** The statement of `loadQuotes` (the export's writer fingerprint hashes it, so a new precedence rewrites every stored item text). */
+export const QUOTES_SQL = `
 WITH items AS (
   SELECT id, market_hash_name FROM item WHERE app_id = $1 AND market_hash_name = ANY($2::text[])
 )
