@@ -22,20 +22,14 @@ export interface GzipPiece {
 }
 
 /** Compression level of every piece (the export's level before pieces: gzip -6). */
-export const PIECE_LEVEL = 6;
+const PIECE_LEVEL = 6;
 
 /**
- * `text` (UTF-8) as a piece: raw DEFLATE at PIECE_LEVEL ended by a sync flush. Deterministic for one zlib
- * version (`process.versions.zlib`), so the same text gives the same bytes.
+ * `bytes` as a piece, compressed on libuv's thread pool (node:zlib's asynchronous call, so several pieces
+ * compress in parallel): raw DEFLATE at PIECE_LEVEL ended by a sync flush. Deterministic for one zlib version
+ * (`process.versions.zlib`): the same bytes give the same piece. Rejects with zlib's error.
  */
-export function deflatePiece(text: string | Buffer): GzipPiece {
-  const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-  const deflated = zlib.deflateRawSync(bytes, { level: PIECE_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH });
-  return { deflated, crc: zlib.crc32(bytes) >>> 0, length: bytes.length };
-}
-
-/** `deflatePiece` on libuv's thread pool (node:zlib's asynchronous call): several pieces compress in parallel. */
-export function deflatePieceAsync(bytes: Buffer): Promise<GzipPiece> {
+export function deflatePiece(bytes: Buffer): Promise<GzipPiece> {
   return new Promise((resolve, reject) => {
     zlib.deflateRaw(bytes, { level: PIECE_LEVEL, finishFlush: zlib.constants.Z_SYNC_FLUSH }, (error, deflated) => {
       if (error) reject(error);

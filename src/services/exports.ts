@@ -22,10 +22,10 @@
  * publish, so a download that began before a publish can finish.
  */
 import crypto from 'node:crypto';
+import zlib from 'node:zlib';
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
-import zlib from 'node:zlib';
-import { deflatePieceAsync, GzipJoiner, type GzipPiece } from '../lib/gzip-pieces.js';
+import { deflatePiece, GzipJoiner, type GzipPiece } from '../lib/gzip-pieces.js';
 import { snapshotBuildSeconds } from '../lib/metrics.js';
 import { formatTimestamp } from '../lib/time.js';
 import { currentSequence } from './changes.js';
@@ -221,7 +221,7 @@ async function cutSegment(db: Database, out: SideOutput): Promise<void> {
     const bytes = Buffer.concat(out.segment, out.segmentBytes);
     out.segment = [];
     out.segmentBytes = 0;
-    const piece = deflatePieceAsync(bytes);
+    const piece = deflatePiece(bytes);
     piece.catch(() => undefined); // awaited in order below
     out.compressing.push(piece);
   }
