@@ -18,7 +18,8 @@
  *    - warm: BENCH_WARM_ACCOUNTS (default 90,000: the caller cache holds 100,000) keys whose lookups the replica holds (warmed by one
  *      GET /me each; AUTH_CACHE_SECONDS=300), each used at most twice in BENCH_WARM_SECONDS (default 5).
  * Options: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), EXPORT_BENCH_BUILD=0 (skip part 2,
- * the build timing, when a snapshot exists). Writes bench/results/export-*.json.
+ * the build timing, when a snapshot exists), BENCH_PROFILE=1 (the service of part 3 writes a CPU profile of its
+ * whole run, warm-up included, to bench/results/profiles/; bench/profile-summary.ts reads it). Writes bench/results/export-*.json.
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -162,7 +163,7 @@ await db.close();
 // The service as `npm start` runs it: compiled (npm run bench:export builds dist first), 64 MiB semi-spaces.
 const server = await startServerProcess(
   { DATABASE_URL: url, EXPORT_INTERVAL_SECONDS: '0', VALUATION_JOB: 'off', LOG_LEVEL: 'warn', NODE_ENV: 'production', AUTH_CACHE_SECONDS: '300' },
-  ['--max-semi-space-size=64'],
+  ['--max-semi-space-size=64', ...(process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', '--cpu-prof-dir=' + path.join(projectRoot, 'bench', 'results', 'profiles')] : [])],
   { compiled: true },
 );
 const bare = http.createServer((req, res) => {
