@@ -30,6 +30,7 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import cliProgress from 'cli-progress';
 import pg from 'pg';
+import { serviceNodeFlags } from '../scripts/build.mjs';
 import { openDatabase } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
 import { generateKey, hashSecret } from '../src/services/accounts.js';
@@ -160,10 +161,10 @@ const [{ etag, generated_at }] = (await db.query<{ etag: string; generated_at: D
 )) as [{ etag: string; generated_at: Date }];
 await db.close();
 
-// The service as `npm start` runs it: compiled (npm run bench:export builds dist first), 64 MiB semi-spaces.
+// The service as `npm start` runs it: compiled (npm run bench:export builds dist first), with its heap flags.
 const server = await startServerProcess(
   { DATABASE_URL: url, EXPORT_INTERVAL_SECONDS: '0', VALUATION_JOB: 'off', LOG_LEVEL: 'warn', NODE_ENV: 'production', AUTH_CACHE_SECONDS: '300' },
-  ['--max-semi-space-size=64', ...(process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', '--cpu-prof-dir=' + path.join(projectRoot, 'bench', 'results', 'profiles')] : [])],
+  [...serviceNodeFlags(), ...(process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', '--cpu-prof-dir=' + path.join(projectRoot, 'bench', 'results', 'profiles')] : [])],
   { compiled: true },
 );
 const bare = http.createServer((req, res) => {

@@ -25,6 +25,7 @@ import { importCatalogue } from '../src/services/catalogue-import.js';
 import { createAccount } from '../src/services/accounts.js';
 import { ingestBatch, type QuoteObservation } from '../src/services/ingestion.js';
 import { toMoney } from '../src/lib/money.js';
+import { serviceNodeFlags } from '../scripts/build.mjs';
 import { projectRoot } from '../src/lib/paths.js';
 import { startServerProcess } from '../test/helpers/server.js';
 
@@ -87,7 +88,7 @@ const accounts = await Promise.all(Array.from({ length: Math.ceil(SUBSCRIBERS / 
 const warmAccount = await createAccount(db, { credits: 1000n });
 
 // 2. The server (one replica) as `npm start` runs it (compiled: npm run bench:live builds dist first; production
-// mode, 64 MiB semi-spaces), its memory before any subscriber.
+// mode, `npm start`'s heap flags), its memory before any subscriber.
 const server = await startServerProcess({
   NODE_ENV: 'production',
   DATABASE_URL: DB_URL,
@@ -99,7 +100,7 @@ const server = await startServerProcess({
   // LIVE_PROFILE=1: a CPU profile of the server (node --cpu-prof) in bench/results, for bench/profile-summary.ts;
   // LIVE_PROFILE=heap: a sampling allocation profile of the delivery instead (the inspector's HeapProfiler, below).
   // The inspector on a free loopback port: the memory figures are read right after a full collection.
-}, ['--max-semi-space-size=64', '--inspect=127.0.0.1:0', ...profileFlags(process.env.LIVE_PROFILE)], { compiled: true });
+}, [...serviceNodeFlags(), '--inspect=127.0.0.1:0', ...profileFlags(process.env.LIVE_PROFILE)], { compiled: true });
 // A run that fails half-way must not leave the server behind (the signal is sent at once, synchronously).
 process.once('exit', () => void server.kill('SIGKILL'));
 const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];

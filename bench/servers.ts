@@ -4,7 +4,7 @@
  * node:http server that answers each benchmarked request with the exact bytes Quotegate returned.
  * Every Quotegate request runs the full pipeline: key lookup, rate limit (memory, or Redis with
  * REDIS_URL), credit check and charge. Each account sends one request before the measured runs (steady
- * state: its key lookup cached, its first credit lease taken). BENCH_ACCOUNTS accounts (default 2,000) with a billion credits
+ * state: its key lookup cached, its first credit lease taken). BENCH_ACCOUNTS accounts (default 3,000) with a billion credits
  * each spread the load so no account reaches its rate limit; as many again hold a subscription
  * (limited but never charged), to show what the charge itself costs.
  * Prints one JSON line {app, bare, keys, subscriptionKeys, ...} when ready.
@@ -32,7 +32,7 @@ const { createRateLimiter } = (await import(from('plugins/rate-limiter'))) as ty
 const env = loadEnv();
 const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
 if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
-const accounts = Number(process.env.BENCH_ACCOUNTS ?? 2000);
+const accounts = Number(process.env.BENCH_ACCOUNTS ?? 3000);
 const keys: string[] = [];
 const subscriptionKeys: string[] = [];
 const yearAhead = new Date(Date.now() + 365 * 86_400_000);
@@ -104,14 +104,22 @@ if (process.env.BENCH_PROFILE === 'heap') {
   heapProfiler = new inspector.Session();
   heapProfiler.connect();
   await heapProfiler.post('HeapProfiler.enable');
-  await heapProfiler.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await heapProfiler.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_MINOR !== '0' });
 }
 
 console.log(JSON.stringify({ app: appPort, bare: barePort, cpu: cpuPort, keys, subscriptionKeys, limiter: rateLimiter.kind, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
 // Peak resident memory of this process (both servers, the app's caches included) over the measured runs, in MiB.
 let peakRss = process.memoryUsage().rss;
 const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
-if (process.env.BENCH_MEMLOG === "1") setInterval(() => { const m = process.memoryUsage(); console.error(JSON.stringify({ rss: m.rss >> 20, heapTotal: m.heapTotal >> 20, heapUsed: m.heapUsed >> 20, external: m.external >> 20, ab: m.arrayBuffers >> 20 })); }, 1000).unref();
+// BENCH_MEMLOG=1: every second, this process's memory (MiB) and the size of each V8 heap space, on stderr.
+if (process.env.BENCH_MEMLOG === '1') {
+  const v8 = await import('node:v8');
+  setInterval(() => {
+    const m = process.memoryUsage();
+    const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name.replace('_space', ''), s.space_size >> 20]));
+    console.error(JSON.stringify({ rss: m.rss >> 20, heapTotal: m.heapTotal >> 20, heapUsed: m.heapUsed >> 20, external: m.external >> 20, ab: m.arrayBuffers >> 20, spaces }));
+  }, 1000).unref();
+}
 process.once('SIGTERM', async () => {
   clearInterval(rssTimer);
   // What stays after a full collection (node --expose-gc, as bench/prices.ts starts this process): a leak shows here.

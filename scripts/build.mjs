@@ -46,6 +46,18 @@ function generateKey() {
 }
 
 /** True when src/generated holds the client of the current schema (the stamp matches and the client exists). */
+/**
+ * The Node/V8 flags `npm start` serves with, read from its script in package.json (the one place they are written),
+ * for the benchmarks to start the service the same way. Throws when the script no longer has the
+ * `node <flags> dist/src/cli/main.js` form.
+ */
+export function serviceNodeFlags() {
+  const start = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
+  const m = /\bnode((?: --[\w-]+(?:=\S+)?)*) dist\/src\/cli\/main\.js\b/.exec(start);
+  if (!m) throw new Error(`package.json scripts.start does not run \`node <flags> dist/src/cli/main.js\`: ${start}`);
+  return m[1].trim().split(' ').filter(Boolean);
+}
+
 export function prismaClientIsCurrent() {
   if (!fs.existsSync(GENERATED_CLIENT)) return false;
   try {
