@@ -80,12 +80,12 @@ console.log(`catalogue: ${scale!.items} items, ${scale!.quotes} quotes on ${scal
 
 // 2. Snapshot build vs COPY | gzip (EXPORT_BENCH_BUILD=0: skipped, the current snapshot is used).
 type BuildOut = { ms: number; peak_rss_mib: number; builds: { side: string; bytes: number; items: number; quotes: number; build_ms: number; published: boolean }[] };
-/** Runs `quotegate export build` (compiled, as `npm start` runs it) for `side` (all four when undefined); wall time and its JSON line. */
+/** Runs `quotegate export build` (compiled, with `npm start`'s heap flags: the service's export job runs in its process) for `side` (all four when undefined); wall time and its JSON line. */
 async function timedBuild(side?: string): Promise<{ wallMs: number; out: BuildOut }> {
   const started = Date.now();
   const { stdout } = await run(
     process.execPath,
-    [path.join(projectRoot, 'dist/src/cli/main.js'), 'export', 'build', '--app-id', '730', ...(side ? ['--side', side] : []), '--json'],
+    [...serviceNodeFlags(), path.join(projectRoot, 'dist/src/cli/main.js'), 'export', 'build', '--app-id', '730', ...(side ? ['--side', side] : []), '--json'],
     { cwd: projectRoot, env: { ...process.env, DATABASE_URL: url, NODE_ENV: 'production' }, maxBuffer: 16 * 1024 * 1024 },
   );
   return { wallMs: Date.now() - started, out: JSON.parse(stdout.trim().split('\n').pop()!) as BuildOut };

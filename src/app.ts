@@ -204,7 +204,9 @@ export function createApp(deps: AppDeps): App {
     cors: false, // the server adapter's CORS plugin answers for every path (src/plugins/cors.ts)
     context: ({ request, state }) => makeContext(state, request.headers),
     maskedErrors: { maskError },
-    plugins: [rest.plugin, useErrorCodes(), ...safetyPlugins(), useMetering(limiter), useCompiledRoutes(), useLiveResults({ maskError }), useUnexpectedErrorLog(logger)],
+    // Metering is the last of the plugins with an onExecute hook (before Yoga's error masking): its hook waits on the
+    // rate limiter, and envelop runs every hook after a promise through promises too.
+    plugins: [rest.plugin, useErrorCodes(), ...safetyPlugins(), useCompiledRoutes(), useUnexpectedErrorLog(logger), useMetering(limiter), useLiveResults({ maskError })],
   });
 
 

@@ -227,6 +227,9 @@ async function admit(ctx: Context, plan: MeteringPlan, limiter: RateLimiter): Pr
   return { caller, billable, remaining };
 }
 
+/** What an envelop onExecute hook may return (its onExecuteDone). */
+type ExecuteHookResult = Awaited<ReturnType<NonNullable<Plugin<Context>['onExecute']>>>;
+
 /** The metering plugin; `limiter` is shared by every request of this replica. */
 export function useMetering(limiter: RateLimiter): Plugin<Context> {
   return {
@@ -252,57 +255,63 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
         throw e;
       }
     },
-    async onExecute({ args, setResultAndStopExecution }) {
+    // Synchronous when there is nothing to meter: no promise, so envelop runs the hooks after it without a microtask each.
+    onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
-      const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [toGraphQLError(error)] });
       const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, ctx.state.trustedVariables === true);
-      if (!plan) return;
-      try {
-        // Credential first, on every operation: mutations need a service token before their arguments are judged.
-        if (plan.mutation) {
-          await ctx.requireMachine();
-          return;
-        }
-        if (plan.rows.length === 0) return;
-        const { caller, billable, remaining } = await admit(ctx, plan, limiter);
-        return {
-          async onExecuteDone({ result, setResult }) {
-            if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
-            const r = result as ExecutionResult;
-            const charged = billable.filter((f) => !fieldFailed(r, f.responseKey) && !ctx.state.waived.has(f.responseKey));
-            const cost = charged.reduce((sum, f) => sum + f.cost, 0n);
-            const operationId = [...new Set(charged.map((f) => f.row.operationId))].join(',');
-            let after = remaining;
-            let charge: Charge | undefined;
-            if (cost > 0n) {
-              charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
-              // The export's charge can be refunded (its ledger row is named), so it is never taken from a lease.
-              const direct = charged.some((f) => f.row.operationId === 'exportPrices');
-              const left = ctx.leases ? await ctx.leases.charge(charge, remaining, direct) : await chargeCredits(ctx.db, charge);
-              if (left === null) {
-                ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale
-                ctx.state.billing = null;
-                setResult({ errors: [toGraphQLError(creditInsufficient(cost, await availableCredits(ctx.db, caller.accountId)))] });
-                return;
-              }
-              after = left;
-              ctx.callers?.charged(caller.accountId, caller.creditsTotal - left);
-              creditsCharged.inc({ operation: operationId }, Number(cost));
-            }
-            ctx.state.billing = { billable: cost > 0n, cost, remaining: after, ...(charge ? { charge } : {}) };
-            setResult({
-              ...r,
-              extensions: {
-                ...r.extensions,
-                billing: cost > 0n ? { billable: true, credit: { cost: Number(cost), remaining: Number(after) } } : { billable: false },
-              },
-            });
-          },
-        };
-      } catch (e) {
-        if (e instanceof ServiceError) return stop(e);
-        throw e;
-      }
+      if (!plan || (!plan.mutation && plan.rows.length === 0)) return;
+      return meter(ctx, plan, setResultAndStopExecution);
     },
   };
+
+  /** Metering of one operation with metered fields, or a mutation (its credential): see the module doc. */
+  async function meter(ctx: Context, plan: MeteringPlan, setResultAndStopExecution: (result: ExecutionResult) => void): Promise<ExecuteHookResult> {
+    const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [toGraphQLError(error)] });
+    try {
+      // Credential first, on every operation: mutations need a service token before their arguments are judged.
+      if (plan.mutation) {
+        await ctx.requireMachine();
+        return;
+      }
+      if (plan.rows.length === 0) return;
+      const { caller, billable, remaining } = await admit(ctx, plan, limiter);
+      return {
+        async onExecuteDone({ result, setResult }) {
+          if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
+          const r = result as ExecutionResult;
+          const charged = billable.filter((f) => !fieldFailed(r, f.responseKey) && !ctx.state.waived.has(f.responseKey));
+          const cost = charged.reduce((sum, f) => sum + f.cost, 0n);
+          const operationId = [...new Set(charged.map((f) => f.row.operationId))].join(',');
+          let after = remaining;
+          let charge: Charge | undefined;
+          if (cost > 0n) {
+            charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
+            // The export's charge can be refunded (its ledger row is named), so it is never taken from a lease.
+            const direct = charged.some((f) => f.row.operationId === 'exportPrices');
+            const left = ctx.leases ? await ctx.leases.charge(charge, remaining, direct) : await chargeCredits(ctx.db, charge);
+            if (left === null) {
+              ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale
+              ctx.state.billing = null;
+              setResult({ errors: [toGraphQLError(creditInsufficient(cost, await availableCredits(ctx.db, caller.accountId)))] });
+              return;
+            }
+            after = left;
+            ctx.callers?.charged(caller.accountId, caller.creditsTotal - left);
+            creditsCharged.inc({ operation: operationId }, Number(cost));
+          }
+          ctx.state.billing = { billable: cost > 0n, cost, remaining: after, ...(charge ? { charge } : {}) };
+          setResult({
+            ...r,
+            extensions: {
+              ...r.extensions,
+              billing: cost > 0n ? { billable: true, credit: { cost: Number(cost), remaining: Number(after) } } : { billable: false },
+            },
+          });
+        },
+      };
+    } catch (e) {
+      if (e instanceof ServiceError) return stop(e);
+      throw e;
+    }
+  }
 }

@@ -162,14 +162,30 @@ export interface RestFacade {
   serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: RequestTarget): Promise<void>;
 }
 
+/** What the facade runs of the envelop pipeline. */
+type Enveloped = Pick<ReturnType<YogaServerInstance<ServerContext, Context>['getEnveloped']>, 'execute' | 'subscribe'>;
+
 /** Builds the facade; throws when a route document does not validate, exceeds the cost limit or does not compile. */
 export function createRestFacade(deps: RestFacadeDeps): RestFacade {
   const { db, logger, makeContext } = deps;
   const routes = ROUTES.map(compile);
   let yoga: YogaServerInstance<ServerContext, Context> | null = null;
-  const yogaOf = () => {
+  let shared: Enveloped | null = null;
+  /** Every plugin of the pipeline, Yoga's own included (envelop's onPluginInit hands the live list over). */
+  let allPlugins: readonly { onEnveloped?: unknown }[] | null = null;
+  /**
+   * The pipeline's `execute` and `subscribe` (every plugin's hooks around graphql-js or the compiled route). They
+   * hold no per-request state: envelop passes the request's context to them, and `getEnveloped`'s own argument only
+   * reaches `onEnveloped` hooks, which no plugin of the app has. So they are taken once, not per request (each
+   * `getEnveloped` call built wrappers for parse, validate and context too); a plugin with `onEnveloped` would make
+   * every request take its own, as Yoga does.
+   */
+  const envelopedFor = (requestId: string, state: RequestState): Enveloped => {
     if (!yoga) throw new Error('the REST facade plugin is not mounted on a Yoga instance');
-    return yoga;
+    if (shared) return shared;
+    const enveloped = yoga.getEnveloped({ requestId, state } as never);
+    if (allPlugins?.every((p) => p.onEnveloped === undefined)) shared = enveloped;
+    return enveloped;
   };
 
   /**
@@ -200,7 +216,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     }
     // The envelop pipeline of Yoga (every plugin's onExecute and onExecuteDone); the resolvers' context is the
     // one Yoga's `context` option builds, made here directly (no context-building hooks are registered).
-    const { execute, subscribe } = yogaOf().getEnveloped({ requestId, state } as never);
+    const { execute, subscribe } = envelopedFor(requestId, state);
     const contextValue = makeContext(state, input.headers);
     state.trustedVariables = invalid === null;
     if (invalid) {
@@ -335,6 +351,9 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
   }
 
   const plugin: Plugin<Context, ServerContext> = {
+    onPluginInit({ plugins }) {
+      allPlugins = plugins;
+    },
     onYogaInit({ yoga: instance }) {
       yoga = instance as unknown as YogaServerInstance<ServerContext, Context>;
     },
