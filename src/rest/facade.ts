@@ -16,6 +16,7 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { Kind, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
 import { isAsyncIterable } from '@envelop/core';
 import type { Logger } from 'pino';
+import pLimit from 'p-limit';
 import type { Database } from '../db/client.js';
 import { schema } from '../graphql/schema.js';
 import { newRequestState, type Context, type RequestState } from '../graphql/context.js';
@@ -162,6 +163,9 @@ export interface RestFacade {
   serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: RequestTarget): Promise<void>;
 }
 
+/** Heavy answers made at once per replica (see `heavyAnswers` in createRestFacade). */
+const HEAVY_AT_ONCE = 2;
+
 /** What the facade runs of the envelop pipeline. */
 type Enveloped = Pick<ReturnType<YogaServerInstance<ServerContext, Context>['getEnveloped']>, 'execute' | 'subscribe'>;
 
@@ -170,6 +174,13 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
   const { db, logger, makeContext } = deps;
   const routes = ROUTES.map(compile);
   let yoga: YogaServerInstance<ServerContext, Context> | null = null;
+  /**
+   * Heavy answers (RouteSpec.heavy) being made at once on this replica, from execution to the answer's text: a
+   * full-scale batch holds some 80,000 quotes (115 MB of objects) and 28 MB of text until then, and ten at once
+   * took the replica past 800 MiB (`npm run bench` on the full-scale catalogue) with no more throughput, which
+   * the CPU bounds. The others wait their turn (their credential and body already checked).
+   */
+  const heavyAnswers = pLimit(HEAVY_AT_ONCE);
   let shared: Enveloped | null = null;
   /** Every plugin of the pipeline, Yoga's own included (envelop's onPluginInit hands the live list over). */
   let allPlugins: readonly { onEnveloped?: unknown }[] | null = null;
@@ -240,13 +251,16 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       input.signal.addEventListener('abort', () => void live.return(), { once: true });
       return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null, events: eventFeed(live, requestId) };
     }
-    const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
-    if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
-    const payload = route.payload(result.data as Record<string, unknown>);
-    if (route.respond) return route.respond(payload, { db, state, signal: input.signal, logger: state.log ?? logger });
-    const headers = { 'Content-Type': JSON_TYPE, 'X-Request-ID': requestId, ...route.headers };
-    // Quotes arrive as JSON text made once per cached quote (RawJson): spliced, not serialized again.
-    return { status: 200, headers, body: stringifyWithRaw(route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload) };
+    const answer = async (): Promise<Reply> => {
+      const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
+      if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
+      const payload = route.payload(result.data as Record<string, unknown>);
+      if (route.respond) return route.respond(payload, { db, state, signal: input.signal, logger: state.log ?? logger });
+      const headers = { 'Content-Type': JSON_TYPE, 'X-Request-ID': requestId, ...route.headers };
+      // Quotes arrive as JSON text made once per cached quote (RawJson): spliced, not serialized again.
+      return { status: 200, headers, body: stringifyWithRaw(route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload) };
+    };
+    return route.heavy?.(variableValues) ? heavyAnswers(answer) : answer();
   }
 
   /**

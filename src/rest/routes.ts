@@ -53,11 +53,22 @@ export interface RouteSpec {
   /** Builds the whole answer instead of the JSON envelope (the export file: headers, a 304, or the file as a stream). */
   respond?(payload: unknown, ctx: RespondContext): Reply;
   /**
+   * True when the answer to these variables holds many quotes at once (a batch of LARGE_ANSWER_NAMES names or
+   * more): the facade runs at most HEAVY_AT_ONCE such requests per replica from execution to the encoded answer.
+   */
+  heavy?(variables: Record<string, unknown>): boolean;
+  /**
    * A subscription document: the answer is an event stream (text/event-stream) of the live subscription it starts,
    * one `change` event per change (`id` = its seq, `data` = its ChangeOut) and a terminal `error` event with the envelope.
    */
   stream?: true;
 }
+
+/**
+ * Names in a batch from which its answer counts as heavy (RouteSpec.heavy): on the full-scale catalogue 100 names
+ * are about 8,000 quotes, some 11 MB of objects and 2.8 MB of answer, held until the answer is encoded.
+ */
+export const LARGE_ANSWER_NAMES = 100;
 
 /** One REST route: its table row with the method and path template of its catalogue row (data/endpoints.json). */
 export interface Route extends RouteSpec {
@@ -363,6 +374,7 @@ const TABLE: readonly RouteSpec[] = [
   },
   {
     operationId: 'batchPrices', envelope: true, body: true, payload: pick('batchPrices'),
+    heavy: (variables) => Array.isArray(variables.marketHashNames) && variables.marketHashNames.length >= LARGE_ANSWER_NAMES,
     variables: ({ body }) => {
       const c = new Collector();
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {

@@ -212,6 +212,21 @@ describe('POST /prices/batch', () => {
     expect(data.items[999].markets.length).toBe(6);
   });
 
+  it('concurrent large batches (which take turns per replica) all answer whole, each billed once', async () => {
+    const { key } = await createAccount(t.db, { credits: 100n });
+    const names = Array.from({ length: 150 }, (_, i) => (i % 3 === 0 ? ITEM : i % 3 === 1 ? 'Recoil Case' : `missing ${i}`));
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post({ market_hash_names: names }, { 'X-API-Key': key })));
+    const single = expectEnvelope(await t.get(q(ITEM), t.auth()));
+    for (const r of answers) {
+      const data = expectEnvelope(r);
+      expect(data.items.map((i: any) => i.market_hash_name)).toEqual(names);
+      expect(data.items[0].markets).toEqual(single.markets);
+      expect(data.items[2].markets).toEqual([]);
+    }
+    // 150 names = 2 units of 100 (data/endpoints.json), so 2 credits per batch, 12 for the six.
+    expect(expectEnvelope(await t.get('/me', { 'X-API-Key': key })).credit).toMatchObject({ used: 12 });
+  });
+
   it('413 for a body over the size limit, before parsing', async () => {
     const r = await post('{"market_hash_names":["' + 'a'.repeat(3 * 1024 * 1024) + '"]}');
     expectError(r, 413, 'payload_too_large');
