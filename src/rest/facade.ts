@@ -163,6 +163,9 @@ export interface RestFacade {
   serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: RequestTarget): Promise<void>;
 }
 
+/** Answers shorter than this (UTF-16 code units) are written as strings, longer ones encoded first (see serveFast). */
+const SMALL_ANSWER_CHARS = 64 * 1024;
+
 /** Heavy answers made at once per replica (see `heavyAnswers` in createRestFacade). */
 const HEAVY_AT_ONCE = 2;
 
@@ -309,11 +312,15 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       reply = errorReply(state.requestId, toServiceError(error, state.log), route.metered);
     }
     const headers: Record<string, string> = { ...reply.headers, 'X-Request-ID': state.requestId, ...rateLimitHeaders(state) };
-    // A JSON answer is encoded once (a spliced answer is a rope of many strings, and measuring it apart from
-    // writing it costs a second pass); the export file is a stream with the Content-Length its route set.
+    // A large JSON answer is encoded once (a spliced answer is a rope of many strings, and measuring it apart from
+    // writing it costs a second pass). A small one stays a string: node:http then sends it in one write with the
+    // header block instead of a writev of two buffers. The export file is a stream with the Content-Length its route set.
     const stream = reply.stream;
-    const body = stream || reply.events ? null : Buffer.from(reply.body ?? '', 'utf8');
-    if (body && reply.status !== 304 && !(state.head && reply.headers['Content-Length'] !== undefined)) headers['Content-Length'] = String(body.length);
+    const text = reply.body ?? '';
+    const body = stream || reply.events ? null : text.length < SMALL_ANSWER_CHARS ? text : Buffer.from(text, 'utf8');
+    if (body !== null && reply.status !== 304 && !(state.head && reply.headers['Content-Length'] !== undefined)) {
+      headers['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length);
+    }
     if (!res.destroyed) res.writeHead(reply.status, headers);
     if (reply.events && !res.destroyed) {
       writeEvents(res, reply.events); // the live REST stream: written as it comes, until either side ends it

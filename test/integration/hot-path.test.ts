@@ -15,6 +15,7 @@ import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;
+const STAR_ITEM = '★ StatTrak™ Karambit | Doppler (Factory New)';
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
 let t: TestApp;
@@ -153,7 +154,7 @@ describe('the node:http fast path answers what the adapter answers', () => {
   let etag = '';
   beforeAll(async () => {
     app = await testApp();
-    await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+    await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' }), obs(STAR_ITEM, { price: '9870.5' })]);
     etag = (await buildSnapshot(app.db, '730', 'ask')).snapshot.etag;
     server = http.createServer(app.app.listener);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -168,6 +169,8 @@ describe('the node:http fast path answers what the adapter answers', () => {
   const cases: { name: string; method: string; path: string; key: boolean; body?: string; conditional?: boolean }[] = [
     { name: 'GET /prices', method: 'GET', path: PRICES, key: true },
     { name: 'HEAD /prices', method: 'HEAD', path: PRICES, key: true },
+    // Multi-byte characters: Content-Length counts the UTF-8 bytes of a small answer written as a string.
+    { name: 'GET /prices of a name with ★ and ™', method: 'GET', path: `/prices?market_hash_name=${encodeURIComponent(STAR_ITEM)}`, key: true },
     { name: 'GET /prices without a key (401)', method: 'GET', path: PRICES, key: false },
     { name: 'GET /prices with bad parameters (422)', method: 'GET', path: '/prices?side=sideways', key: true },
     { name: 'GET /prices of an unknown item (404)', method: 'GET', path: '/prices?market_hash_name=nope', key: true },
