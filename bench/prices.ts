@@ -4,7 +4,7 @@
  * Quotegate requests run the full pipeline (auth, rate limit, credit check, charge), spread over many
  * accounts (see bench/servers.ts); a second GET case uses subscription accounts (no charge write).
  * Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50; batch uses a fifth),
- * BENCH_ACCOUNTS (default 3,000: 120 requests a minute each, room for 36,000 requests a second in a 10 s run), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
+ * BENCH_ROUNDS (default 1: each case that many times, interleaved, a case's rounds at least a minute apart so its accounts' rate-limit windows are clear; the median ratio), BENCH_ACCOUNTS (default 2,000: 120 requests a minute each, room for 24,000 requests a second in a 10 s run; more accounts make the billed case slower: at 9,000 it ran at 6,000 req/s against 15,000 with 3,000, likely because each account's credit lease writes its own ledger row every second), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
  * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated: only the cases whose id is one of them,
  * `get-billed`, `get-subscription`, `batch-billed`, or whose name contains one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
  * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see
@@ -50,6 +50,8 @@ const info: { app: number; bare: number; cpu: number; keys: string[]; subscripti
 interface Row {
   case: string;
   server: string;
+  /** The round (BENCH_ROUNDS > 1 only). */
+  round?: number;
   requests_per_s: number;
   p50_ms: number;
   p99_ms: number;
@@ -97,8 +99,17 @@ const cases = only.length === 0 ? allCases : allCases.filter((c) => only.some((w
 // A profiling run loads Quotegate only, so the profile holds its requests alone (ratios need a run without it).
 const profiling = process.env.BENCH_PROFILE === '1' || process.env.BENCH_PROFILE === 'heap';
 const servers = profiling ? (['quotegate'] as const) : (['bare', 'quotegate'] as const);
-for (const c of cases) {
-  for (const server of servers) rows.push(await load(c.name, server, c));
+// BENCH_ROUNDS=n: every case n times, interleaved (all cases, then all again), each ratio taken within its round;
+// the summary gives the median (this machine's speed drifts by 10 % and more between runs a minute apart).
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
+const lastRound = new Map<string, number>();
+for (let round = 1; round <= rounds; round++) {
+  for (const c of cases) {
+    const wait = (lastRound.get(c.id) ?? -Infinity) + 61_000 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    lastRound.set(c.id, Date.now());
+    for (const server of servers) rows.push({ ...(await load(c.name, server, c)), ...(rounds > 1 ? { round } : {}) });
+  }
 }
 child.kill('SIGTERM');
 const code = await exited;
@@ -106,11 +117,24 @@ if (code !== 0) console.error(`bench servers exited with ${code}`);
 
 console.log(`database: ${info.database}; rate limits: ${info.limiter}; accounts: ${info.keys.length} billed + ${info.subscriptionKeys.length} subscription; ${seconds}s per run; response sizes: single ${info.singleBytes} B, batch ${info.batchBytes} B`);
 console.table(rows);
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 for (const c of cases) {
-  const bare = rows.find((r) => r.case === c.name && r.server === 'bare');
-  const app = rows.find((r) => r.case === c.name && r.server === 'quotegate')!;
-  if (!bare) continue;
-  console.log(`${c.name}: quotegate/bare = ${(app.requests_per_s / bare.requests_per_s).toFixed(3)}`);
+  const ratios: number[] = [];
+  const cpu: number[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const inRound = (r: Row) => r.case === c.name && (rounds === 1 || r.round === round);
+    const bare = rows.find((r) => inRound(r) && r.server === 'bare');
+    const app = rows.find((r) => inRound(r) && r.server === 'quotegate')!;
+    cpu.push(app.cpu_us_per_req);
+    if (bare) ratios.push(app.requests_per_s / bare.requests_per_s);
+  }
+  if (ratios.length === 0) continue;
+  if (rounds === 1) console.log(`${c.name}: quotegate/bare = ${ratios[0]!.toFixed(3)}`);
+  else console.log(`${c.name}: quotegate/bare = ${median(ratios).toFixed(3)} (median of ${rounds} rounds: ${ratios.map((r) => r.toFixed(3)).join(', ')}; CPU ${median(cpu)} us a request)`);
 }
 const out = path.join(projectRoot, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
