@@ -273,7 +273,6 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
         await ctx.requireMachine();
         return;
       }
-      if (plan.rows.length === 0) return;
       const { caller, billable, remaining } = await admit(ctx, plan, limiter);
       return {
         async onExecuteDone({ result, setResult }) {

@@ -16,6 +16,7 @@ import type { RequestState } from '../graphql/context.js';
 import { snapshotStream } from '../services/exports.js';
 import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE } from '../services/changes.js';
 import { refundCredits } from '../services/billing.js';
+import { LARGE_LOAD } from '../services/quote-cache.js';
 import { deliveryStream } from '../lib/delivery.js';
 import type { Logger } from 'pino';
 import type { Reply } from '../http/replies.js';
@@ -53,8 +54,8 @@ export interface RouteSpec {
   /** Builds the whole answer instead of the JSON envelope (the export file: headers, a 304, or the file as a stream). */
   respond?(payload: unknown, ctx: RespondContext): Reply;
   /**
-   * True when the answer to these variables holds many quotes at once (a batch of LARGE_ANSWER_NAMES names or
-   * more): the facade runs at most HEAVY_AT_ONCE such requests per replica from execution to the encoded answer.
+   * True when the answer to these variables holds many quotes at once (a batch of LARGE_LOAD names or
+   * more, services/quote-cache.ts): the facade runs at most HEAVY_AT_ONCE such requests per replica from execution to the encoded answer.
    */
   heavy?(variables: Record<string, unknown>): boolean;
   /**
@@ -63,12 +64,6 @@ export interface RouteSpec {
    */
   stream?: true;
 }
-
-/**
- * Names in a batch from which its answer counts as heavy (RouteSpec.heavy): on the full-scale catalogue 100 names
- * are about 8,000 quotes, some 11 MB of objects and 2.8 MB of answer, held until the answer is encoded.
- */
-export const LARGE_ANSWER_NAMES = 100;
 
 /** One REST route: its table row with the method and path template of its catalogue row (data/endpoints.json). */
 export interface Route extends RouteSpec {
@@ -374,7 +369,7 @@ const TABLE: readonly RouteSpec[] = [
   },
   {
     operationId: 'batchPrices', envelope: true, body: true, payload: pick('batchPrices'),
-    heavy: (variables) => Array.isArray(variables.marketHashNames) && variables.marketHashNames.length >= LARGE_ANSWER_NAMES,
+    heavy: (variables) => Array.isArray(variables.marketHashNames) && variables.marketHashNames.length >= LARGE_LOAD,
     variables: ({ body }) => {
       const c = new Collector();
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {

@@ -72,8 +72,11 @@ export interface QuoteCacheOptions {
   largeLoads?: number;
 }
 
-/** Missing names from which a load counts as large (see the module doc). */
-const LARGE_LOAD = 100;
+/**
+ * Names from which a load counts as large (see the module doc); a REST batch of that many names is also a heavy
+ * answer (src/rest/routes.ts, RouteSpec.heavy): at full scale about 8,000 quotes, some 11 MB of objects.
+ */
+export const LARGE_LOAD = 100;
 
 interface Entry {
   /** The item's published quotes, sorted; empty = the name has no quotes. */
