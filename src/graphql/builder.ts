@@ -9,7 +9,7 @@ import type { Context } from './context.js';
 import { formatDecimal } from '../lib/money.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
 import { validationError } from '../lib/errors.js';
-import type { RawJson } from '../lib/raw-json.js';
+import type { DeferredJson, RawJson } from '../lib/raw-json.js';
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -20,7 +20,7 @@ export const builder = new SchemaBuilder<{
     Date: { Input: string; Output: Date };
     Credits: { Input: bigint; Output: bigint };
     JSONObject: { Input: Record<string, unknown>; Output: object };
-    QuotesJSON: { Input: never; Output: RawJson };
+    QuotesJSON: { Input: never; Output: RawJson | DeferredJson };
   };
 }>({
   plugins: [ValidationPlugin],

@@ -93,6 +93,14 @@ export class Loaders {
     if (cached !== undefined) return cached.length > 0 ? cached : null;
     return this.quotes.load(`${appId}\u0000${name}`);
   }
+  /**
+   * The quotes of `names` (app `appId`) now, without this request's loader keeping them: from the replica's
+   * quote cache, else one SQL statement. For answers made block by block (a streamed batch), whose blocks must not
+   * all stay in memory until the request ends. Throws when the database fails.
+   */
+  quotesNow(appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> {
+    return this.quoteCache ? this.quoteCache.load(appId, names) : loadQuotes(this.db, appId, names);
+  }
   /** Quotes per item: from the replica's quote cache, else one SQL statement per app id for all names requested in one tick. */
   get quotes() {
     return this.make('quotes', async (keys: readonly string[]): Promise<(MarketQuote[] | null)[]> => {
@@ -155,6 +163,12 @@ export interface RequestState {
    * graphql-ws, the REST event stream); a subscription asked for otherwise is refused (406) before it starts.
    */
   eventStream?: boolean;
+  /**
+   * True when the REST facade writes this answer as a stream (a heavy batch, RouteSpec.heavy): resolvers may then
+   * return DeferredJson (lib/raw-json.ts) made block by block as it is written, and its charge is taken directly,
+   * not from a lease, so an answer not delivered whole can be refunded (README, Billing).
+   */
+  streamedAnswer?: boolean;
   /**
    * The live subscription a subscription request started (services/live.ts): the REST event stream reads it
    * directly once the pipeline admitted and started it, without a GraphQL execution per event.

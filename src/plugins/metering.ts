@@ -285,8 +285,9 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
           let charge: Charge | undefined;
           if (cost > 0n) {
             charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
-            // The export's charge can be refunded (its ledger row is named), so it is never taken from a lease.
-            const direct = charged.some((f) => f.row.operationId === 'exportPrices');
+            // The export's charge and a streamed answer's (a heavy REST batch) can be refunded when not delivered whole
+            // (their ledger row is named), so they are never taken from a lease.
+            const direct = ctx.state.streamedAnswer === true || charged.some((f) => f.row.operationId === 'exportPrices');
             const left = ctx.leases ? await ctx.leases.charge(charge, remaining, direct) : await chargeCredits(ctx.db, charge);
             if (left === null) {
               ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale

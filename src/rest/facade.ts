@@ -25,7 +25,9 @@ import { MAX_BATCH_NAMES } from '../validation/params.js';
 import { endpoint } from '../catalogue/endpoints.js';
 import { nodeHeaders, type HeaderReader } from '../lib/headers.js';
 import type { RequestTarget } from '../lib/target.js';
-import { stringifyWithRaw } from '../lib/raw-json.js';
+import { stringifyWithRaw, streamWithRaw } from '../lib/raw-json.js';
+import { deliveryStream, type UndeliveredReason } from '../lib/delivery.js';
+import { refundCredits } from '../services/billing.js';
 import { ROUTES, type Route } from './routes.js';
 import type { LiveSubscription } from '../services/live.js';
 import { changeEvent } from '../services/changes.js';
@@ -256,16 +258,64 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       input.signal.addEventListener('abort', () => void live.return(), { once: true });
       return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null, events: eventFeed(live, requestId) };
     }
+    // A heavy answer (a batch of 100 names or more) is streamed: its quotes are loaded and written a block at a time.
+    const heavy = route.heavy?.(variableValues) === true;
+    state.streamedAnswer = heavy;
     const answer = async (): Promise<Reply> => {
       const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
       if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
       const payload = route.payload(result.data as Record<string, unknown>);
       if (route.respond) return route.respond(payload, { db, state, signal: input.signal, logger: state.log ?? logger });
       const headers = { 'Content-Type': JSON_TYPE, 'X-Request-ID': requestId, ...route.headers };
+      const value = route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload;
+      if (heavy) return streamedReply(value, headers, input.signal, state);
       // Quotes arrive as JSON text made once per cached quote (RawJson): spliced, not serialized again.
-      return { status: 200, headers, body: stringifyWithRaw(route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload) };
+      return { status: 200, headers, body: stringifyWithRaw(value) };
     };
-    return route.heavy?.(variableValues) ? heavyAnswers(answer) : answer();
+    return heavy ? heavyAnswers(answer) : answer();
+  }
+
+  /**
+   * A 200 answer written as it is made (`streamWithRaw`: DeferredJson quotes loaded a block at a time), without a
+   * Content-Length. Its first piece is made before the answer starts, so a database that fails before then is
+   * answered with its error (503) and the charge refunded; one that fails later cuts the answer short (the
+   * connection is closed before its end, so no client takes it for whole), and that, or a client that leaves
+   * before the last byte, refunds the charge too (README, Billing: paid on delivery).
+   */
+  async function streamedReply(value: unknown, headers: Record<string, string>, signal: AbortSignal, state: RequestState): Promise<Reply> {
+    const charge = state.billing?.charge;
+    const log = state.log ?? logger;
+    const refund = async (reason: UndeliveredReason) => {
+      if (!charge) return;
+      const refunded = await refundCredits(db, charge).catch((e: unknown) => {
+        log?.error({ err: e, credits: charge.cost.toString() }, 'streamed answer not delivered: the refund failed');
+        return false;
+      });
+      log?.warn({ reason, refunded, credits: charge.cost.toString() }, 'streamed answer not delivered: charge refunded');
+    };
+    const pieces = streamWithRaw(value);
+    let first: IteratorResult<Uint8Array>;
+    try {
+      first = await pieces.next();
+    } catch (e) {
+      await refund('read_error');
+      throw e;
+    }
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        if (first.done) controller.close();
+        else controller.enqueue(first.value);
+      },
+      async pull(controller) {
+        const next = await pieces.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await pieces.return(undefined);
+      },
+    });
+    return { status: 200, headers, body: null, stream: charge ? deliveryStream(body, signal, refund) : body };
   }
 
   /**
@@ -300,7 +350,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     // Aborted when the connection closes before the answer was written whole (the export's refund on
     // non-delivery); only a route with its own responder reads it, so the JSON routes skip the listener.
     let signal = NEVER;
-    if (route.respond || route.stream) {
+    if (route.respond || route.stream || route.heavy) {
       const gone = new AbortController();
       res.once('close', () => {
         if (!res.writableFinished) gone.abort();
@@ -329,7 +379,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     } else if (stream && !state.head && !res.destroyed) {
       Readable.fromWeb(stream as NodeReadableStream<Uint8Array>)
         .on('error', (e) => {
-          state.log?.warn({ err: e }, 'export stream failed');
+          state.log?.warn({ err: e }, 'streamed answer failed');
           res.destroy(e);
         })
         .pipe(res);

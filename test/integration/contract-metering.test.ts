@@ -265,6 +265,78 @@ describe('a file is paid for when it is delivered', () => {
   });
 });
 
+describe('a batch of 100 names or more is streamed and paid on delivery', () => {
+  // 300 items with an ask and a bid each: a 1,000-name answer of about 800 KB, loaded and written 50 names at a time.
+  const NAMES = Array.from({ length: 300 }, (_, i) => `Streamed Item ${i}`);
+  const request = Array.from({ length: 1000 }, (_, i) => (i % 7 === 6 ? `unknown ${i}` : NAMES[i % NAMES.length]!));
+  const batch = (key: string, names: string[]) =>
+    t.app.fetch(new Request('http://test/prices/batch', { method: 'POST', headers: { ...bearer(key), 'Content-Type': 'application/json' }, body: JSON.stringify({ market_hash_names: names }) }));
+  beforeAll(async () => {
+    await ingestQuotes(
+      t.db.prisma,
+      NAMES.flatMap((n, i) => [obs(n, { price: `${10 + i}.5` }), obs(n, { side: 'bid', price: `${9 + i}.25` })]),
+    );
+  });
+
+  it('the whole answer: every name in request order, the same quotes as unstreamed batches, 10 credits paid', async () => {
+    const a = await account(100n);
+    const res = await batch(a.key, request);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBeNull();
+    const body = await res.json();
+    expect(body.meta).toMatchObject({ billable: true, credit: { cost: 10, remaining: 90 } });
+    expect(body.data.items.map((x: { market_hash_name: string }) => x.market_hash_name)).toEqual(request);
+    // The same names in batches of 99 (answered whole, not streamed): the same items.
+    const whole: unknown[] = [];
+    for (let i = 0; i < request.length; i += 99) {
+      const r = await batch(a.key, request.slice(i, i + 99));
+      whole.push(...(await r.json()).data.items);
+    }
+    expect(body.data.items).toEqual(whole);
+    expect(body.data.items[0].markets.map((q: { side: string; market_price_amount: string }) => [q.side, q.market_price_amount])).toEqual([
+      ['ask', '10.5'],
+      ['bid', '9.25'],
+    ]);
+    expect(body.data.items[6].markets).toEqual([]);
+    expect((await ledger(a.id)).refunds).toBe(0);
+  });
+
+  it('a database failure half-way cuts the answer short and refunds its 10 credits; a client that cancels is refunded', async () => {
+    const a = await account(100n);
+    await t.db.notify('qg_quotes', '730'); // the replica's quote cache dropped: every block is read from the database
+    const res = await batch(a.key, request);
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    await t.db.query(`ALTER TABLE source_quote RENAME TO source_quote_away`);
+    let failed = false;
+    let text = '';
+    try {
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) break;
+        text += Buffer.from(r.value).toString('utf8');
+      }
+    } catch {
+      failed = true;
+    } finally {
+      await t.db.query(`ALTER TABLE source_quote_away RENAME TO source_quote`);
+    }
+    expect(failed).toBe(true);
+    expect(() => JSON.parse(text)).toThrow(); // never mistaken for a whole answer
+    await expect.poll(async () => (await ledger(a.id)).refunds).toBe(1);
+    expect(await ledger(a.id)).toEqual({ used: 0, charged: 10, refunded: 10, refunds: 1 });
+
+    const c = await account(100n);
+    const cut = await batch(c.key, request);
+    const r2 = cut.body!.getReader();
+    await r2.read();
+    await r2.cancel();
+    await expect.poll(async () => (await ledger(c.id)).refunds).toBe(1);
+    expect(await ledger(c.id)).toEqual({ used: 0, charged: 10, refunded: 10, refunds: 1 });
+  });
+});
+
 describe('/metrics is not public', () => {
   it('without METRICS_TOKEN the API face has no /metrics at all (404 route_not_found)', async () => {
     expectError(await t.get('/metrics'), 404, 'route_not_found');

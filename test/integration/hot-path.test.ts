@@ -166,7 +166,7 @@ describe('the node:http fast path answers what the adapter answers', () => {
     await app.close();
   });
 
-  const cases: { name: string; method: string; path: string; key: boolean; body?: string; conditional?: boolean }[] = [
+  const cases: { name: string; method: string; path: string; key: boolean; body?: string; conditional?: boolean; streamed?: boolean }[] = [
     { name: 'GET /prices', method: 'GET', path: PRICES, key: true },
     { name: 'HEAD /prices', method: 'HEAD', path: PRICES, key: true },
     // Multi-byte characters: Content-Length counts the UTF-8 bytes of a small answer written as a string.
@@ -177,6 +177,15 @@ describe('the node:http fast path answers what the adapter answers', () => {
     { name: 'GET /websites', method: 'GET', path: '/websites', key: false },
     { name: 'GET /health', method: 'GET', path: '/health', key: false },
     { name: 'POST /prices/batch', method: 'POST', path: '/prices/batch', key: true, body: JSON.stringify({ market_hash_names: [ITEM, 'nope', ITEM] }) },
+    // 100 names and more: streamed as it is made (chunked, no Content-Length), on both paths.
+    {
+      name: 'POST /prices/batch of 150 names (streamed)',
+      method: 'POST',
+      path: '/prices/batch',
+      key: true,
+      body: JSON.stringify({ market_hash_names: Array.from({ length: 150 }, (_, i) => [ITEM, STAR_ITEM, `nope ${i}`][i % 3]) }),
+      streamed: true,
+    },
     { name: 'POST /prices/batch, malformed JSON (422)', method: 'POST', path: '/prices/batch', key: true, body: '{"market_hash_names": [' },
     { name: 'POST /prices/batch, no body (422)', method: 'POST', path: '/prices/batch', key: true, body: '' },
     // The export file is streamed on the fast path too (paid on delivery); its 304 costs no credit.
@@ -186,7 +195,7 @@ describe('the node:http fast path answers what the adapter answers', () => {
     { name: 'GET /prices/export without a key (401)', method: 'GET', path: '/prices/export', key: false },
   ];
   // A request with an Origin header takes the adapter (its CORS plugin); the same without takes the fast path.
-  it.each(cases)('$name: same status, headers and body on both paths', async ({ method, path, key, body, conditional }) => {
+  it.each(cases)('$name: same status, headers and body on both paths', async ({ method, path, key, body, conditional, streamed }) => {
     const a = await createAccount(app.db, { credits: 100n });
     const headers: Record<string, string> = {
       ...(key ? bearer(a.key) : {}),
@@ -216,8 +225,15 @@ describe('the node:http fast path answers what the adapter answers', () => {
       if (method === 'HEAD' && path === '/prices/export') expect(fast.headers.get('content-length')).toBe(viaAdapter.headers.get('content-length'));
       return;
     }
-    // fetch decodes the export's gzip: its Content-Length counts the stored (compressed) bytes.
-    if (fast.headers.get('content-encoding') === null) expect(Number(fast.headers.get('content-length'))).toBe(Buffer.byteLength(f));
+    if (streamed) {
+      for (const h of [fast.headers, viaAdapter.headers]) {
+        expect(h.get('transfer-encoding')).toBe('chunked');
+        expect(h.get('content-length')).toBeNull();
+      }
+    } else if (fast.headers.get('content-encoding') === null) {
+      // fetch decodes the export's gzip: its Content-Length counts the stored (compressed) bytes.
+      expect(Number(fast.headers.get('content-length'))).toBe(Buffer.byteLength(f));
+    }
     const withoutIds = (text: string) => {
       const body = JSON.parse(text);
       if (body.meta) delete body.meta.request_id;
