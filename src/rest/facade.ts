@@ -180,12 +180,11 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
   const routes = ROUTES.map(compile);
   let yoga: YogaServerInstance<ServerContext, Context> | null = null;
   /**
-   * Heavy answers (RouteSpec.heavy) being made at once on this replica, from execution to the answer's text: a
-   * full-scale batch holds some 80,000 quotes (115 MB of objects) and 28 MB of text until then, so without a bound
-   * every concurrent batch held its own set. The others wait their turn with their body parsed and checked; the
-   * credential, limits and balance are checked when it comes (inside execution). `npm run bench` on the full-scale
-   * catalogue (10 concurrent batches): peak RSS 845 MiB without the bound, 766-833 with two at a time, at the same
-   * throughput (the CPU bounds it); most of the rest is the 28 MB answers queued to the load generator's sockets.
+   * Heavy answers (RouteSpec.heavy) being started at once on this replica: execution and the first streamed piece
+   * (its first 50 names' quotes). The rest of each answer is made as its connection drains (streamedReply), so what
+   * a heavy answer holds no longer grows with its length. Before answers were streamed, a full-scale batch held some
+   * 80,000 quotes (115 MB of objects) and 28 MB of text, and `npm run bench` on the full-scale catalogue peaked at
+   * 766-833 MiB with two made at a time (845 without the bound); streamed: 460-483 MiB.
    */
   const heavyAnswers = pLimit(HEAVY_AT_ONCE);
   let shared: Enveloped | null = null;
