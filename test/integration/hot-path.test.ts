@@ -123,6 +123,32 @@ describe('credit leases: exact charges without a statement per request', () => {
     expect((await t.get(PRICES, bearer(a.key))).body.meta.credit).toEqual({ cost: 1, remaining: 1_000_000 - 51 });
   });
 
+  it('100 accounts charged at once: their leases are reserved together, in a few statements, and every charge is exact', async () => {
+    const app = await testApp({ creditLeases: { minBalance: 200n } });
+    try {
+      await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+      const accounts = await Promise.all(Array.from({ length: 100 }, () => createAccount(app.db, { credits: 1_000_000n })));
+      for (const a of accounts) expectEnvelope(await app.get('/me', bearer(a.key))); // key lookups cached: only billing is counted below
+      expectEnvelope(await app.get(PRICES, bearer(accounts[0]!.key))); // the quotes cached
+      const before = app.db.queryCount();
+      const replies = await Promise.all(accounts.slice(1).map((a) => app.get(PRICES, bearer(a.key))));
+      // One reservation statement per account would be 99; the reservations asked for while one runs go together.
+      expect(app.db.queryCount() - before).toBeLessThan(20);
+      for (const r of replies) expect(expectEnvelope(r) && r.body.meta.credit).toEqual({ cost: 1, remaining: 999_999 });
+      await app.app.close(); // every pending charge recorded, every lease given back
+      const rows = await app.db.query<{ used: string; reserved: string; charged: string }>(
+        `SELECT a.credits_used::text AS used, a.credits_reserved::text AS reserved,
+                (SELECT COALESCE(sum(amount), 0) FROM credit_ledger l WHERE l.account_id = a.id AND kind = 'charge')::text AS charged
+           FROM account a WHERE a.id = ANY($1::varchar[])`,
+        [accounts.map((a) => a.accountId)],
+      );
+      expect(rows).toHaveLength(100);
+      for (const row of rows) expect(row).toEqual({ used: '1', reserved: '0', charged: '1' });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('300 concurrent requests on 230 credits: exactly 230 answered and charged, the rest 402, never below 0', async () => {
     // Rate limits off: 300 requests of one account exceed its 120 a minute; this measures billing alone.
     const app = await testApp({ creditLeases: { minBalance: 200n }, rateLimiter: createRateLimiter({ enabled: false }) });
