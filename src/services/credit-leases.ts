@@ -121,7 +121,7 @@ interface Reservation {
 const RESERVE_SQL = `
 WITH want AS (
   SELECT * FROM unnest($1::varchar[], $2::bigint[], $3::uuid[]) AS w(account_id, amount, lease_id)
-), locked AS (
+), locked AS MATERIALIZED (
   SELECT a.id FROM account a WHERE a.id IN (SELECT account_id FROM want) ORDER BY a.id FOR UPDATE
 ), up AS (
   UPDATE account a SET credits_reserved = a.credits_reserved + w.amount
