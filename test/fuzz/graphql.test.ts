@@ -227,9 +227,16 @@ async function sendGraphQL(request: FuzzRequest, label: string): Promise<Receive
   return got;
 }
 
-/** A refused operation: errors, no data. */
+/** A refused operation: errors and no data, or refused before GraphQL ran (a 4xx error envelope, e.g. 406 for an Accept no answer can meet). */
 function expectRefused(got: Received, request: FuzzRequest, why: string): void {
   const where = `${why}\n${describeRequest(request)}\n  answer: ${got.status} ${got.text.slice(0, 600)}`;
+  if (got.body?.error !== undefined) {
+    expect(got.status, where).toBeGreaterThanOrEqual(400);
+    expect(got.status, where).toBeLessThan(500);
+    expect(typeof got.body.error.code, where).toBe('string');
+    expect(got.body.data, where).toBeUndefined();
+    return;
+  }
   expect(got.body?.errors?.length ?? 0, where).toBeGreaterThan(0);
   expect(got.body?.data ?? null, where).toBeNull();
 }
