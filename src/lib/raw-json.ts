@@ -17,26 +17,44 @@ export class RawJson {
 /**
  * `JSON.stringify(value)` where every RawJson inside plain objects and arrays is written as its text.
  * Keys whose value is undefined are left out, as JSON.stringify does; other values go to JSON.stringify.
+ * Throws TypeError for a DeferredJson (only `streamWithRaw` writes those).
  */
 export function stringifyWithRaw(value: unknown): string {
-  if (value instanceof RawJson) return value.text;
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + (value[i] === undefined ? 'null' : stringifyWithRaw(value[i]));
-    return out + ']';
-  }
-  if (value !== null && typeof value === 'object' && isPlainObject(value)) {
-    let out = '{';
+  const w: JsonWriter = { text: '' };
+  writeJson(value, w);
+  return w.text;
+}
+
+/** The text written so far, and where a DeferredJson goes (`streamWithRaw`); without `deferred` one is refused. */
+interface JsonWriter {
+  text: string;
+  deferred?(d: DeferredJson): void;
+}
+
+/** Appends `value` as JSON to `w` (the rules of stringifyWithRaw). */
+function writeJson(value: unknown, w: JsonWriter): void {
+  if (value instanceof RawJson) w.text += value.text;
+  else if (value instanceof DeferredJson && w.deferred) w.deferred(value);
+  else if (Array.isArray(value)) {
+    w.text += '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) w.text += ',';
+      if (value[i] === undefined) w.text += 'null';
+      else writeJson(value[i], w);
+    }
+    w.text += ']';
+  } else if (value !== null && typeof value === 'object' && isPlainObject(value)) {
+    w.text += '{';
     let first = true;
     for (const key in value as Record<string, unknown>) {
       const v = (value as Record<string, unknown>)[key];
       if (v === undefined) continue;
-      out += (first ? '' : ',') + JSON.stringify(key) + ':' + stringifyWithRaw(v);
+      w.text += (first ? '' : ',') + JSON.stringify(key) + ':';
       first = false;
+      writeJson(v, w);
     }
-    return out + '}';
-  }
-  return JSON.stringify(value) ?? 'null';
+    w.text += '}';
+  } else w.text += JSON.stringify(value) ?? 'null';
 }
 
 /** Objects of object literals and of graphql-js results (`Object.create(null)`). */
@@ -81,35 +99,15 @@ const STREAM_PIECE_CHARS = 64 * 1024;
  */
 export async function* streamWithRaw(value: unknown): AsyncGenerator<Uint8Array> {
   const parts: (string | DeferredJson)[] = [];
-  let text = '';
-  const walk = (v: unknown): void => {
-    if (v instanceof DeferredJson) {
-      parts.push(text, v);
-      text = '';
-    } else if (v instanceof RawJson) text += v.text;
-    else if (Array.isArray(v)) {
-      text += '[';
-      for (let i = 0; i < v.length; i++) {
-        if (i > 0) text += ',';
-        if (v[i] === undefined) text += 'null';
-        else walk(v[i]);
-      }
-      text += ']';
-    } else if (v !== null && typeof v === 'object' && isPlainObject(v)) {
-      text += '{';
-      let first = true;
-      for (const key in v as Record<string, unknown>) {
-        const x = (v as Record<string, unknown>)[key];
-        if (x === undefined) continue;
-        text += (first ? '' : ',') + JSON.stringify(key) + ':';
-        first = false;
-        walk(x);
-      }
-      text += '}';
-    } else text += JSON.stringify(v) ?? 'null';
+  const w: JsonWriter = {
+    text: '',
+    deferred(d) {
+      parts.push(w.text, d);
+      w.text = '';
+    },
   };
-  walk(value);
-  parts.push(text);
+  writeJson(value, w);
+  parts.push(w.text);
   const resolved = new Map<DeferredJson, string>();
   let out = '';
   for (let i = 0; i < parts.length; i++) {
