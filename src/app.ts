@@ -9,10 +9,10 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { GraphQLError, type ExecutionResult } from 'graphql';
+import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import type { Database } from './db/client.js';
 import { schema } from './graphql/schema.js';
@@ -29,7 +29,7 @@ import { GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { createRestFacade, MAX_BODY_BYTES, useCompiledRoutes, type ServerContext } from './rest/facade.js';
 import { useLiveResults } from './plugins/live-results.js';
 import { JSON_TYPE, errorEnvelope, errorResponse, json, rateLimitHeaders, recordRequest, toServiceError } from './http/replies.js';
-import { ServiceError, isDatabaseUnavailable, unauthorized } from './lib/errors.js';
+import { ServiceError, unauthorized } from './lib/errors.js';
 import { credentialFromHeaders, sameSecret } from './services/accounts.js';
 import { toGraphQLError } from './graphql/errors.js';
 import { CallerCache } from './services/caller-cache.js';
@@ -91,30 +91,6 @@ export const WS_PING_SECONDS = 12;
 /** Largest accepted request body in bytes (413 `payload_too_large` above it; src/rest/facade.ts). */
 export { MAX_BODY_BYTES };
 
-/**
- * Logs every error of an execution that is not an expected refusal (a ServiceError, a GraphQL input
- * error, a lost database) with the request's logger, so the line carries its request id; the answer
- * itself is masked by Yoga's maskError. (Logging there instead would need the request's logger in an
- * AsyncLocalStorage, whose promise hooks cost every request of the hot path.)
- */
-function useUnexpectedErrorLog(fallback?: Logger): Plugin<Context> {
-  return {
-    onExecute() {
-      return {
-        onExecuteDone({ args, result }) {
-          const errors = (result as ExecutionResult).errors;
-          if (!errors) return;
-          for (const e of errors) {
-            const original = e.originalError;
-            if (!original || original instanceof ServiceError || original instanceof GraphQLError || isDatabaseUnavailable(original)) continue;
-            ((args.contextValue as Context).state.log ?? fallback)?.error({ err: original }, 'unexpected error');
-          }
-        },
-      };
-    },
-  };
-}
-
 /** GET /metrics: this replica's Prometheus text (prom-client). */
 export async function metricsResponse(requestId: string = crypto.randomUUID()): Promise<Response> {
   const text = await registry.metrics();
@@ -153,7 +129,7 @@ export interface App {
 /**
  * Yoga's `maskedErrors.maskError` for both faces: parse, validation and input-coercion errors are the client's
  * and pass as they are; a ServiceError keeps its code; anything else becomes `internal` (services' errors mapped
- * by lib/errors.ts `toServiceError`, logged with the request id by useUnexpectedErrorLog).
+ * by lib/errors.ts `toServiceError`, logged with the request id by useErrorCodes).
  */
 function maskError(error: unknown): Error {
   const e = error as GraphQLError;
@@ -206,7 +182,7 @@ export function createApp(deps: AppDeps): App {
     maskedErrors: { maskError },
     // Metering is the last of the plugins with an onExecute hook (before Yoga's error masking): its hook waits on the
     // rate limiter, and envelop runs every hook after a promise through promises too.
-    plugins: [rest.plugin, useErrorCodes(), ...safetyPlugins(), useCompiledRoutes(), useUnexpectedErrorLog(logger), useMetering(limiter), useLiveResults({ maskError })],
+    plugins: [rest.plugin, useErrorCodes(logger), ...safetyPlugins(), useCompiledRoutes(), useMetering(limiter), useLiveResults({ maskError })],
   });
 
 

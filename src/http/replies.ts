@@ -185,16 +185,34 @@ export function errorEnvelope(requestId: string, error: ServiceError, metered = 
 /** A string as an RFC 8941 sf-string (policy names are operation ids: plain ASCII). */
 const sfString = (s: string) => `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
+/** A policy's name as an sf-string and its `RateLimit-Policy` item, made once per policy (catalogue rows: a bounded set). */
+const policyTexts = new Map<string, { limit: number; windowSeconds: number; name: string; item: string }>();
+
+function policyText(p: RequestState['rateLimits'][number]): { name: string; item: string } {
+  const kept = policyTexts.get(p.policy);
+  if (kept && kept.limit === p.limit && kept.windowSeconds === p.windowSeconds) return kept;
+  const name = sfString(p.policy);
+  const made = { limit: p.limit, windowSeconds: p.windowSeconds, name, item: `${name};q=${p.limit};w=${p.windowSeconds}` };
+  policyTexts.set(p.policy, made);
+  return made;
+}
+
 /**
  * The IETF rate-limit fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` lists each
  * policy's quota `q` per window `w` seconds; `RateLimit` the remaining `r` and seconds to reset `t`.
  */
 export function rateLimitHeaders(state: RequestState): Record<string, string> {
-  if (state.rateLimits.length === 0) return {};
-  return {
-    'RateLimit-Policy': state.rateLimits.map((p) => `${sfString(p.policy)};q=${p.limit};w=${p.windowSeconds}`).join(', '),
-    RateLimit: state.rateLimits.map((p) => `${sfString(p.policy)};r=${p.remaining};t=${p.resetSeconds}`).join(', '),
-  };
+  const limits = state.rateLimits;
+  if (limits.length === 0) return {};
+  let policy = '';
+  let now = '';
+  for (let i = 0; i < limits.length; i++) {
+    const p = limits[i]!;
+    const text = policyText(p);
+    policy += (i === 0 ? '' : ', ') + text.item;
+    now += (i === 0 ? '' : ', ') + `${text.name};r=${p.remaining};t=${p.resetSeconds}`;
+  }
+  return { 'RateLimit-Policy': policy, RateLimit: now };
 }
 
 /** meta of a success (spec: Meta): billable and credit only on metered operations. */

@@ -9,9 +9,17 @@
  * - `BAD_REQUEST`: anything else without a code that is not a resolver error (those are mapped by
  *   the error masking, `internal_error` at worst).
  * Parse errors already carry Yoga's `GRAPHQL_PARSE_FAILED`.
+ *
+ * The same plugin logs every error of an execution that is not an expected refusal (a ServiceError, a GraphQL
+ * input error, a lost database) with the request's logger, so the line carries its request id; the answer
+ * itself is masked by Yoga's maskError. (Logging there instead would need the request's logger in an
+ * AsyncLocalStorage, whose promise hooks cost every request of the hot path.) One plugin for both, not two: each
+ * onExecute hook costs every request envelop's iteration of it (issue: serving quotes at the machine's limit).
  */
 import type { Plugin } from 'graphql-yoga';
 import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
+import type { Logger } from 'pino';
+import { ServiceError, isDatabaseUnavailable } from '../lib/errors.js';
 import { coerceVariables } from './variables.js';
 
 /** `error` with `code` added to its extensions (a new error; the original is left as it is). */
@@ -42,8 +50,28 @@ function fallbackCode(error: GraphQLError): string {
 
 const hasCode = (e: GraphQLError) => typeof e.extensions?.code === 'string';
 
-/** The plugin; put it first, so a variable error is reported before the safety and metering checks. */
-export function useErrorCodes(): Plugin {
+/** What the plugin reads of the resolvers' context (src/graphql/context.ts). */
+interface ErrorContext {
+  state?: { trustedVariables?: boolean; log?: Logger };
+}
+
+/**
+ * The plugin; put it first, so a variable error is reported before the safety and metering checks. Unexpected
+ * errors are logged with the request's logger (`state.log`), else with `fallback`.
+ */
+export function useErrorCodes(fallback?: Logger): Plugin {
+  /** The log of unexpected errors, after execution (one object for every request: it keeps no request state). */
+  const logUnexpected = {
+    onExecuteDone({ args, result }: { args: { contextValue: unknown }; result: unknown }) {
+      const errors = (result as ExecutionResult).errors;
+      if (!errors) return;
+      for (const e of errors) {
+        const original = e.originalError;
+        if (!original || original instanceof ServiceError || original instanceof GraphQLError || isDatabaseUnavailable(original)) continue;
+        ((args.contextValue as ErrorContext | undefined)?.state?.log ?? fallback)?.error({ err: original }, 'unexpected error');
+      }
+    },
+  };
   return {
     onValidate() {
       return ({ result, setResult }) => {
@@ -53,11 +81,12 @@ export function useErrorCodes(): Plugin {
     },
     onExecute({ args, setResultAndStopExecution }) {
       // A REST route's variables were built and checked by the route itself (RequestState.trustedVariables).
-      if ((args.contextValue as { state?: { trustedVariables?: boolean } } | undefined)?.state?.trustedVariables) return;
+      if ((args.contextValue as ErrorContext | undefined)?.state?.trustedVariables) return logUnexpected;
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
-      if (!operation) return;
+      if (!operation) return logUnexpected;
       const coerced = coerceVariables(args.schema, operation, args.variableValues as Record<string, unknown> | undefined);
-      if (coerced.errors) setResultAndStopExecution({ errors: coerced.errors.map((e) => withCode(e, 'BAD_USER_INPUT', { status: 400 })) });
+      if (coerced.errors) return setResultAndStopExecution({ errors: coerced.errors.map((e) => withCode(e, 'BAD_USER_INPUT', { status: 400 })) });
+      return logUnexpected;
     },
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result)) return;

@@ -275,38 +275,15 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
       }
       const { caller, billable, remaining } = await admit(ctx, plan, limiter);
       return {
-        async onExecuteDone({ result, setResult }) {
+        // Synchronous when nothing is charged (a subscription, a free answer): envelop then runs the hooks after it
+        // without a promise; a charge returns the promise of chargeThenSettle.
+        onExecuteDone({ result, setResult }) {
           if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
           const r = result as ExecutionResult;
           const charged = billable.filter((f) => !fieldFailed(r, f.responseKey) && !ctx.state.waived.has(f.responseKey));
           const cost = charged.reduce((sum, f) => sum + f.cost, 0n);
-          const operationId = [...new Set(charged.map((f) => f.row.operationId))].join(',');
-          let after = remaining;
-          let charge: Charge | undefined;
-          if (cost > 0n) {
-            charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
-            // The export's charge and a streamed answer's (a heavy REST batch) can be refunded when not delivered whole
-            // (their ledger row is named), so they are never taken from a lease.
-            const direct = ctx.state.streamedAnswer === true || charged.some((f) => f.row.operationId === 'exportPrices');
-            const left = ctx.leases ? await ctx.leases.charge(charge, remaining, direct) : await chargeCredits(ctx.db, charge);
-            if (left === null) {
-              ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale
-              ctx.state.billing = null;
-              setResult({ errors: [toGraphQLError(creditInsufficient(cost, await availableCredits(ctx.db, caller.accountId)))] });
-              return;
-            }
-            after = left;
-            ctx.callers?.charged(caller.accountId, caller.creditsTotal - left);
-            creditsCharged.inc({ operation: operationId }, Number(cost));
-          }
-          ctx.state.billing = { billable: cost > 0n, cost, remaining: after, ...(charge ? { charge } : {}) };
-          setResult({
-            ...r,
-            extensions: {
-              ...r.extensions,
-              billing: cost > 0n ? { billable: true, credit: { cost: Number(cost), remaining: Number(after) } } : { billable: false },
-            },
-          });
+          if (cost > 0n) return chargeThenSettle(ctx, caller, remaining, r, setResult, charged, cost);
+          settle(ctx, r, setResult, 0n, remaining);
         },
       };
     } catch (e) {
@@ -314,4 +291,46 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
       throw e;
     }
   }
+}
+
+/** The answer's billing in `extensions` and `state.billing`: `cost` credits charged (0: not billable), `after` left. */
+function settle(ctx: Context, r: ExecutionResult, setResult: (result: ExecutionResult) => void, cost: bigint, after: bigint, charge?: Charge): void {
+  ctx.state.billing = { billable: cost > 0n, cost, remaining: after, ...(charge ? { charge } : {}) };
+  setResult({
+    ...r,
+    extensions: {
+      ...r.extensions,
+      billing: cost > 0n ? { billable: true, credit: { cost: Number(cost), remaining: Number(after) } } : { billable: false },
+    },
+  });
+}
+
+/**
+ * Charges `cost` credits for the `charged` fields of `caller` (who had `remaining` at admission), then settles.
+ * A refused charge (the cached balance was stale) answers 402 `credit_insufficient` with the balance read again.
+ */
+async function chargeThenSettle(
+  ctx: Context,
+  caller: UserCaller,
+  remaining: bigint,
+  r: ExecutionResult,
+  setResult: (result: ExecutionResult) => void,
+  charged: MeteredField[],
+  cost: bigint,
+): Promise<void> {
+  const operationId = [...new Set(charged.map((f) => f.row.operationId))].join(',');
+  const charge: Charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
+  // The export's charge and a streamed answer's (a heavy REST batch) can be refunded when not delivered whole
+  // (their ledger row is named), so they are never taken from a lease.
+  const direct = ctx.state.streamedAnswer === true || charged.some((f) => f.row.operationId === 'exportPrices');
+  const left = ctx.leases ? await ctx.leases.charge(charge, remaining, direct) : await chargeCredits(ctx.db, charge);
+  if (left === null) {
+    ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale
+    ctx.state.billing = null;
+    setResult({ errors: [toGraphQLError(creditInsufficient(cost, await availableCredits(ctx.db, caller.accountId)))] });
+    return;
+  }
+  ctx.callers?.charged(caller.accountId, caller.creditsTotal - left);
+  creditsCharged.inc({ operation: operationId }, Number(cost));
+  settle(ctx, r, setResult, cost, left, charge);
 }

@@ -71,6 +71,33 @@ describe('GET /metrics', () => {
     for (const l of requests) expect(l.request_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(JSON.stringify(lines)).not.toContain(a.key);
   });
+
+  it('logs an unexpected error once with its request id, answers internal_error without the cause, and charges nothing (REST and GraphQL)', async () => {
+    const a = await createAccount(t.db, { credits: 5n });
+    const auth = { 'X-API-Key': a.key };
+    // Quotes are read from source_quote: without it, a name not yet cached fails in a way no client input can cause.
+    await t.db.query(`ALTER TABLE source_quote RENAME TO source_quote_away`);
+    try {
+      // Called directly: a 500 is in no operation's documented answers (t.get checks every answer against them).
+      const res = await t.app.fetch(new Request('http://test/prices?market_hash_name=Never%20Asked', { headers: auth }));
+      const text = await res.text();
+      expect(res.status).toBe(500);
+      expect(JSON.parse(text).error.code).toBe('internal_error');
+      expect(text).not.toContain('source_quote');
+      const restId = res.headers.get('x-request-id');
+      expect(lines.filter((l) => l.request_id === restId && l.msg === 'unexpected error')).toHaveLength(1);
+
+      const g = await t.gql('query { prices(marketHashName: "Never Asked Either") { appId } }', {}, auth);
+      expect(g.body.data).toBeNull();
+      expect(g.body.errors[0].extensions.code).toBe('internal_error');
+      expect(g.text).not.toContain('source_quote');
+      const gqlId = g.headers.get('x-request-id');
+      expect(lines.filter((l) => l.request_id === gqlId && l.msg === 'unexpected error')).toHaveLength(1);
+    } finally {
+      await t.db.query(`ALTER TABLE source_quote_away RENAME TO source_quote`);
+    }
+    expect((await t.get('/me', auth)).body.data.credit).toMatchObject({ used: 0, remaining: 5 });
+  });
 });
 
 describe('GET /openapi.json', () => {
