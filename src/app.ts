@@ -26,7 +26,7 @@ import { httpRequests, registry } from './lib/metrics.js';
 import { openApiDocument } from './openapi/document.js';
 import type { HeaderReader } from './lib/headers.js';
 import { GRAPHIQL_EXAMPLE } from './rest/documents.js';
-import { createRestFacade, MAX_BODY_BYTES, useCompiledRoutes, type ServerContext } from './rest/facade.js';
+import { createRestFacade, MAX_BODY_BYTES, type ServerContext } from './rest/facade.js';
 import { useLiveResults } from './plugins/live-results.js';
 import { JSON_TYPE, errorEnvelope, errorResponse, json, rateLimitHeaders, recordRequest, toServiceError } from './http/replies.js';
 import { ServiceError, unauthorized } from './lib/errors.js';
@@ -182,7 +182,7 @@ export function createApp(deps: AppDeps): App {
     maskedErrors: { maskError },
     // Metering is the last of the plugins with an onExecute hook (before Yoga's error masking): its hook waits on the
     // rate limiter, and envelop runs every hook after a promise through promises too.
-    plugins: [rest.plugin, useErrorCodes(logger), ...safetyPlugins(), useCompiledRoutes(), useMetering(limiter), useLiveResults({ maskError })],
+    plugins: [rest.plugin, useErrorCodes(logger), ...safetyPlugins(), useMetering(limiter), useLiveResults({ maskError })],
   });
 
 

@@ -28,9 +28,11 @@ import {
   typeFromAST,
   type DocumentNode,
   type GraphQLInputType,
+  type ExecutionArgs,
   type ExecutionResult,
   type GraphQLSchema,
 } from 'graphql';
+import type { PromiseOrValue } from 'graphql/jsutils/PromiseOrValue.js';
 import { ServiceError, type ValidationDetail } from '../lib/errors.js';
 import { toGraphQLError } from '../graphql/errors.js';
 import { coerceVariables } from './variables.js';
@@ -191,12 +193,15 @@ export function estimateCost(
   return estimate;
 }
 
+/** How a prepared route document runs: its compiled form (graphql-jit), or null for the pipeline's own executor. */
+export type PreparedExecute = ((args: ExecutionArgs) => PromiseOrValue<ExecutionResult>) | null;
+
 /**
- * The fixed documents of the REST routes (see `registerRouteDocument`): their worst-case cost was checked
- * once at app creation, so the per-request cost limit skips them. Ad-hoc `/graphql` documents are parsed by
- * Yoga into other objects and are always estimated.
+ * The fixed documents of the REST routes (see `registerRouteDocument`) and how each runs: their worst-case cost
+ * was checked once at app creation, so the per-request cost limit skips them and runs their compiled form instead.
+ * Ad-hoc `/graphql` documents are parsed by Yoga into other objects and are always estimated.
  */
-const routeDocuments = new WeakSet<DocumentNode>();
+const routeDocuments = new WeakMap<DocumentNode, PreparedExecute>();
 
 /** A value of `type` for a worst-case estimate: every list holds `listLength` entries, every input field is given. */
 function sampleValue(type: GraphQLInputType, listLength: number): unknown {
@@ -222,9 +227,16 @@ function sampleValue(type: GraphQLInputType, listLength: number): unknown {
  * variable given, every list variable `maxListLength` entries long: the largest list a route accepts,
  * the batch names; the other list variables, market filters, do not change the cost), and throws when
  * that cost exceeds MAX_COMPLEXITY, cannot be estimated, or selects `__schema` more than MAX_SCHEMA_FIELDS
- * times. From then on the cost limit does not estimate this document per request. Returns the estimate.
+ * times. From then on the cost limit does not estimate this document per request, and it runs with `execute`
+ * (its compiled form; null: the pipeline's executor, e.g. a subscription). Returns the estimate.
  */
-export function registerRouteDocument(schema: GraphQLSchema, document: DocumentNode, operationName: string, maxListLength: number): CostEstimate {
+export function registerRouteDocument(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string,
+  maxListLength: number,
+  execute: PreparedExecute = null,
+): CostEstimate {
   const operation = getOperationAST(document, operationName);
   if (!operation) throw new Error(`route document has no operation ${operationName}`);
   const variables: Record<string, unknown> = {};
@@ -237,7 +249,7 @@ export function registerRouteDocument(schema: GraphQLSchema, document: DocumentN
   if (estimate.cost > MAX_COMPLEXITY || estimate.schemaFields > MAX_SCHEMA_FIELDS) {
     throw new Error(`route document ${operationName}: worst-case cost ${estimate.cost} (${estimate.schemaFields} __schema) exceeds the limits`);
   }
-  routeDocuments.add(document);
+  routeDocuments.set(document, execute);
   return estimate;
 }
 
@@ -265,11 +277,20 @@ function isAdHoc(context: unknown): boolean {
   return path === '/graphql' || path === '/graphql/';
 }
 
+/**
+ * The cost limit of ad-hoc documents (and the answer-size bound of large ones). A REST route's fixed document was
+ * priced at start (registerRouteDocument): it skips the estimate and runs its compiled form. One hook for both,
+ * not a plugin of its own for the compiled form: every onExecute hook costs each request envelop's iteration of it
+ * (closures and promise-like objects; about a quarter of a GET's allocations were envelop's, BENCH_PROFILE=heap).
+ */
 function useComplexityLimit(max: number): Plugin {
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      // A REST route's fixed document: its worst case was checked at start (registerRouteDocument).
-      if (routeDocuments.has(args.document)) return;
+    onExecute({ args, setResultAndStopExecution, setExecuteFn }) {
+      const prepared = routeDocuments.get(args.document);
+      if (prepared !== undefined) {
+        if (prepared) setExecuteFn(prepared);
+        return;
+      }
       const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [toGraphQLError(error)] });
       const operation = getOperationAST(args.document, args.operationName);
       // No operation to run (several without operationName, or an unknown name): execution refuses it before any resolver.

@@ -12,7 +12,7 @@ import type http from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
-import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import { Kind, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
 import { isAsyncIterable } from '@envelop/core';
 import type { Logger } from 'pino';
@@ -99,9 +99,6 @@ function compile(route: Route): CompiledRoute {
   return { ...route, metered: row.creditCost > 0 || row.rateLimit !== null, userOnly: row.roles.includes('user'), pattern, names, document };
 }
 
-/** The REST route documents compiled by graphql-jit (at app creation), by document object. */
-const compiledRoutes = new WeakMap<DocumentNode, CompiledQuery>();
-
 /** Route documents already prepared in this process, by operation id (the schema is one module-level object). */
 const preparedDocuments = new Map<string, DocumentNode>();
 
@@ -116,33 +113,20 @@ function prepareDocument(operationId: Route['operationId']): DocumentNode {
   const document = parse(DOCUMENTS[operationId]);
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`document ${operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
-  registerRouteDocument(schema, document, operationId, MAX_BATCH_NAMES);
-  // A subscription (the REST event stream) keeps graphql-js's subscribe: its events are few and long-lived.
+  // A subscription (the REST event stream) keeps the pipeline's subscribe: its events are few and long-lived.
   if (document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription')) {
+    registerRouteDocument(schema, document, operationId, MAX_BATCH_NAMES);
     preparedDocuments.set(operationId, document);
     return document;
   }
   const compiled = compileQuery(schema, document, operationId);
   if (!isCompiledQuery(compiled)) throw new Error(`document ${operationId} does not compile: ${compiled.errors?.map((e) => e.message).join('; ')}`);
-  compiledRoutes.set(document, compiled);
+  // Only the final execute function is replaced (by the cost limit's hook, src/plugins/safety.ts): every plugin's
+  // onExecute and onExecuteDone (error codes, metering, error masking) still runs around it, with the same
+  // resolvers, context and loaders.
+  registerRouteDocument(schema, document, operationId, MAX_BATCH_NAMES, (a) => compiled.query(a.rootValue, a.contextValue, (a.variableValues ?? {}) as Record<string, unknown>));
   preparedDocuments.set(operationId, document);
   return document;
-}
-
-/**
- * Runs a REST route's fixed document with its compiled form instead of graphql-js's interpreter; ad-hoc
- * `/graphql` documents are other objects and keep the usual executor. Only the final execute function is
- * replaced: every plugin's onExecute and onExecuteDone (error codes, cost limit, metering, error masking)
- * still runs around it, and the resolvers, context and loaders are the same.
- */
-export function useCompiledRoutes(): Plugin {
-  return {
-    onExecute({ args, setExecuteFn }) {
-      const compiled = compiledRoutes.get(args.document);
-      if (!compiled) return;
-      setExecuteFn((a) => compiled.query(a.rootValue, a.contextValue, (a.variableValues ?? {}) as Record<string, unknown>));
-    },
-  };
 }
 
 /** What the facade needs from the app. */
