@@ -35,6 +35,8 @@ import { openDatabase } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
 import { generateKey, hashSecret } from '../src/services/accounts.js';
 import { projectRoot } from '../src/lib/paths.js';
+import { loadEnv } from '../src/env.js';
+import { exportChildArgs } from '../src/jobs/export-snapshots.js';
 import { expectedScaleQuotes, loadScaleData } from './scale-data.js';
 import { startServerProcess } from '../test/helpers/server.js';
 
@@ -80,12 +82,17 @@ console.log(`catalogue: ${scale!.items} items, ${scale!.quotes} quotes on ${scal
 
 // 2. Snapshot build vs COPY | gzip (EXPORT_BENCH_BUILD=0: skipped, the current snapshot is used).
 type BuildOut = { ms: number; peak_rss_mib: number; builds: { side: string; bytes: number; items: number; quotes: number; build_ms: number; published: boolean }[] };
-/** Runs `quotegate export build` (compiled, with `npm start`'s heap flags: the service's export job runs in its process) for `side` (all four when undefined); wall time and its JSON line. */
+/**
+ * Runs `quotegate export build` (compiled) for `side` (all four when undefined), with the node arguments the
+ * service's export job gives its build child on PostgreSQL (`exportChildArgs`: `npm start`'s heap flags dropped,
+ * the old generation capped at EXPORT_JOB_HEAP_MB); wall time and its JSON line.
+ */
 async function timedBuild(side?: string): Promise<{ wallMs: number; out: BuildOut }> {
   const started = Date.now();
+  const cli = exportChildArgs(serviceNodeFlags(), path.join(projectRoot, 'dist/src/cli/main.js'), loadEnv().EXPORT_JOB_HEAP_MB);
   const { stdout } = await run(
     process.execPath,
-    [...serviceNodeFlags(), path.join(projectRoot, 'dist/src/cli/main.js'), 'export', 'build', '--app-id', '730', ...(side ? ['--side', side] : []), '--json'],
+    [...cli, 'export', 'build', '--app-id', '730', ...(side ? ['--side', side] : []), '--json'],
     { cwd: projectRoot, env: { ...process.env, DATABASE_URL: url, NODE_ENV: 'production' }, maxBuffer: 16 * 1024 * 1024 },
   );
   return { wallMs: Date.now() - started, out: JSON.parse(stdout.trim().split('\n').pop()!) as BuildOut };

@@ -85,6 +85,12 @@ const schema = z.object({
    * full collection left (docs/valuation.md section 6).
    */
   VALUATION_JOB_HEAP_MB: z.coerce.number().int().min(0).max(65_536).default(320),
+  /**
+   * V8 old-generation cap (MiB) of the export job's child process (on a PostgreSQL server each snapshot build runs
+   * in one, src/jobs/export-snapshots.ts); 0: no cap. The full-scale build (36k items x 40 markets) peaked at about
+   * 320 MiB RSS with V8's default heap growth.
+   */
+  EXPORT_JOB_HEAP_MB: z.coerce.number().int().min(0).max(65_536).default(448),
   /** Most live subscriptions (SSE, WebSocket, REST stream) one account may have open at once, all replicas together. */
   LIVE_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1000).default(10),
   /** Undelivered changes a live subscription may hold before it is closed as a slow consumer. */

@@ -11,7 +11,7 @@ import { createApp, metricsResponse } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
 import { bundledNames, importHistory } from './services/history-import.js';
 import { createRateLimiter } from './plugins/rate-limiter.js';
-import { startExportJob } from './jobs/export-snapshots.js';
+import { startExportJob, type ExportChild } from './jobs/export-snapshots.js';
 import { startValuationJob } from './jobs/valuation.js';
 import { startStatusRecorder } from './jobs/status-recorder.js';
 import { defaultChecks, infrastructureComponentNames, parseProbeTargets } from './services/status.js';
@@ -52,7 +52,13 @@ export interface RunningServer {
  * Opens the database (migrations applied), loads the bundled data when it holds no quotes
  * (unless QUOTEGATE_AUTOLOAD=false), and listens on HOST:PORT. Throws when the database cannot be opened.
  */
-export async function startServer(env: Env): Promise<RunningServer> {
+/** What `startServer` may be given besides the environment. */
+export interface ServerOptions {
+  /** How to run this service's CLI in a child: with it, the export job builds in child processes on PostgreSQL. */
+  cli?: ExportChild;
+}
+
+export async function startServer(env: Env, opts: ServerOptions = {}): Promise<RunningServer> {
   const logger = pino({ level: env.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   collectProcessMetrics();
   const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR });
@@ -84,7 +90,7 @@ export async function startServer(env: Env): Promise<RunningServer> {
   let closing = false;
   let exportJob: ReturnType<typeof startExportJob> | null = null;
   const exportStarted = (valuationJob?.startup ?? Promise.resolve()).then(() => {
-    if (!closing && env.EXPORT_INTERVAL_SECONDS > 0) exportJob = startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger);
+    if (!closing && env.EXPORT_INTERVAL_SECONDS > 0) exportJob = startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger, opts.cli);
   });
   // Slow clients (README, request limits): the headers within HTTP_HEADERS_TIMEOUT_SECONDS and the whole request
   // within HTTP_REQUEST_TIMEOUT_SECONDS, else 408 and the connection is closed. Node checks those deadlines every

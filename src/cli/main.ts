@@ -19,6 +19,7 @@ import type { SideFilter } from '../services/quotes.js';
 import { ServiceError, validationProblems } from '../lib/errors.js';
 import { startServer } from '../server.js';
 import { runValuationJob } from '../jobs/valuation.js';
+import { exportChildArgs } from '../jobs/export-snapshots.js';
 import { computeValuations, latestValuableDate, parseDate, utcDay, valuationJson } from '../services/valuation.js';
 import { backtestDays, runBacktest, runWalkForward } from '../services/backtest.js';
 import { formatDate } from '../lib/time.js';
@@ -32,7 +33,8 @@ program
   .command('serve')
   .description('start the HTTP service (REST + GraphQL) on PORT (default 4000)')
   .action(async () => {
-    const server = await startServer(env);
+    // On a PostgreSQL server the export job builds in a child running this same CLI (src/jobs/export-snapshots.ts).
+    const server = await startServer(env, { cli: { execPath: process.execPath, args: exportChildArgs(process.execArgv, process.argv[1]!, env.EXPORT_JOB_HEAP_MB) } });
     console.log(`Quotegate is up on ${env.DATABASE_URL ? 'PostgreSQL' : `embedded PGlite (${env.PGLITE_DIR})`}`);
     console.log(`  REST:     ${server.url}/websites   ${server.url}/prices?market_hash_name=...`);
     console.log(`  GraphiQL: ${server.url}/graphql`);
@@ -225,12 +227,14 @@ program
   .option('--app-id <id>', 'only this app id')
   .option('--side <side>', 'only this side: ask, bid, mid or all')
   .option('--json', 'print JSON')
-  .action(async (opts: { appId?: string; side?: string; json?: boolean }) => {
+  .option('--skip-if-busy', 'when another process is building, print {"skipped": true} (with --json) and exit 0 instead of failing')
+  .action(async (opts: { appId?: string; side?: string; json?: boolean; skipIfBusy?: boolean }) => {
     if (opts.side !== undefined && !(EXPORT_SIDES as readonly string[]).includes(opts.side)) program.error('--side must be ask, bid, mid or all');
     const started = Date.now();
     const results = await withDb((db) =>
       runExportSnapshots(db, { appIds: opts.appId ? [opts.appId] : undefined, sides: opts.side ? [opts.side as SideFilter] : undefined }),
     );
+    if (results === null && opts.skipIfBusy) return void console.log(opts.json ? JSON.stringify({ skipped: true }) : 'another process is building snapshots right now: skipped');
     if (results === null) return program.error('error: another process is building snapshots right now; try again shortly');
     const rows = results.map((r) => ({
       app_id: r.snapshot.appId,

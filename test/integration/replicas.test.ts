@@ -121,6 +121,10 @@ describe.skipIf(!serverUrl)('two server processes on one PostgreSQL database', (
     expect(builds[0]!.n).toBe(1); // both started a job; the lock let one build, the other skipped (or found no change)
     const notModified = await fetch(`${servers[1]!.url}/prices/export?side=all`, { headers: { 'X-API-Key': a.key, 'If-None-Match': first!.headers.get('etag')! } });
     expect(notModified.status).toBe(304);
+    // On PostgreSQL the export job builds in a child process, not in the serving one (src/jobs/export-snapshots.ts).
+    const built = servers.flatMap((s) => s.output().split('\n').filter((l) => l.includes('"msg":"export snapshots built"')));
+    expect(built.length).toBeGreaterThan(0);
+    for (const line of built) expect(JSON.parse(line)).toMatchObject({ process: 'child' });
   });
 
   it('keeps a canary key out of the database dump and both processes\' logs', async () => {
