@@ -8,7 +8,9 @@
  * per request over all slices, and their quotient (this / other): below 1, this checkout is cheaper.
  * Options (env): BENCH_CASES (one case: `get-subscription` (default), `get-billed`), BENCH_SLICES (default 8 per
  * side, after BENCH_WARMUP slices (default 3) not counted: the first seconds of a fresh process run unoptimized code
- * at 2-5x the CPU per request), BENCH_SLICE_SECONDS (default 2), BENCH_CONNECTIONS (default 50), DATABASE_URL, REDIS_URL (as bench/prices.ts).
+ * at 2-5x the CPU per request), BENCH_SLICE_SECONDS (default 2), BENCH_CONNECTIONS (default 50), DATABASE_URL, REDIS_URL (as bench/prices.ts),
+ * BENCH_THIS_NODE_FLAGS (extra node/V8 flags for this side only, space-separated: with the other checkout the same
+ * directory, it compares flags, e.g. `--max-semi-space-size=64`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -39,8 +41,8 @@ interface Side {
 }
 
 /** Starts `root`'s bench servers and waits for their first JSON line. */
-async function start(name: string, root: string): Promise<Side> {
-  const child = spawn(process.execPath, ['--expose-gc', ...serviceNodeFlags(), '--import', 'tsx', path.join(root, 'bench', 'servers.ts')], {
+async function start(name: string, root: string, extraFlags: string[] = []): Promise<Side> {
+  const child = spawn(process.execPath, ['--expose-gc', ...serviceNodeFlags(), ...extraFlags, '--import', 'tsx', path.join(root, 'bench', 'servers.ts')], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
@@ -75,7 +77,7 @@ async function slice(side: Side, keys: string[], counted = true): Promise<{ rps:
 }
 
 // One after the other: each loads the bundled data and creates its accounts in the shared database.
-const mine = await start('this', projectRoot);
+const mine = await start('this', projectRoot, (process.env.BENCH_THIS_NODE_FLAGS ?? '').split(' ').filter(Boolean));
 const theirs = await start('other', path.resolve(other));
 const keysOf = (s: Side) => (caseId === 'get-billed' ? s.info.keys : s.info.subscriptionKeys);
 const perSlice: { slice: number; side: string; rps: number; cpu_us_per_req: number }[] = [];
