@@ -45,7 +45,7 @@ const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
   `SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name) LIMIT 1000`,
 )).map((r) => r.market_hash_name);
 
-const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL });
+const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, leaseMs: env.RATE_LIMIT_LEASE_MS });
 const app = createApp({ db, rateLimiter });
 const appServer = http.createServer(app.listener);
 await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));

@@ -67,6 +67,11 @@ const schema = z.object({
    * its LISTEN connection is down). Changes are pushed to every replica at once (PostgreSQL NOTIFY).
    */
   AUTH_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(30),
+  /**
+   * With REDIS_URL: milliseconds a replica may hand out rate-limit points it took ahead for a busy account (a
+   * rate-limit lease: the limit still holds across replicas; src/plugins/rate-limiter.ts). 0 = every request decided in Redis.
+   */
+  RATE_LIMIT_LEASE_MS: z.coerce.number().int().min(0).max(10_000).default(1000),
   /** `off`: every charge is one conditional statement; `on`: large balances are charged from per-replica leases. */
   CREDIT_LEASES: z.enum(['on', 'off']).default('on'),
   /** Lifetime in seconds of a lease row after its last renewal: a dead replica's lease comes back after this (min 11). */

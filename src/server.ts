@@ -78,7 +78,7 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
       logger.info({ points: h.points, months: h.months, skippedNames: h.skippedNames, ms: Date.now() - started }, 'bundled price history loaded');
     }
   }
-  const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger });
+  const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger, leaseMs: env.RATE_LIMIT_LEASE_MS });
   logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');
   const status = { infrastructureComponents: infrastructureComponentNames(rateLimiter.ping !== undefined), distribution: env.STATUS_DISTRIBUTION };
   const app = createApp({ db, logger, rateLimiter, status, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null, authCacheSeconds: env.AUTH_CACHE_SECONDS,

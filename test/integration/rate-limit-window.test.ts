@@ -33,7 +33,8 @@ interface Clocked {
 
 const backends: { name: string; skip: boolean; make: () => Clocked }[] = [
   { name: 'memory', skip: false, make: () => clocked({}) },
-  { name: 'Redis', skip: !redisUrl, make: () => clocked({ redisUrl, keyPrefix: `qg:test:${randomUUID()}` }) },
+  // The exact sliding log: every request decided in Redis (rate-limit leases have their own cases below).
+  { name: 'Redis', skip: !redisUrl, make: () => clocked({ redisUrl, keyPrefix: `qg:test:${randomUUID()}`, leaseMs: 0 }) },
   // Nothing listens on port 1: every call falls back to this replica's memory at once.
   { name: 'fall-back while Redis is unreachable', skip: false, make: () => clocked({ redisUrl: 'redis://127.0.0.1:1' }) },
 ];
@@ -171,8 +172,9 @@ describe.skipIf(!redisUrl)('two limiters on one Redis (Redis server time)', () =
   let two: RateLimiter;
   let admin: Redis;
   beforeAll(async () => {
-    one = createRateLimiter({ redisUrl, keyPrefix });
-    two = createRateLimiter({ redisUrl, keyPrefix });
+    // Exactly 120: no leases (a lease held by one limiter may refuse the other's requests early, see below).
+    one = createRateLimiter({ redisUrl, keyPrefix, leaseMs: 0 });
+    two = createRateLimiter({ redisUrl, keyPrefix, leaseMs: 0 });
     admin = new Redis(redisUrl!);
     await Promise.all([readyRedis(one), readyRedis(two)]);
   });
@@ -208,6 +210,80 @@ describe.skipIf(!redisUrl)('two limiters on one Redis (Redis server time)', () =
     expect(ttl).toBeLessThanOrEqual(60_000);
     await Promise.all(Array.from({ length: 200 }, () => two.consume(account, PRICES, 1)));
     expect(await admin.llen(key)).toBe(120); // refused requests add nothing
+  });
+});
+
+describe.skipIf(!redisUrl)('rate-limit leases (two limiters on one Redis, one test clock)', () => {
+  const keyPrefix = `qg:test:${randomUUID()}`;
+  let now = T0;
+  const clock = () => now;
+  let one: RateLimiter;
+  let two: RateLimiter;
+  let admin: Redis;
+  beforeAll(async () => {
+    one = createRateLimiter({ redisUrl, keyPrefix, now: clock, leaseMs: 1000 });
+    two = createRateLimiter({ redisUrl, keyPrefix, now: clock, leaseMs: 1000 });
+    admin = new Redis(redisUrl!);
+    await Promise.all([readyRedis(one), readyRedis(two)]);
+  });
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+    admin?.disconnect();
+  });
+  const logOf = (account: string) => `${keyPrefix}:sl:getPrices:${account}`;
+
+  it('a busy account takes points ahead, logged in Redis before they are handed out, with the same remaining as without', async () => {
+    const account = randomUUID();
+    now = s(0);
+    const first = await requests(one, account, 10); // one period of demand: 10 points, no lease yet
+    expect(first.map((o) => o.remaining)).toEqual([119, 118, 117, 116, 115, 114, 113, 112, 111, 110]);
+    expect(await admin.llen(logOf(account))).toBe(10);
+    now = s(1); // next period: its first request takes 10 more ahead (its last period's demand)
+    expect(await one.consume(account, PRICES, 1)).toMatchObject({ allowed: true, remaining: 109 });
+    expect(await admin.llen(logOf(account))).toBe(21);
+    // The leased entries carry the lease's end (T0 + 2 s): no earlier than any request they serve.
+    expect((await admin.lrange(logOf(account), -10, -1)).map(Number)).toEqual(Array(10).fill(s(2)));
+    now = s(1.2);
+    const leased = await requests(one, account, 5);
+    expect(leased.map((o) => o.remaining)).toEqual([108, 107, 106, 105, 104]);
+    expect(await admin.llen(logOf(account))).toBe(21); // handed out from memory: nothing new in Redis
+  });
+
+  it('never lets more than 120 through in any 60 s on two limiters under busy load', async () => {
+    const account = randomUUID();
+    const passedAt: number[] = [];
+    let refused = 0;
+    // 4 requests every 250 ms from each limiter for 70 s: 2,240 offered, 16 a second per limiter, so both keep leases.
+    for (let ms = 0; ms < 70_000; ms += 250) {
+      now = s(100) + ms;
+      const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? one : two).consume(account, PRICES, 1)));
+      for (const o of outcomes) {
+        if (o!.allowed) passedAt.push(now);
+        else refused++;
+      }
+    }
+    // Every 60 s interval: at most 120 requests let through, whichever limiter let them.
+    for (const t of passedAt) expect(passedAt.filter((u) => u > t - 60_000 && u <= t).length).toBeLessThanOrEqual(120);
+    expect(passedAt.filter((t) => t < s(160)).length).toBe(120); // the first minute's 120 were all used
+    expect(passedAt.length).toBeGreaterThan(120); // and points freed after it were handed out again
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  it('hands out a lease\'s points only before its end, and a closed limiter gives its unused points back', async () => {
+    const account = randomUUID();
+    now = s(300);
+    await requests(one, account, 12); // demand: 12 a period
+    now = s(301);
+    await one.consume(account, PRICES, 1); // takes 12 ahead (the 1/8 cap is 15)
+    expect(await admin.llen(logOf(account))).toBe(25);
+    now = s(302.5); // the lease ended at T0 + 302 s: the next request is decided in Redis again
+    expect(await one.consume(account, PRICES, 1)).toMatchObject({ allowed: true });
+    await one.close();
+    // 12 + 1 + 1 handed out; the 12 of the ended lease and whatever the last decision took ahead are back.
+    expect(await admin.llen(logOf(account))).toBe(14);
+    one = createRateLimiter({ redisUrl, keyPrefix, now: clock, leaseMs: 1000 });
+    await readyRedis(one);
   });
 });
 
