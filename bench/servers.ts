@@ -4,7 +4,7 @@
  * node:http server that answers each benchmarked request with the exact bytes Quotegate returned.
  * Every Quotegate request runs the full pipeline: key lookup, rate limit (memory, or Redis with
  * REDIS_URL), credit check and charge. Each account sends one request before the measured runs (steady
- * state: its key lookup cached, its first credit lease taken). BENCH_ACCOUNTS accounts (default 2,000) with a billion credits
+ * state: its key lookup cached, its first credit lease taken). BENCH_ACCOUNTS accounts (default 3,000) with a billion credits
  * each spread the load so no account reaches its rate limit; as many again hold a subscription
  * (limited but never charged), to show what the charge itself costs.
  * Prints one JSON line {app, bare, keys, subscriptionKeys, ...} when ready.
@@ -32,7 +32,7 @@ const { createRateLimiter } = (await import(from('plugins/rate-limiter'))) as ty
 const env = loadEnv();
 const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
 if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
-const accounts = Number(process.env.BENCH_ACCOUNTS ?? 2000);
+const accounts = Number(process.env.BENCH_ACCOUNTS ?? 3000);
 const keys: string[] = [];
 const subscriptionKeys: string[] = [];
 const yearAhead = new Date(Date.now() + 365 * 86_400_000);

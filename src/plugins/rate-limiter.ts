@@ -361,6 +361,8 @@ interface Grant {
 
 /** What a replica knows of one Redis log it leases from (see `RedisLeases`). */
 interface LeaseState {
+  /** The log's Redis key (made once: a request answered from a grant builds no string). */
+  key: string;
   /** The log's policy: points per window, and the window in ms. */
   limit: number;
   windowMs: number;
@@ -385,7 +387,8 @@ interface LeaseState {
  * `clock` is the lease clock in ms (monotonic, or the test clock).
  */
 class RedisLeases {
-  private readonly logs = new Map<string, LeaseState>();
+  /** Per policy (operation id), per account id (the caller's string, whose hash V8 keeps). */
+  private readonly logs = new Map<string, Map<string, LeaseState>>();
   private readonly sweeper: NodeJS.Timeout;
   /** Decisions from grants, resolved together once this turn's I/O callbacks are done. */
   private turn: { decision: Decision; resolve: (d: Decision) => void }[] = [];
@@ -399,9 +402,12 @@ class RedisLeases {
     this.sweeper.unref();
   }
 
-  /** Decides `ask` (points > 0) from this log's grants when they cover it, else in Redis (taking a grant when the log is busy). Throws what `decide` throws. */
-  async consume(ask: Ask): Promise<Decision> {
-    const st = this.state(ask);
+  /**
+   * Decides `points` (> 0) of the log of `policy` and `accountId` (Redis key `key()`, policy `limit` per `windowMs`)
+   * from its grants when they cover them, else in Redis (taking a grant when the log is busy). Throws what `decide` throws.
+   */
+  async consume(policy: string, accountId: string, key: () => string, limit: number, windowMs: number, points: number): Promise<Decision> {
+    const st = this.state(policy, accountId, key, limit, windowMs);
     const now = this.clock();
     if (now - st.periodStart >= this.leaseMs) {
       // A busy account that paused for less than MEMORY_PERIODS starts again with the grant of its last busy period.
@@ -409,16 +415,22 @@ class RedisLeases {
       st.periodStart = now;
       st.periodPoints = 0;
     }
-    st.periodPoints += ask.points;
-    const wanted = Math.min(Math.floor(ask.limit / 8), st.lastPeriodPoints);
+    st.periodPoints += points;
+    const wanted = Math.min(Math.floor(limit / 8), st.lastPeriodPoints);
     for (;;) {
       const at = this.clock();
-      const grant = st.grants.find((g) => g.left >= ask.points && at < g.until);
+      let grant: Grant | undefined;
+      for (const g of st.grants) {
+        if (g.left >= points && at < g.until) {
+          grant = g;
+          break;
+        }
+      }
       if (grant) {
-        grant.left -= ask.points;
+        grant.left -= points;
         const left = this.left(st, at);
         if (!st.pending && wanted > 0 && (left * 4 <= wanted || at >= st.grants[st.grants.length - 1]!.until - this.leaseMs / 4)) {
-          void this.take(st, { ...ask, points: 0, extras: wanted }).catch(() => undefined); // renewed ahead; a failure waits for the next request
+          void this.take(st, { key: st.key, limit, windowMs, points: 0, extras: wanted }).catch(() => undefined); // renewed ahead; a failure waits for the next request
         }
         // Answered with the turn's other answers, not inside this socket's read callback (see TurnBatcher).
         return this.afterTurn({ allowed: true, remaining: st.remaining + left, waitMs: Math.max(0, st.waitMs - (at - st.decidedAt)) });
@@ -426,7 +438,7 @@ class RedisLeases {
       if (!st.pending) break;
       await st.pending; // its grant may cover this request
     }
-    const d = await this.take(st, { ...ask, extras: wanted });
+    const d = await this.take(st, { key: st.key, limit, windowMs, points, extras: wanted });
     return { allowed: d.allowed, remaining: d.allowed ? st.remaining + this.left(st, this.clock()) : d.remaining, waitMs: d.waitMs };
   }
 
@@ -443,7 +455,7 @@ class RedisLeases {
     // Grants that ended go back first, in the same script call (asks are decided in order): a request refused for
     // want of points sees the ones this replica held and can no longer hand out.
     if (st.grants.some((g) => sentAt >= g.until)) {
-      for (const g of st.grants) if (sentAt >= g.until && g.left > 0) void this.giveBack(ask.key, st, g).catch(() => undefined);
+      for (const g of st.grants) if (sentAt >= g.until && g.left > 0) void this.giveBack(st.key, st, g).catch(() => undefined);
       st.grants = st.grants.filter((g) => sentAt < g.until);
     }
     let settled!: () => void;
@@ -484,11 +496,13 @@ class RedisLeases {
     });
   }
 
-  private state(ask: Ask): LeaseState {
-    let st = this.logs.get(ask.key);
+  private state(policy: string, accountId: string, key: () => string, limit: number, windowMs: number): LeaseState {
+    let byAccount = this.logs.get(policy);
+    if (!byAccount) this.logs.set(policy, (byAccount = new Map()));
+    let st = byAccount.get(accountId);
     if (!st) {
-      st = { limit: ask.limit, windowMs: ask.windowMs, grants: [], remaining: 0, waitMs: 0, decidedAt: 0, periodStart: this.clock(), periodPoints: 0, lastPeriodPoints: 0, pending: null };
-      this.logs.set(ask.key, st);
+      st = { key: key(), limit, windowMs, grants: [], remaining: 0, waitMs: 0, decidedAt: 0, periodStart: this.clock(), periodPoints: 0, lastPeriodPoints: 0, pending: null };
+      byAccount.set(accountId, st);
     }
     return st;
   }
@@ -500,14 +514,16 @@ class RedisLeases {
   async sweep(all = false): Promise<void> {
     const now = this.clock();
     const asks: Promise<Decision>[] = [];
-    for (const [key, st] of this.logs) {
-      const keep: Grant[] = [];
-      for (const g of st.grants) {
-        if (!all && now < g.until) keep.push(g);
-        else if (g.left > 0) asks.push(this.giveBack(key, st, g));
+    for (const byAccount of this.logs.values()) {
+      for (const [accountId, st] of byAccount) {
+        const keep: Grant[] = [];
+        for (const g of st.grants) {
+          if (!all && now < g.until) keep.push(g);
+          else if (g.left > 0) asks.push(this.giveBack(st.key, st, g));
+        }
+        st.grants = keep;
+        if (keep.length === 0 && !st.pending && now - st.periodStart >= MEMORY_PERIODS * this.leaseMs) byAccount.delete(accountId);
       }
-      st.grants = keep;
-      if (keep.length === 0 && !st.pending && now - st.periodStart >= MEMORY_PERIODS * this.leaseMs) this.logs.delete(key);
     }
     await Promise.all(asks);
   }
@@ -591,8 +607,12 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       const { maxRequests, windowSeconds } = row.rateLimit;
       if (redis && batcher && redis.status === 'ready') {
         try {
-          const ask: Ask = { key: `${prefix}:sl:${row.operationId}:${accountId}`, limit: maxRequests, windowMs: windowSeconds * 1000, points };
-          return outcome(row, await (leases ? leases.consume(ask) : batcher.decide(ask)));
+          const key = () => `${prefix}:sl:${row.operationId}:${accountId}`;
+          const windowMs = windowSeconds * 1000;
+          return outcome(
+            row,
+            await (leases ? leases.consume(row.operationId, accountId, key, maxRequests, windowMs, points) : batcher.decide({ key: key(), limit: maxRequests, windowMs, points })),
+          );
         } catch (e) {
           warn(e instanceof Error ? e.message : String(e));
         }
