@@ -68,6 +68,23 @@ async function readyRedis(limiter: RateLimiter) {
   }
 }
 
+/** Two limiters made by `make` on one Redis and an admin connection to it: made before the suite's tests, closed after. */
+function twoLimiters(make: () => RateLimiter): { one: RateLimiter; two: RateLimiter; admin: Redis; make: () => RateLimiter } {
+  const pair = { one: null as unknown as RateLimiter, two: null as unknown as RateLimiter, admin: null as unknown as Redis, make };
+  beforeAll(async () => {
+    pair.one = make();
+    pair.two = make();
+    pair.admin = new Redis(redisUrl!);
+    await Promise.all([readyRedis(pair.one), readyRedis(pair.two)]);
+  });
+  afterAll(async () => {
+    await pair.one?.close();
+    await pair.two?.close();
+    pair.admin?.disconnect();
+  });
+  return pair;
+}
+
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`sliding window (${backend.name})`, () => {
     let c: Clocked;
@@ -168,33 +185,20 @@ for (const backend of backends) {
 
 describe.skipIf(!redisUrl)('two limiters on one Redis (Redis server time)', () => {
   const keyPrefix = `qg:test:${randomUUID()}`;
-  let one: RateLimiter;
-  let two: RateLimiter;
-  let admin: Redis;
-  beforeAll(async () => {
-    // Exactly 120: no leases (a lease held by one limiter may refuse the other's requests early, see below).
-    one = createRateLimiter({ redisUrl, keyPrefix, leaseMs: 0 });
-    two = createRateLimiter({ redisUrl, keyPrefix, leaseMs: 0 });
-    admin = new Redis(redisUrl!);
-    await Promise.all([readyRedis(one), readyRedis(two)]);
-  });
-  afterAll(async () => {
-    await one?.close();
-    await two?.close();
-    admin?.disconnect();
-  });
+  // Exactly 120: no leases (a lease held by one limiter may refuse the other's requests early, see below).
+  const r = twoLimiters(() => createRateLimiter({ redisUrl, keyPrefix, leaseMs: 0 }));
 
   it('share one count: exactly 120 of 200 concurrent requests pass, weighted ones included', async () => {
     const account = randomUUID();
-    const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? one : two).consume(account, PRICES, i % 4 === 0 ? 2 : 1)));
+    const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? r.one : r.two).consume(account, PRICES, i % 4 === 0 ? 2 : 1)));
     // 25 requests of 2 points and 75 of 1 = 125 points offered.
     const points = outcomes.reduce((sum, o, i) => sum + (o!.allowed ? (i % 4 === 0 ? 2 : 1) : 0), 0);
     expect(points).toBeGreaterThanOrEqual(119); // a 2-point request may be refused with 1 left
     expect(points).toBeLessThanOrEqual(120);
-    const more = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? one : two).consume(account, PRICES, 1)));
+    const more = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? r.one : r.two).consume(account, PRICES, 1)));
     expect(points + allowed(more as RateLimitOutcome[])).toBe(120);
     for (const o of more.filter((x) => !x!.allowed)) expect(o).toMatchObject({ remaining: 0, resetSeconds: expect.any(Number) });
-    const seen = await two.consume(account, PRICES, 1);
+    const seen = await r.two.consume(account, PRICES, 1);
     expect(seen).toMatchObject({ allowed: false, remaining: 0 });
     expect(seen!.resetSeconds).toBeGreaterThanOrEqual(1);
     expect(seen!.resetSeconds).toBeLessThanOrEqual(60);
@@ -202,14 +206,14 @@ describe.skipIf(!redisUrl)('two limiters on one Redis (Redis server time)', () =
 
   it('keeps one bounded log per account and operation that expires one window after its newest entry', async () => {
     const account = randomUUID();
-    await one.consume(account, PRICES, 5);
+    await r.one.consume(account, PRICES, 5);
     const key = `${keyPrefix}:sl:getPrices:${account}`;
-    expect(await admin.llen(key)).toBe(5);
-    const ttl = await admin.pttl(key);
+    expect(await r.admin.llen(key)).toBe(5);
+    const ttl = await r.admin.pttl(key);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
-    await Promise.all(Array.from({ length: 200 }, () => two.consume(account, PRICES, 1)));
-    expect(await admin.llen(key)).toBe(120); // refused requests add nothing
+    await Promise.all(Array.from({ length: 200 }, () => r.two.consume(account, PRICES, 1)));
+    expect(await r.admin.llen(key)).toBe(120); // refused requests add nothing
   });
 });
 
@@ -217,37 +221,24 @@ describe.skipIf(!redisUrl)('rate-limit leases (two limiters on one Redis, one te
   const keyPrefix = `qg:test:${randomUUID()}`;
   let now = T0;
   const clock = () => now;
-  let one: RateLimiter;
-  let two: RateLimiter;
-  let admin: Redis;
-  beforeAll(async () => {
-    one = createRateLimiter({ redisUrl, keyPrefix, now: clock, leaseMs: 1000 });
-    two = createRateLimiter({ redisUrl, keyPrefix, now: clock, leaseMs: 1000 });
-    admin = new Redis(redisUrl!);
-    await Promise.all([readyRedis(one), readyRedis(two)]);
-  });
-  afterAll(async () => {
-    await one?.close();
-    await two?.close();
-    admin?.disconnect();
-  });
+  const r = twoLimiters(() => createRateLimiter({ redisUrl, keyPrefix, now: clock, leaseMs: 1000 }));
   const logOf = (account: string) => `${keyPrefix}:sl:getPrices:${account}`;
 
   it('a busy account takes points ahead, logged in Redis before they are handed out, with the same remaining as without', async () => {
     const account = randomUUID();
     now = s(0);
-    const first = await requests(one, account, 10); // one period of demand: 10 points, no lease yet
+    const first = await requests(r.one, account, 10); // one period of demand: 10 points, no lease yet
     expect(first.map((o) => o.remaining)).toEqual([119, 118, 117, 116, 115, 114, 113, 112, 111, 110]);
-    expect(await admin.llen(logOf(account))).toBe(10);
+    expect(await r.admin.llen(logOf(account))).toBe(10);
     now = s(1); // next period: its first request takes 10 more ahead (its last period's demand)
-    expect(await one.consume(account, PRICES, 1)).toMatchObject({ allowed: true, remaining: 109 });
-    expect(await admin.llen(logOf(account))).toBe(21);
+    expect(await r.one.consume(account, PRICES, 1)).toMatchObject({ allowed: true, remaining: 109 });
+    expect(await r.admin.llen(logOf(account))).toBe(21);
     // The leased entries carry the lease's end (T0 + 2 s): no earlier than any request they serve.
-    expect((await admin.lrange(logOf(account), -10, -1)).map(Number)).toEqual(Array(10).fill(s(2)));
+    expect((await r.admin.lrange(logOf(account), -10, -1)).map(Number)).toEqual(Array(10).fill(s(2)));
     now = s(1.2);
-    const leased = await requests(one, account, 5);
+    const leased = await requests(r.one, account, 5);
     expect(leased.map((o) => o.remaining)).toEqual([108, 107, 106, 105, 104]);
-    expect(await admin.llen(logOf(account))).toBe(21); // handed out from memory: nothing new in Redis
+    expect(await r.admin.llen(logOf(account))).toBe(21); // handed out from memory: nothing new in Redis
   });
 
   it('never lets more than 120 through in any 60 s on two limiters under busy load', async () => {
@@ -257,7 +248,7 @@ describe.skipIf(!redisUrl)('rate-limit leases (two limiters on one Redis, one te
     // 4 requests every 250 ms from each limiter for 70 s: 2,240 offered, 16 a second per limiter, so both keep leases.
     for (let ms = 0; ms < 70_000; ms += 250) {
       now = s(100) + ms;
-      const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? one : two).consume(account, PRICES, 1)));
+      const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? r.one : r.two).consume(account, PRICES, 1)));
       for (const o of outcomes) {
         if (o!.allowed) passedAt.push(now);
         else refused++;
@@ -273,17 +264,17 @@ describe.skipIf(!redisUrl)('rate-limit leases (two limiters on one Redis, one te
   it('hands out a lease\'s points only before its end, and a closed limiter gives its unused points back', async () => {
     const account = randomUUID();
     now = s(300);
-    await requests(one, account, 12); // demand: 12 a period
+    await requests(r.one, account, 12); // demand: 12 a period
     now = s(301);
-    await one.consume(account, PRICES, 1); // takes 12 ahead (the 1/8 cap is 15)
-    expect(await admin.llen(logOf(account))).toBe(25);
+    await r.one.consume(account, PRICES, 1); // takes 12 ahead (the 1/8 cap is 15)
+    expect(await r.admin.llen(logOf(account))).toBe(25);
     now = s(302.5); // the lease ended at T0 + 302 s: the next request is decided in Redis again
-    expect(await one.consume(account, PRICES, 1)).toMatchObject({ allowed: true });
-    await one.close();
+    expect(await r.one.consume(account, PRICES, 1)).toMatchObject({ allowed: true });
+    await r.one.close();
     // 12 + 1 + 1 handed out; the 12 of the ended lease and whatever the last decision took ahead are back.
-    expect(await admin.llen(logOf(account))).toBe(14);
-    one = createRateLimiter({ redisUrl, keyPrefix, now: clock, leaseMs: 1000 });
-    await readyRedis(one);
+    expect(await r.admin.llen(logOf(account))).toBe(14);
+    r.one = r.make();
+    await readyRedis(r.one);
   });
 });
 
