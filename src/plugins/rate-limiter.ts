@@ -270,18 +270,18 @@ interface Ask {
  * write to Redis and a read of its answer, and on the 2-vCPU bench machine that write alone measured about 60 us
  * of CPU (`BENCH_PROFILE=1 npm run bench`, 14 asks a call on average with one call per turn).
  */
-class TurnBatcher {
-  private waiting: { ask: Ask; resolve: (d: Decision) => void; reject: (e: unknown) => void }[] = [];
+class TurnBatcher<A = Ask, D = Decision> {
+  private waiting: { ask: A; resolve: (d: D) => void; reject: (e: unknown) => void }[] = [];
   private scheduled = false;
   /** Calls of `decideAll` not yet settled. */
   private inFlight = 0;
 
   constructor(
-    private readonly decideAll: (asks: Ask[]) => Promise<Decision[]> | Decision[],
+    private readonly decideAll: (asks: A[]) => Promise<D[]> | D[],
     private readonly maxInFlight = Infinity,
   ) {}
 
-  decide(ask: Ask): Promise<Decision> {
+  decide(ask: A): Promise<D> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ ask, resolve, reject });
       if (this.waiting.length >= MAX_BATCH) this.send();
@@ -303,7 +303,7 @@ class TurnBatcher {
     const batch = this.waiting;
     if (batch.length === 0) return;
     this.waiting = [];
-    let decided: Promise<Decision[]> | Decision[];
+    let decided: Promise<D[]> | D[];
     try {
       decided = this.decideAll(batch.map((w) => w.ask));
     } catch (e) {
@@ -372,7 +372,7 @@ interface LeaseState {
   remaining: number;
   waitMs: number;
   decidedAt: number;
-  /** Demand: points asked for in the current lease period (started at `periodStart`) and in the previous one. */
+  /** Demand: points asked for in the current lease period (started at `periodStart`) and in the last busy one before it. */
   periodStart: number;
   periodPoints: number;
   lastPeriodPoints: number;
@@ -390,8 +390,8 @@ class RedisLeases {
   /** Per policy (operation id), per account id (the caller's string, whose hash V8 keeps). */
   private readonly logs = new Map<string, Map<string, LeaseState>>();
   private readonly sweeper: NodeJS.Timeout;
-  /** Decisions from grants, resolved together once this turn's I/O callbacks are done. */
-  private turn: { decision: Decision; resolve: (d: Decision) => void }[] = [];
+  /** Decisions from grants, resolved together once this turn's I/O callbacks are done (as the memory limiter's). */
+  private readonly afterTurn = new TurnBatcher<Decision, Decision>((decided) => decided);
 
   constructor(
     private readonly leaseMs: number,
@@ -433,7 +433,7 @@ class RedisLeases {
           void this.take(st, { key: st.key, limit, windowMs, points: 0, extras: wanted }).catch(() => undefined); // renewed ahead; a failure waits for the next request
         }
         // Answered with the turn's other answers, not inside this socket's read callback (see TurnBatcher).
-        return this.afterTurn({ allowed: true, remaining: st.remaining + left, waitMs: Math.max(0, st.waitMs - (at - st.decidedAt)) });
+        return this.afterTurn.decide({ allowed: true, remaining: st.remaining + left, waitMs: Math.max(0, st.waitMs - (at - st.decidedAt)) });
       }
       if (!st.pending) break;
       await st.pending; // its grant may cover this request
@@ -483,17 +483,6 @@ class RedisLeases {
     const left = g.left;
     g.left = 0;
     return this.decide({ key, limit: st.limit, windowMs: st.windowMs, points: 0, giveBack: left, giveBackStamp: g.stamp });
-  }
-
-  private afterTurn(decision: Decision): Promise<Decision> {
-    return new Promise((resolve) => {
-      if (this.turn.push({ decision, resolve }) > 1) return;
-      setImmediate(() => {
-        const turn = this.turn;
-        this.turn = [];
-        for (const t of turn) t.resolve(t.decision);
-      });
-    });
   }
 
   private state(policy: string, accountId: string, key: () => string, limit: number, windowMs: number): LeaseState {
