@@ -27,7 +27,7 @@ export interface ExportChild {
 }
 
 /** Node flags the service's process has that an export build child does not take (see the module doc). */
-const SERVICE_ONLY_FLAGS = ['--heap-growing-percent', '--max-semi-space-size', '--max-old-space-size'];
+const SERVICE_ONLY_FLAGS = ['--heap-growing-percent', '--max-semi-space-size', '--max-old-space-size', '--no-allocation-site-pretenuring'];
 
 /**
  * The node arguments of an export build child, from the service's own (`process.execArgv`) and its CLI script: the
