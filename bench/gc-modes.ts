@@ -49,12 +49,20 @@ async function sample(): Promise<Sample> {
   const lines = readline.createInterface({ input: child.stdout! });
   let measuring = false;
   const tally: GcTally = { scavenges: 0, promotedBytes: 0, survivedBytes: 0, oldCollections: 0 };
+  // A child this process leaves behind (it failed) would keep loading the machine.
+  const orphan = () => child.kill('SIGKILL');
+  process.once('exit', orphan);
   const info = await new Promise<{ app: number; cpu: number; single: string; subscriptionKeys: string[] }>((resolve, reject) => {
     let ready = false;
     lines.on('line', (line) => {
-      if (!ready && line.startsWith('{')) {
+      if (!ready && line.startsWith('{"app"')) {
         ready = true;
-        return resolve(JSON.parse(line));
+        // V8 writes its trace lines to the same stdout from C++, so one can land inside the ready line.
+        try {
+          return resolve(JSON.parse(line));
+        } catch {
+          return reject(new Error(`the servers' ready line was cut by a V8 trace line; run again: ${line.slice(0, 200)}`));
+        }
       }
       const kind = /\bgc=(\S+)/.exec(line)?.[1];
       if (!kind || !measuring) return;
@@ -84,6 +92,7 @@ async function sample(): Promise<Sample> {
   const cpu = (await cpuNow()) - before;
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
+  process.off('exit', orphan);
   const total = Math.max(1, r.requests.total);
   return {
     requests_per_s: Math.round(r.requests.average),
