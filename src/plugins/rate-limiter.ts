@@ -455,7 +455,7 @@ class RedisLeases {
     // Grants that ended go back first, in the same script call (asks are decided in order): a request refused for
     // want of points sees the ones this replica held and can no longer hand out.
     if (st.grants.some((g) => sentAt >= g.until)) {
-      for (const g of st.grants) if (sentAt >= g.until && g.left > 0) void this.giveBack(st.key, st, g).catch(() => undefined);
+      for (const g of st.grants) if (sentAt >= g.until && g.left > 0) void this.giveBack(st, g).catch(() => undefined);
       st.grants = st.grants.filter((g) => sentAt < g.until);
     }
     let settled!: () => void;
@@ -478,11 +478,11 @@ class RedisLeases {
     }
   }
 
-  /** Removes the unused points of `g` from the log `key` (with the log's own limit and window: the script prunes first). */
-  private giveBack(key: string, st: LeaseState, g: Grant): Promise<Decision> {
+  /** Removes the unused points of `g` from the log of `st` (with the log's own limit and window: the script prunes first). */
+  private giveBack(st: LeaseState, g: Grant): Promise<Decision> {
     const left = g.left;
     g.left = 0;
-    return this.decide({ key, limit: st.limit, windowMs: st.windowMs, points: 0, giveBack: left, giveBackStamp: g.stamp });
+    return this.decide({ key: st.key, limit: st.limit, windowMs: st.windowMs, points: 0, giveBack: left, giveBackStamp: g.stamp });
   }
 
   private state(policy: string, accountId: string, key: () => string, limit: number, windowMs: number): LeaseState {
@@ -508,7 +508,7 @@ class RedisLeases {
         const keep: Grant[] = [];
         for (const g of st.grants) {
           if (!all && now < g.until) keep.push(g);
-          else if (g.left > 0) asks.push(this.giveBack(st.key, st, g));
+          else if (g.left > 0) asks.push(this.giveBack(st, g));
         }
         st.grants = keep;
         if (keep.length === 0 && !st.pending && now - st.periodStart >= MEMORY_PERIODS * this.leaseMs) byAccount.delete(accountId);
