@@ -67,6 +67,26 @@ describe('GraphQL', () => {
     expect(e.extensions.details.errors.map((d: any) => d.field).sort()).toEqual(['marketHashNames', 'markets.0']);
   });
 
+  it('every metered root field refuses bad arguments with validation_failed and charges nothing (the metering rule is their only check)', async () => {
+    const before = (await t.get('/me', t.auth())).body.data.credits;
+    const long = 'x'.repeat(5000);
+    const cases: [string, string][] = [
+      [`{ prices(marketHashName: "") { appId } }`, 'marketHashName'],
+      [`{ item(marketHashName: "${long}") { appId } }`, 'marketHashName'],
+      [`{ batchPrices(marketHashNames: []) { appId } }`, 'marketHashNames'],
+      [`{ routes(marketHashName: "Recoil Case", currency: "cny") { marketHashName } }`, 'currency'],
+      [`{ priceHistory(marketHashName: "Recoil Case", from: "2026-02-30") { marketHashName } }`, 'from'],
+      [`{ priceChanges(limit: 0) { nextCursor } }`, 'limit'],
+      [`{ priceExport(ifNoneMatch: "${long}") { etag } }`, 'ifNoneMatch'],
+    ];
+    for (const [query, field] of cases) {
+      const r = await gql(query, {}, t.auth());
+      expect(r.body.errors?.[0]?.extensions?.code, query.slice(0, 60)).toBe('validation_failed');
+      expect(r.body.errors[0].extensions.details.errors.map((d: any) => d.field)).toContain(field);
+    }
+    expect((await t.get('/me', t.auth())).body.data.credits).toEqual(before);
+  });
+
   it('unknown website is a not_found error', async () => {
     const r = await gql(`{ website(code: "NOPE") { code } }`);
     expect(r.body.errors[0].extensions.code).toBe('not_found');

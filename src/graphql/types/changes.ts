@@ -54,7 +54,7 @@ builder.queryFields((t) => ({
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
       limit: t.arg.int({ required: true, defaultValue: DEFAULT_CHANGES_PAGE, description: `At most ${MAX_CHANGES_PAGE} changes.` }),
     },
-    validate: v.priceChangesArgs,
+    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPriceChanges');
       const page = await readChanges(ctx.db, {

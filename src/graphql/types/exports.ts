@@ -38,7 +38,7 @@ builder.queryFields((t) => ({
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'ask' }),
       ifNoneMatch: t.arg.string({ required: false, description: 'An If-None-Match value: ETags, W/ forms, lists or *.' }),
     },
-    validate: v.exportArgs,
+    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx, info) => {
       await ctx.requireUser('exportPrices');
       const snapshot = ctx.snapshots ? await ctx.snapshots.current(args.appId, args.side) : await currentSnapshot(ctx.db, args.appId, args.side);

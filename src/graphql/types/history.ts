@@ -155,7 +155,7 @@ builder.queryFields((t) => ({
       appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
       ...historyArgs(t.arg),
     },
-    validate: v.priceHistoryArgs,
+    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPriceHistory');
       // The range first (422), then the item (404).

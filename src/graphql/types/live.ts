@@ -71,7 +71,7 @@ builder.subscriptionFields((t) => ({
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
       since: t.arg.string({ required: false, description: 'Start after this change sequence number (decimal string); absent: from now.' }),
     },
-    validate: v.quoteChangedArgs,
+    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     subscribe: (_root, args, ctx) =>
       start(
         ctx,

@@ -153,7 +153,7 @@ builder.queryFields((t) => ({
       marketHashName: t.arg.string({ required: true }),
       appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
     },
-    validate: v.itemArgs,
+    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPrices');
       const quotes = await ctx.loaders.quotesOf(args.appId, args.marketHashName);
@@ -170,8 +170,7 @@ builder.queryFields((t) => ({
       markets: t.arg.stringList({ required: false }),
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
     },
-    // All arguments at once, so every invalid one is reported (same rules as REST).
-    validate: v.pricesArgs,
+    // Arguments (all at once, same rules as REST): the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPrices');
       const quotes = await ctx.loaders.quotesOf(args.appId, args.marketHashName);
@@ -191,7 +190,7 @@ builder.queryFields((t) => ({
       markets: t.arg.stringList({ required: false }),
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
     },
-    validate: v.batchPricesArgs,
+    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('batchPrices');
       const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };

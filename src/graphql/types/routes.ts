@@ -131,7 +131,7 @@ builder.queryFields((t) => ({
       appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
       ...routeArgs(t.arg),
     },
-    validate: v.routesArgs,
+    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getRoutes');
       const quotes = await ctx.loaders.quotesOf(args.appId, args.marketHashName);
