@@ -6,7 +6,7 @@
  * Each side is that checkout's own bench/servers.ts (its compiled dist, the bundled data, its own accounts) in
  * its own process with the service's node flags. Prints, per side, requests per second and the servers' CPU time
  * per request over all slices, and their quotient (this / other): below 1, this checkout is cheaper; then the median
- * of the slice pairs' quotients, which a few slowed seconds of the machine do not move.
+ * of the slice pairs' quotients, which a few slow slices do not move.
  * Options (env): BENCH_CASES (one case: `get-subscription` (default), `get-billed`), BENCH_SLICES (default 8 per
  * side, after BENCH_WARMUP slices (default 3) not counted: the first seconds of a fresh process run unoptimized code
  * at 2-5x the CPU per request), BENCH_SLICE_SECONDS (default 2), BENCH_CONNECTIONS (default 50), DATABASE_URL, REDIS_URL (as bench/prices.ts),
@@ -102,9 +102,9 @@ const [a, b] = summary as [(typeof summary)[number], (typeof summary)[number]];
 console.log(
   `${caseId}: this/other CPU per request = ${(a.cpu_us_per_req / b.cpu_us_per_req).toFixed(3)}, requests per second = ${(a.requests_per_s / b.requests_per_s).toFixed(3)} (${other})`,
 );
-// The machine's speed also swings within seconds (a spin loop took 36-48 ms, and 177-192 ms in a slowed second):
-// one slowed slice moves the totals above. Each slice's pair (the two sides run one after the other) shares its
-// moment, so the median of the pairs' quotients sets such slices aside.
+// One slice that ran slow (a full collection on one side, a busy second of the machine) moves the totals above.
+// Each slice's pair (the two sides run one after the other) shares its moment, so the median of the pairs'
+// quotients sets such slices aside.
 const median = (xs: number[]) => {
   const s = [...xs].sort((x, y) => x - y);
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
