@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
-import { serviceNodeFlags } from '../scripts/build.mjs';
+import { serversArgs, serversCpuMicros } from './servers-process.js';
 import { projectRoot } from '../src/lib/paths.js';
 
 const other = process.argv[2];
@@ -43,7 +43,7 @@ interface Side {
 
 /** Starts `root`'s bench servers and waits for their first JSON line. */
 async function start(name: string, root: string, extraFlags: string[] = []): Promise<Side> {
-  const child = spawn(process.execPath, ['--expose-gc', ...serviceNodeFlags(), ...extraFlags, '--import', 'tsx', path.join(root, 'bench', 'servers.ts')], {
+  const child = spawn(process.execPath, serversArgs(root, extraFlags), {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
@@ -56,7 +56,7 @@ async function start(name: string, root: string, extraFlags: string[] = []): Pro
   return { name, child, info, requests: 0, cpuMicros: 0, seconds: 0 };
 }
 
-const cpuNow = async (side: Side) => ((await (await fetch(`http://127.0.0.1:${side.info.cpu}/`)).json()) as { cpuMicros: number }).cpuMicros;
+const cpuNow = (side: Side) => serversCpuMicros(side.info.cpu);
 
 /** One slice of load on `side`; adds its requests, CPU time and duration unless `counted` is false (warm-up). */
 async function slice(side: Side, keys: string[], counted = true): Promise<{ rps: number; cpuPerReq: number }> {

@@ -13,10 +13,10 @@
  * again), BENCH_SECONDS, DATABASE_URL, REDIS_URL (as bench/prices.ts).
  */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { serviceNodeFlags } from '../scripts/build.mjs';
+import { serversArgs, serversCpuMicros } from './servers-process.js';
 import { projectRoot } from '../src/lib/paths.js';
 
 const samples = Number(process.env.BENCH_GC_SAMPLES ?? 4);
@@ -42,7 +42,7 @@ interface Sample {
 }
 
 async function sample(): Promise<Sample> {
-  const child = spawn(process.execPath, ['--expose-gc', ...serviceNodeFlags(), '--trace-gc-nvp', ...extraFlags, '--import', 'tsx', path.join(projectRoot, 'bench', 'servers.ts')], {
+  const child = spawn(process.execPath, serversArgs(projectRoot, ['--trace-gc-nvp', ...extraFlags]), {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
@@ -83,7 +83,7 @@ async function sample(): Promise<Sample> {
       duration,
       requests: [{ method: 'GET', path: target, setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'X-API-Key': info.subscriptionKeys[next++ % info.subscriptionKeys.length]! } }) }],
     });
-  const cpuNow = async () => ((await (await fetch(`http://127.0.0.1:${info.cpu}/`)).json()) as { cpuMicros: number }).cpuMicros;
+  const cpuNow = () => serversCpuMicros(info.cpu);
   await load(3);
   const before = await cpuNow();
   measuring = true;

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
-import { serviceNodeFlags } from '../scripts/build.mjs';
+import { serversArgs, serversCpuMicros } from './servers-process.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { summarizeAllocations, summarizeSelfTime } from './profile-summary.js';
 
@@ -26,7 +26,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 // The servers run with the heap flags `npm start` gives the service (package.json, README: Operations).
-const child = spawn(process.execPath, ['--expose-gc', ...serviceNodeFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', path.join(projectRoot, 'bench', 'servers.ts')], {
+const child = spawn(process.execPath, serversArgs(projectRoot, (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)), {
   stdio: ['ignore', 'pipe', 'inherit'],
   env: { ...process.env, NODE_ENV: 'production' },
 });
@@ -65,7 +65,7 @@ interface Row {
 
 async function load(name: string, server: 'quotegate' | 'bare', opts: { path: string; method: 'GET' | 'POST'; body?: string; connections: number; keys: string[] }): Promise<Row> {
   const port = server === 'quotegate' ? info.app : info.bare;
-  const cpuNow = async () => ((await (await fetch(`http://127.0.0.1:${info.cpu}/`)).json()) as { cpuMicros: number }).cpuMicros;
+  const cpuNow = () => serversCpuMicros(info.cpu);
   const cpuBefore = await cpuNow();
   const clientBefore = process.cpuUsage();
   let next = 0;
