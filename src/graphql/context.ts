@@ -146,7 +146,7 @@ export interface RequestState {
    * Response keys of root fields whose answer is never billed although it succeeded (an export
    * 304). Each metered field is waived on its own: one waived field never waives another.
    */
-  waived: Set<string>;
+  waived?: Set<string>;
   /** True for a HEAD request: metered fields are rate limited like a GET but never billed (README, HEAD). */
   head: boolean;
   /**
@@ -170,6 +170,11 @@ export interface RequestState {
    */
   streamedAnswer?: boolean;
   /**
+   * True when a REST route runs the operation: its answer is the route's document, with the billing in `meta` (read
+   * from `billing`), so metering does not copy it into the GraphQL result's `extensions` as it does for /graphql.
+   */
+  restRoute?: boolean;
+  /**
    * The live subscription a subscription request started (services/live.ts): the REST event stream reads it
    * directly once the pipeline admitted and started it, without a GraphQL execution per event.
    */
@@ -178,7 +183,7 @@ export interface RequestState {
 
 /** A fresh RequestState. */
 export function newRequestState(requestId: string): RequestState {
-  return { requestId, rateLimits: [], billing: null, waived: new Set(), head: false };
+  return { requestId, rateLimits: [], billing: null, head: false };
 }
 
 /** What every resolver receives. */

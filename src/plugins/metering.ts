@@ -280,7 +280,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
         onExecuteDone({ result, setResult }) {
           if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
           const r = result as ExecutionResult;
-          const charged = billable.filter((f) => !fieldFailed(r, f.responseKey) && !ctx.state.waived.has(f.responseKey));
+          const charged = billable.filter((f) => !fieldFailed(r, f.responseKey) && ctx.state.waived?.has(f.responseKey) !== true);
           const cost = charged.reduce((sum, f) => sum + f.cost, 0n);
           if (cost > 0n) return chargeThenSettle(ctx, caller, remaining, r, setResult, charged, cost);
           settle(ctx, r, setResult, 0n, remaining);
@@ -293,9 +293,10 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
   }
 }
 
-/** The answer's billing in `extensions` and `state.billing`: `cost` credits charged (0: not billable), `after` left. */
+/** The answer's billing in `state.billing` and, for /graphql, in `extensions`: `cost` credits charged (0: not billable), `after` left. */
 function settle(ctx: Context, r: ExecutionResult, setResult: (result: ExecutionResult) => void, cost: bigint, after: bigint, charge?: Charge): void {
   ctx.state.billing = { billable: cost > 0n, cost, remaining: after, ...(charge ? { charge } : {}) };
+  if (ctx.state.restRoute === true) return; // a REST answer reports its billing in meta, from state.billing
   setResult({
     ...r,
     extensions: {

@@ -220,6 +220,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     const { execute, subscribe } = envelopedFor(requestId, state);
     const contextValue = makeContext(state, input.headers);
     state.trustedVariables = invalid === null;
+    state.restRoute = true;
     if (invalid) {
       if (route.userOnly) await contextValue.requireUser(route.operationId);
       throw invalid;

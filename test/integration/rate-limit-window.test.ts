@@ -215,6 +215,17 @@ describe.skipIf(!redisUrl)('two limiters on one Redis (Redis server time)', () =
     await Promise.all(Array.from({ length: 200 }, () => r.two.consume(account, PRICES, 1)));
     expect(await r.admin.llen(key)).toBe(120); // refused requests add nothing
   });
+
+  it('keeps the logs of account ids with commas, semicolons, spaces and quotes apart (one script call decides them together)', async () => {
+    // Account ids are 1-128 characters without control characters (the dashboard's sync): the asks of one turn
+    // travel to the script as one text, so no such character may run one ask into the next.
+    const base = randomUUID();
+    const ids = [`${base}`, `${base},120,60000`, `${base}; ${base}`, `${base} "x",'y'`, `${base}é中`];
+    const outcomes = await Promise.all(ids.map((id, i) => r.one.consume(id, PRICES, i + 1)));
+    expect(outcomes.map((o) => o!.remaining)).toEqual(ids.map((_, i) => 120 - (i + 1)));
+    for (const [i, id] of ids.entries()) expect(await r.admin.llen(`${keyPrefix}:sl:getPrices:${id}`)).toBe(i + 1);
+    await expect(Promise.resolve().then(() => createRateLimiter({ redisUrl, keyPrefix: 'qg:\ttest' }))).rejects.toThrow(/control characters/);
+  });
 });
 
 describe.skipIf(!redisUrl)('rate-limit leases (two limiters on one Redis, one test clock)', () => {

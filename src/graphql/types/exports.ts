@@ -47,7 +47,7 @@ builder.queryFields((t) => ({
         throw dependencyUnavailable('The first export snapshot is not built yet; retry in a minute.', 60);
       }
       const notModified = ifNoneMatchHits(args.ifNoneMatch, snapshot.etag);
-      if (notModified) ctx.state.waived.add(info.path.key as string);
+      if (notModified) (ctx.state.waived ??= new Set()).add(info.path.key as string);
       return { ...snapshot, notModified };
     },
   }),
