@@ -146,9 +146,10 @@ function decide(log: number[], now: number, limit: number, windowMs: number, poi
 /**
  * Give back, prune, decide and append for several logs in one script, in the order asked. ARGV[1]: now in ms
  * ('' = Redis TIME); ARGV[2]: the lease length in ms; ARGV[3]: the asks, one line each (`\n`-separated), each
- * seven tab-separated fields (neither character can occur in a key: account ids hold no control characters): the log's key (a list of entry times in Unix ms in time order, one element per
- * point), limit, window ms, points (0: a lease or a give-back only), extras wanted ahead (a lease), points to give
- * back and the time their entries carry (empty when none). Returns one line per ask, `allowed(0|1),remaining,waitMs,
+ * seven tab-separated fields (neither character can occur in a key: account ids hold no control characters): the
+ * log's key (a list of entry times in Unix ms in time order, one element per point), limit, window ms, points (0: a
+ * lease or a give-back only), extras wanted ahead (a lease), points to give back and the time their entries carry
+ * (empty when none). Returns one line per ask, `allowed(0|1),remaining,waitMs,
  * extras taken,their time`. The asks travel as one argument and the answers as one string: the Redis client's work
  * per argument and per reply element (ioredis) was most of a call's CPU in the service (a 45-ask call: 250 us with
  * seven arguments an ask and five integers an answer, 95 us packed, measured with ioredis on this machine).
@@ -248,7 +249,7 @@ class MemoryLog {
   }
 }
 
-/** `qgSlidingLogs(numKeys, ...keys, now, leaseMs, ...[limit, windowMs, points, extras, giveBack, giveBackStamp] per key)`: see SCRIPT. */
+/** `qgSlidingLogs(now, leaseMs, asks)`: the asks packed one a line, the answers likewise (see SCRIPT). */
 type SlidingLogsCommand = (now: string, leaseMs: number, asks: string) => Promise<string>;
 
 /** One decision asked for: `points` of the log `key` (a Redis key, or the account id in `log`'s memory). */
