@@ -18,7 +18,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
-import WebSocket from 'ws';
 import cliProgress from 'cli-progress';
 import { openDatabase } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
@@ -28,6 +27,7 @@ import { toMoney } from '../src/lib/money.js';
 import { serviceNodeFlags } from '../scripts/build.mjs';
 import { projectRoot } from '../src/lib/paths.js';
 import { startServerProcess } from '../test/helpers/server.js';
+import { collectGarbage, inspectorUrlOf, openInspector } from './inspector.js';
 
 const DB_URL = process.env.LIVE_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/qg_live';
 const SUBSCRIBERS = Number(process.env.LIVE_SUBSCRIBERS ?? 1000);
@@ -103,41 +103,7 @@ const server = await startServerProcess({
 }, [...serviceNodeFlags(), '--inspect=127.0.0.1:0', ...profileFlags(process.env.LIVE_PROFILE)], { compiled: true });
 // A run that fails half-way must not leave the server behind (the signal is sent at once, synchronously).
 process.once('exit', () => void server.kill('SIGKILL'));
-const inspectorUrl = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];
-if (!inspectorUrl) throw new Error(`no inspector address in the server output:\n${server.output()}`);
-/** A session with the server's inspector (Chrome DevTools Protocol): `post` sends one command and resolves with its result. */
-async function inspector(): Promise<{ post(method: string, params?: Record<string, unknown>): Promise<unknown>; close(): void }> {
-  const socket = new WebSocket(inspectorUrl!);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  let nextId = 1;
-  const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
-    const w = message.id === undefined ? undefined : waiting.get(message.id);
-    if (!w) return;
-    waiting.delete(message.id!);
-    if (message.error) w.reject(new Error(message.error.message));
-    else w.resolve(message.result);
-  });
-  return {
-    post: (method, params = {}) =>
-      new Promise((resolve, reject) => {
-        const id = nextId++;
-        waiting.set(id, { resolve, reject });
-        socket.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => socket.close(),
-  };
-}
-/** A full garbage collection in the server (HeapProfiler.collectGarbage). */
-async function collectGarbage(): Promise<void> {
-  const session = await inspector();
-  await session.post('HeapProfiler.collectGarbage');
-  session.close();
-}
+const inspectorUrl = inspectorUrlOf(server.output());
 const base = new URL(server.url);
 /** The server's CPU seconds so far (/metrics). */
 async function serverCpu(): Promise<number> {
@@ -146,8 +112,7 @@ async function serverCpu(): Promise<number> {
 }
 async function memory(): Promise<{ rss: number; heap: number }> {
   // Right after a full collection: the heap is the live set.
-  await collectGarbage();
-  await collectGarbage();
+  await collectGarbage(inspectorUrl);
   const text = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
   const value = (metric: string) => Number(text.split('\n').find((l) => l.startsWith(`${metric} `))?.split(' ')[1] ?? NaN);
   return { rss: value('quotegate_process_resident_memory_bytes'), heap: value('quotegate_nodejs_heap_size_used_bytes') };
@@ -251,7 +216,7 @@ const second = new Date('2026-11-24T01:00:00Z');
 const batch = Array.from({ length: ITEMS }, (_, i) => [observation(i, 'ask', '10.50', second), observation(i, 'bid', '9.50', second)]).flat();
 const [{ seq: seqBefore }] = (await db.query<{ seq: string }>(`SELECT COALESCE(max(seq), 0)::text AS seq FROM quote_change`)) as [{ seq: string }];
 // LIVE_PROFILE=heap: what the server allocates while it delivers (collected or not), for bench/profile-summary.ts.
-const heapSession = process.env.LIVE_PROFILE === 'heap' ? await inspector() : null;
+const heapSession = process.env.LIVE_PROFILE === 'heap' ? await openInspector(inspectorUrl) : null;
 if (heapSession) {
   await heapSession.post('HeapProfiler.enable');
   await heapSession.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
