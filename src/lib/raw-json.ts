@@ -33,28 +33,47 @@ interface JsonWriter {
 
 /** Appends `value` as JSON to `w` (the rules of stringifyWithRaw). */
 function writeJson(value: unknown, w: JsonWriter): void {
-  if (value instanceof RawJson) w.text += value.text;
-  else if (value instanceof DeferredJson && w.deferred) w.deferred(value);
-  else if (Array.isArray(value)) {
+  if (typeof value !== 'object' || value === null) {
+    w.text += JSON.stringify(value) ?? 'null';
+  } else if (value instanceof RawJson) {
+    w.text += value.text;
+  } else if (Array.isArray(value)) {
     w.text += '[';
     for (let i = 0; i < value.length; i++) {
       if (i > 0) w.text += ',';
-      if (value[i] === undefined) w.text += 'null';
-      else writeJson(value[i], w);
+      const v: unknown = value[i];
+      if (v === undefined) w.text += 'null';
+      else writeJson(v, w);
     }
     w.text += ']';
-  } else if (value !== null && typeof value === 'object' && isPlainObject(value)) {
+  } else if (value instanceof DeferredJson && w.deferred) {
+    w.deferred(value);
+  } else if (isPlainObject(value)) {
     w.text += '{';
     let first = true;
     for (const key in value as Record<string, unknown>) {
       const v = (value as Record<string, unknown>)[key];
       if (v === undefined) continue;
-      w.text += (first ? '' : ',') + JSON.stringify(key) + ':';
+      w.text += first ? keyText(key) : ',' + keyText(key);
       first = false;
       writeJson(v, w);
     }
     w.text += '}';
   } else w.text += JSON.stringify(value) ?? 'null';
+}
+
+/** `"key":` of the keys written so far (answers use a few dozen names; at most KEY_TEXTS are kept). */
+const keyTexts = new Map<string, string>();
+const KEY_TEXTS = 4096;
+
+/** `"key":` for an object key: made once per name (a JSON.stringify per key was a third of a small answer's writing). */
+function keyText(key: string): string {
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(key) + ':';
+    if (keyTexts.size < KEY_TEXTS) keyTexts.set(key, text);
+  }
+  return text;
 }
 
 /** Objects of object literals and of graphql-js results (`Object.create(null)`). */

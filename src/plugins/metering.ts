@@ -207,9 +207,8 @@ async function admit(ctx: Context, plan: MeteringPlan, limiter: RateLimiter): Pr
     const points = plan.fields.filter((f) => f.row === row).length;
     const outcome = await limiter.consume(caller.accountId, row, points);
     if (!outcome) continue;
-    const { allowed, ...state } = outcome;
-    ctx.state.rateLimits.push(state);
-    if (!allowed) {
+    ctx.state.rateLimits.push({ policy: outcome.policy, limit: outcome.limit, windowSeconds: outcome.windowSeconds, remaining: outcome.remaining, resetSeconds: outcome.resetSeconds });
+    if (!outcome.allowed) {
       rateLimitRejections.inc({ operation: row.operationId });
       throw new ServiceError(
         'rate_limited',
@@ -281,9 +280,16 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
           if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
           const r = result as ExecutionResult;
           const charged = billable.filter((f) => !fieldFailed(r, f.responseKey) && ctx.state.waived?.has(f.responseKey) !== true);
-          const cost = charged.reduce((sum, f) => sum + f.cost, 0n);
-          if (cost > 0n) return chargeThenSettle(ctx, caller, remaining, r, setResult, charged, cost);
-          settle(ctx, r, setResult, 0n, remaining);
+          const cost = charged.length === 1 ? charged[0]!.cost : charged.reduce((sum, f) => sum + f.cost, 0n);
+          if (cost === 0n) return settle(ctx, r, setResult, 0n, remaining);
+          const charge = chargeOf(ctx, caller, charged, cost);
+          // From this replica's lease at once when it covers the charge: no promise, so envelop runs the hooks after
+          // this one synchronously too. The export's charge and a streamed answer's (a heavy REST batch) can be
+          // refunded when not delivered whole (their ledger row is named), so they never come from a lease.
+          const direct = ctx.state.streamedAnswer === true || charged.some((f) => f.row.operationId === 'exportPrices');
+          const spent = ctx.leases && !direct ? ctx.leases.spendHeld(charge) : undefined;
+          if (spent !== undefined) return settleCharged(ctx, caller, r, setResult, charge, spent);
+          return chargeThenSettle(ctx, caller, remaining, r, setResult, charge, direct);
         },
       };
     } catch (e) {
@@ -306,9 +312,16 @@ function settle(ctx: Context, r: ExecutionResult, setResult: (result: ExecutionR
   });
 }
 
+/** The ledger charge of `cost` credits for the `charged` fields of `caller` (their operation ids joined by commas). */
+function chargeOf(ctx: Context, caller: UserCaller, charged: MeteredField[], cost: bigint): Charge {
+  const operationId = charged.length === 1 ? charged[0]!.row.operationId : [...new Set(charged.map((f) => f.row.operationId))].join(',');
+  return { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
+}
+
 /**
- * Charges `cost` credits for the `charged` fields of `caller` (who had `remaining` at admission), then settles.
- * A refused charge (the cached balance was stale) answers 402 `credit_insufficient` with the balance read again.
+ * Takes `charge` (from a lease, or one statement when `direct` or none covers it) of `caller`, who had `remaining`
+ * credits at admission, then settles. A refused charge (the cached balance was stale) answers 402
+ * `credit_insufficient` with the balance read again.
  */
 async function chargeThenSettle(
   ctx: Context,
@@ -316,22 +329,22 @@ async function chargeThenSettle(
   remaining: bigint,
   r: ExecutionResult,
   setResult: (result: ExecutionResult) => void,
-  charged: MeteredField[],
-  cost: bigint,
+  charge: Charge,
+  direct: boolean,
 ): Promise<void> {
-  const operationId = [...new Set(charged.map((f) => f.row.operationId))].join(',');
-  const charge: Charge = { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
-  // The export's charge and a streamed answer's (a heavy REST batch) can be refunded when not delivered whole
-  // (their ledger row is named), so they are never taken from a lease.
-  const direct = ctx.state.streamedAnswer === true || charged.some((f) => f.row.operationId === 'exportPrices');
   const left = ctx.leases ? await ctx.leases.charge(charge, remaining, direct) : await chargeCredits(ctx.db, charge);
   if (left === null) {
     ctx.callers?.forgetAccount(caller.accountId); // the cached balance was stale
     ctx.state.billing = null;
-    setResult({ errors: [toGraphQLError(creditInsufficient(cost, await availableCredits(ctx.db, caller.accountId)))] });
+    setResult({ errors: [toGraphQLError(creditInsufficient(charge.cost, await availableCredits(ctx.db, caller.accountId)))] });
     return;
   }
+  settleCharged(ctx, caller, r, setResult, charge, left);
+}
+
+/** After `charge` was taken, with `left` credits still available: the caller cache, the metric and the answer's billing. */
+function settleCharged(ctx: Context, caller: UserCaller, r: ExecutionResult, setResult: (result: ExecutionResult) => void, charge: Charge, left: bigint): void {
   ctx.callers?.charged(caller.accountId, caller.creditsTotal - left);
-  creditsCharged.inc({ operation: operationId }, Number(cost));
-  settle(ctx, r, setResult, cost, left, charge);
+  creditsCharged.inc({ operation: charge.operationId }, Number(charge.cost));
+  settle(ctx, r, setResult, charge.cost, left, charge);
 }

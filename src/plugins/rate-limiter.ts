@@ -461,7 +461,7 @@ class RedisLeases {
    * Decides `points` (> 0) of the log of `policy` and `accountId` (Redis key `key()`, policy `limit` per `windowMs`)
    * from its grants when they cover them, else in Redis (taking a grant when the log is busy). Throws what `decide` throws.
    */
-  async consume(policy: string, accountId: string, key: () => string, limit: number, windowMs: number, points: number): Promise<Decision> {
+  consume(policy: string, accountId: string, key: () => string, limit: number, windowMs: number, points: number): Promise<Decision> {
     const st = this.state(policy, accountId, key, limit, windowMs);
     const now = this.clock();
     if (now - st.periodStart >= this.leaseMs) {
@@ -472,36 +472,50 @@ class RedisLeases {
     }
     st.periodPoints += points;
     const wanted = Math.min(Math.floor(limit / 8), st.lastPeriodPoints);
-    for (;;) {
-      const at = this.clock();
-      let grant: Grant | undefined;
-      for (const g of st.grants) {
-        if (g.left >= points && at < g.until) {
-          grant = g;
-          break;
-        }
+    // Answered from a grant without an async function around it (one promise a request: the turn's answer).
+    return this.fromGrant(st, points, wanted) ?? this.waitThenTake(st, points, wanted);
+  }
+
+  /**
+   * The decision of `points` from the log's grants, when one covers them now (renewing ahead in the background when
+   * they run low): resolved with the turn's other answers (see TurnBatcher). Undefined when none covers them.
+   */
+  private fromGrant(st: LeaseState, points: number, wanted: number): Promise<Decision> | undefined {
+    const at = this.clock();
+    let grant: Grant | undefined;
+    for (let i = 0; i < st.grants.length; i++) {
+      const g = st.grants[i]!;
+      if (g.left >= points && at < g.until) {
+        grant = g;
+        break;
       }
-      if (grant) {
-        grant.left -= points;
-        const left = this.left(st, at);
-        if (!st.pending && wanted > 0 && (left * 4 <= wanted || at >= st.grants[st.grants.length - 1]!.until - this.leaseMs / 4)) {
-          void this.take(st, { key: st.key, limit, windowMs, points: 0, extras: wanted }, false).catch(() => undefined); // renewed ahead; a failure waits for the next request
-        }
-        // Answered with the turn's other answers, not inside this socket's read callback (see TurnBatcher).
-        return this.afterTurn.decide({ allowed: true, remaining: st.remaining + left, waitMs: Math.max(0, st.waitMs - (at - st.decidedAt)) });
-      }
-      if (!st.pending) break;
-      this.hurry(); // a background renewal this request now waits for
-      await st.pending; // its grant may cover this request
     }
-    const d = await this.take(st, { key: st.key, limit, windowMs, points, extras: wanted }, true);
+    if (!grant) return undefined;
+    grant.left -= points;
+    const left = this.left(st, at);
+    if (!st.pending && wanted > 0 && (left * 4 <= wanted || at >= st.grants[st.grants.length - 1]!.until - this.leaseMs / 4)) {
+      void this.take(st, { key: st.key, limit: st.limit, windowMs: st.windowMs, points: 0, extras: wanted }, false).catch(() => undefined); // renewed ahead; a failure waits for the next request
+    }
+    // Answered with the turn's other answers, not inside this socket's read callback (see TurnBatcher).
+    return this.afterTurn.decide({ allowed: true, remaining: st.remaining + left, waitMs: Math.max(0, st.waitMs - (at - st.decidedAt)) });
+  }
+
+  /** `consume` when no grant covers the points: waits for a renewal on its way (its grant may), else decides in Redis. */
+  private async waitThenTake(st: LeaseState, points: number, wanted: number): Promise<Decision> {
+    while (st.pending) {
+      this.hurry(); // a background renewal this request now waits for
+      await st.pending;
+      const granted = this.fromGrant(st, points, wanted);
+      if (granted) return granted;
+    }
+    const d = await this.take(st, { key: st.key, limit: st.limit, windowMs: st.windowMs, points, extras: wanted }, true);
     return { allowed: d.allowed, remaining: d.allowed ? st.remaining + this.left(st, this.clock()) : d.remaining, waitMs: d.waitMs };
   }
 
   /** Unused points of the log's grants still valid at `at`. */
   private left(st: LeaseState, at: number): number {
     let left = 0;
-    for (const g of st.grants) if (at < g.until) left += g.left;
+    for (let i = 0; i < st.grants.length; i++) if (at < st.grants[i]!.until) left += st.grants[i]!.left;
     return left;
   }
 

@@ -69,7 +69,8 @@ interface Pending {
   cost: bigint;
   requests: number;
   requestId: string;
-  at: Date;
+  /** Epoch ms of the last request (a number: a Date per billed request was garbage for the collector). */
+  at: number;
 }
 
 /** Adds `p` into `into` (same lease): entries of one operation and key are summed, the later request kept. */
@@ -212,6 +213,20 @@ export class CreditLeases {
   }
 
   /**
+   * Charges `c.cost` whole credits (> 0) to `c.accountId` from the lease this replica holds for the account, at
+   * once, when it covers the cost: the credits still available after the charge, as `charge` returns them. Undefined
+   * (nothing charged) when no lease covers it now, or after `close()`: `charge` then decides. A synchronous answer
+   * lets the metering plugin settle a billed request without a promise (envelop then runs the hooks after it
+   * synchronously as well).
+   */
+  spendHeld(c: Charge): bigint | undefined {
+    if (this.closed) return undefined;
+    const lease = this.leases.get(c.accountId);
+    if (lease && lease.left >= c.cost && performance.now() < lease.validUntil) return this.spend(lease, c);
+    return undefined;
+  }
+
+  /**
    * Charges `c.cost` whole credits (> 0) to `c.accountId`, whose balance was last seen as `seenAvailable`
    * (total - used). From this replica's lease when it holds one that covers the cost, else by
    * reserving one (large balances), else with one conditional statement. Returns the credits still
@@ -220,9 +235,12 @@ export class CreditLeases {
    * charge (charges that may be refunded). Throws when the database fails (nothing is charged then).
    */
   async charge(c: Charge, seenAvailable: bigint, direct = false): Promise<bigint | null> {
+    if (!direct) {
+      const spent = this.spendHeld(c);
+      if (spent !== undefined) return spent;
+    }
     const lease = this.leases.get(c.accountId);
     const leasing = !direct && !this.closed;
-    if (leasing && lease && lease.left >= c.cost && performance.now() < lease.validUntil) return this.spend(lease, c);
     // No lease in play for the account on this replica and none wanted: one statement, concurrently with others.
     if ((!leasing || seenAvailable < this.minBalance) && !lease && !this.locks.has(c.accountId)) {
       await this.returning.get(c.accountId);
@@ -286,7 +304,7 @@ export class CreditLeases {
 
   private spend(lease: Lease, c: Charge): bigint {
     lease.left -= c.cost;
-    addPending(lease.pending, { accountId: c.accountId, operationId: c.operationId, keyId: c.keyId, cost: c.cost, requests: 1, requestId: c.requestId, at: new Date() });
+    addPending(lease.pending, { accountId: c.accountId, operationId: c.operationId, keyId: c.keyId, cost: c.cost, requests: 1, requestId: c.requestId, at: Date.now() });
     lease.lastUsed = performance.now();
     if (lease.left * 2n < lease.size && lease.refilling === null) this.refillAhead(lease, c.cost);
     return lease.available + lease.left;
@@ -366,24 +384,42 @@ export class CreditLeases {
   async flush(accountId?: string): Promise<void> {
     while (this.flushing) await this.flushing;
     this.flushing = (async () => {
-      const leases = accountId ? [this.leases.get(accountId)].filter((l): l is Lease => !!l) : [...this.leases.values()];
-      const batch = leases.filter((l) => l.pending.size > 0).map((l) => ({ lease: l, rows: l.pending }));
+      const one = accountId === undefined ? undefined : this.leases.get(accountId);
+      const leases = accountId === undefined ? this.leases.values() : one ? [one] : [];
+      const batch: { lease: Lease; rows: Map<string, Pending> }[] = [];
+      // The statement's columns, one entry per pending row, made in one pass (FLUSH_SQL's unnest).
+      const leaseIds: string[] = [], accountIds: string[] = [], amounts: string[] = [], operationIds: string[] = [];
+      const requestIds: string[] = [], keyIds: string[] = [], ats: string[] = [], counts: number[] = [];
+      let requests = 0;
+      for (const lease of leases) {
+        if (lease.pending.size === 0) continue;
+        batch.push({ lease, rows: lease.pending });
+        for (const r of lease.pending.values()) {
+          leaseIds.push(lease.id);
+          accountIds.push(r.accountId);
+          amounts.push(r.cost.toString());
+          operationIds.push(r.operationId);
+          requestIds.push(r.requestId);
+          keyIds.push(r.keyId);
+          ats.push(new Date(r.at).toISOString());
+          counts.push(r.requests);
+          requests += r.requests;
+        }
+        lease.pending = new Map();
+      }
       if (batch.length > 0) {
-        for (const b of batch) b.lease.pending = new Map();
-        const rows = batch.flatMap((b) => [...b.rows.values()].map((r) => ({ ...r, leaseId: b.lease.id })));
-        const requests = rows.reduce((n, r) => n + r.requests, 0);
         try {
           const confirmed = performance.now();
           const result = await this.run<{ account_id: string; available: string; recorded: number }>(FLUSH_SQL, [
-            rows.map((r) => r.leaseId),
-            rows.map((r) => r.accountId),
-            rows.map((r) => r.cost.toString()),
-            rows.map((r) => r.operationId),
-            rows.map((r) => r.requestId),
-            rows.map((r) => r.keyId),
-            rows.map((r) => r.at.toISOString()),
+            leaseIds,
+            accountIds,
+            amounts,
+            operationIds,
+            requestIds,
+            keyIds,
+            ats,
             this.leaseSeconds,
-            rows.map((r) => r.requests),
+            counts,
           ]);
           const recorded = result[0]?.recorded ?? 0;
           if (recorded < requests) creditLeaseDropped.inc(requests - recorded);
