@@ -277,10 +277,9 @@ if (other.length > 0) failures.push(`unexpected statuses ${other.join(', ')}: ${
 // - Live memory: the live heap at the end against that at half-time (after the warm-up, when the caches
 //   have filled); a leak raises it. Judged on every run.
 // - RSS: single samples are noise (RSS swings by 100+ MiB with each major GC), so the medians of the second
-//   and last quarters are compared.
-// - RSS: the median must not grow. Judged on runs of RSS_JUDGED_FROM_S or more only: RSS keeps growing
-//   for the first ~150 s while V8 sizes its heap (measured: flat from 150 s to 600 s), so a short run
-//   would report that warm-up as growth.
+//   and last quarters are compared; the median must not grow. Judged on runs of RSS_JUDGED_FROM_S or more only:
+//   RSS keeps growing for the first ~150 s while V8 sizes its heap (measured: flat from 150 s to 600 s), so a
+//   short run would report that warm-up as growth.
 const RSS_JUDGED_FROM_S = 600;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const quarter = (q: number) => samples.filter((s) => s.at_s > (SECONDS * q) / 4 && s.at_s <= (SECONDS * (q + 1)) / 4);
