@@ -11,7 +11,10 @@
  * side, after BENCH_WARMUP slices (default 3) not counted: the first seconds of a fresh process run unoptimized code
  * at 2-5x the CPU per request), BENCH_SLICE_SECONDS (default 2), BENCH_CONNECTIONS (default 50), DATABASE_URL, REDIS_URL (as bench/prices.ts),
  * BENCH_THIS_NODE_FLAGS (extra node/V8 flags for this side only, space-separated: with the other checkout the same
- * directory, it compares flags, e.g. `--max-semi-space-size=64`).
+ * directory, it compares flags, e.g. `--max-semi-space-size=64`), BENCH_RATE (requests per second per slice, all
+ * connections together: a fixed load below either side's limit, so the CPU per request is measured on a machine
+ * that is not saturated, where two processes and the load generator do not fight over its 2 vCPUs; default: as fast
+ * as each side answers).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -31,6 +34,7 @@ const slices = Number(process.env.BENCH_SLICES ?? 8);
 const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const rate = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 
 interface Side {
   name: string;
@@ -43,7 +47,9 @@ interface Side {
 
 /** Starts `root`'s bench servers and waits for their first JSON line. */
 async function start(name: string, root: string, extraFlags: string[] = []): Promise<Side> {
-  const child = spawn(process.execPath, serversArgs(root, extraFlags), {
+  // BENCH_PIN=1: the servers on the machine's second CPU, this process (the load generator, run under `taskset -c 0`) on the first.
+  const pinned = process.env.BENCH_PIN === '1';
+  const child = spawn(pinned ? 'taskset' : process.execPath, [...(pinned ? ['-c', '1', process.execPath] : []), ...serversArgs(root, extraFlags)], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, NODE_ENV: 'production' },
@@ -66,6 +72,7 @@ async function slice(side: Side, keys: string[], counted = true): Promise<{ rps:
     url: `http://127.0.0.1:${side.info.app}`,
     connections,
     duration: sliceSeconds,
+    ...(rate ? { overallRate: rate } : {}),
     requests: [{ method: 'GET', path: side.info.single, setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'X-API-Key': keys[next++ % keys.length]! } }) }],
   });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${side.name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);

@@ -29,6 +29,7 @@ import { stringifyWithRaw, streamWithRaw } from '../lib/raw-json.js';
 import { deliveryStream, type UndeliveredReason } from '../lib/delivery.js';
 import { refundCredits } from '../services/billing.js';
 import { ROUTES, type Route } from './routes.js';
+import { compileExecuteHooks, type CompiledExecute, type HookedPlugin } from './execute-hooks.js';
 import type { LiveSubscription } from '../services/live.js';
 import { changeEvent } from '../services/changes.js';
 import { DOCUMENTS } from './documents.js';
@@ -185,9 +186,18 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     if (!yoga) throw new Error('the REST facade plugin is not mounted on a Yoga instance');
     if (shared) return shared;
     const enveloped = yoga.getEnveloped({ requestId, state } as never);
-    if (allPlugins?.every((p) => p.onEnveloped === undefined)) shared = enveloped;
+    if (allPlugins?.every((p) => p.onEnveloped === undefined)) {
+      shared = enveloped;
+      compiledExecute = compileExecuteHooks(allPlugins as readonly HookedPlugin[]);
+    }
     return enveloped;
   };
+  /**
+   * The same plugins' onExecute hooks around a route document, compiled once (src/rest/execute-hooks.ts): envelop's
+   * orchestrator without its per-hook promise helpers. Null until the shared pipeline is taken, or when a plugin has
+   * hooks only envelop can run (then envelop's `execute` runs every route).
+   */
+  let compiledExecute: CompiledExecute | null = null;
 
   /**
    * Runs one REST route for either transport: parameters to variables (a 422 waits for the credential),
@@ -246,7 +256,9 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     const heavy = route.heavy?.(variableValues) === true;
     state.streamedAnswer = heavy;
     const answer = async (): Promise<Reply> => {
-      const result = (await execute({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId })) as ExecutionResult;
+      const args = { schema, document: route.document, variableValues, contextValue, operationName: route.operationId };
+      const executed = compiledExecute ? compiledExecute(args) : (execute(args) as Promise<ExecutionResult>);
+      const result = executed instanceof Promise ? await executed : (executed as ExecutionResult);
       if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
       const payload = route.payload(result.data as Record<string, unknown>);
       if (route.respond) return route.respond(payload, { db, state, signal: input.signal, logger: state.log ?? logger });

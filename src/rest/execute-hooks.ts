@@ -1,0 +1,135 @@
+/**
+ * The pipeline's `onExecute` hooks run for a REST route's compiled document without envelop's generic orchestrator
+ * (issue: serving quotes at the machine's limit, step "compiled execution": the route documents are fixed, so
+ * the hook chain around them is compiled once at start, as their execution is).
+ *
+ * Same hooks, same order, same contract as `@envelop/core`'s orchestrator (its `customExecute`, envelop 5): every
+ * plugin's `onExecute` gets `executeFn`, `setExecuteFn`, `setResultAndStopExecution`, `context`, `extendContext`
+ * and `args`, one after another (a returned promise is waited for before the next hook); what they return is kept
+ * and, after execution (or the result a hook set), each `onExecuteDone` gets `args`, `result` and `setResult`.
+ * What differs is the cost: envelop runs each step through its promise helpers (a fake promise and closures per
+ * hook, about a quarter of a cached GET's allocations, `BENCH_PROFILE=heap`); here a synchronous hook is a plain
+ * call, and one payload object serves every hook of a request.
+ *
+ * Used for route documents only: query documents whose execution never yields an async iterable, so no
+ * `onNext`/`onEnd` stream handlers are needed (a hook returning them for such a result is refused loudly). A
+ * pipeline with `instrumentation` or `onEnveloped` hooks is not compiled (`compileExecuteHooks` returns null), and
+ * the facade keeps envelop's own `execute`.
+ */
+import { execute as graphqlExecute, type ExecutionArgs, type ExecutionResult } from 'graphql';
+
+/** What one `onExecute` hook receives (envelop's OnExecuteEventPayload, the members the app's plugins use and the rest). */
+interface ExecutePayload {
+  executeFn: (args: ExecutionArgs) => unknown;
+  setExecuteFn(fn: (args: ExecutionArgs) => unknown): void;
+  setResultAndStopExecution(result: ExecutionResult): void;
+  context: Record<string, unknown>;
+  extendContext(extension: Record<string, unknown>): void;
+  args: ExecutionArgs;
+}
+
+/** What a hook may return: `onExecuteDone` to run after execution. */
+interface ExecuteHookResult {
+  onExecuteDone?: (payload: { args: ExecutionArgs; result: ExecutionResult; setResult(result: ExecutionResult): void }) => unknown;
+}
+
+/** A plugin as the compiler reads it (the members of envelop's Plugin it looks at). */
+export interface HookedPlugin {
+  onExecute?: unknown;
+  onEnveloped?: unknown;
+  instrumentation?: unknown;
+}
+
+/** A compiled chain: runs the hooks and the execution for `args`; a promise only when a hook or the execution returned one. */
+export type CompiledExecute = (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>;
+
+type Hook = (payload: ExecutePayload) => unknown;
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+/**
+ * The execute chain of `plugins` (in their order), or null when a plugin has `onEnveloped` or `instrumentation`
+ * hooks (envelop's own execute must run then). Throws nothing; the chain throws (or rejects with) what a hook or
+ * the execution throws.
+ */
+export function compileExecuteHooks(plugins: readonly HookedPlugin[]): CompiledExecute | null {
+  if (plugins.some((p) => p.onEnveloped !== undefined || p.instrumentation !== undefined)) return null;
+  const owners = plugins.filter((p) => typeof p.onExecute === 'function');
+  const hooks: Hook[] = owners.map((p) => (payload) => (p.onExecute as (this: HookedPlugin, payload: ExecutePayload) => unknown).call(p, payload));
+
+  return function run(args: ExecutionArgs): ExecutionResult | Promise<ExecutionResult> {
+    const context = (args.contextValue ?? {}) as Record<string, unknown>;
+    if (args.contextValue !== context) args = { ...args, contextValue: context };
+    let stopped = false;
+    let result: ExecutionResult | undefined;
+    const after: ExecuteHookResult[] = [];
+    const payload: ExecutePayload = {
+      executeFn: graphqlExecute as (args: ExecutionArgs) => unknown,
+      setExecuteFn(fn) {
+        payload.executeFn = fn;
+      },
+      setResultAndStopExecution(r) {
+        result = r;
+        stopped = true;
+      },
+      context,
+      extendContext(extension) {
+        if (typeof extension !== 'object' || extension === null) throw new Error(`Invalid context extension provided! Expected "object", got: "${JSON.stringify(extension)}" (${typeof extension})`);
+        Object.assign(context, extension);
+      },
+      args,
+    };
+
+    const before = (from: number): void | Promise<void> => {
+      for (let i = from; i < hooks.length; i++) {
+        const returned = hooks[i]!(payload);
+        if (isPromiseLike(returned)) {
+          return Promise.resolve(returned).then((r) => {
+            if (r) after.push(r as ExecuteHookResult);
+            if (!stopped) return before(i + 1);
+          });
+        }
+        if (returned) after.push(returned as ExecuteHookResult);
+        if (stopped) return;
+      }
+    };
+
+    const done = (from: number, value: ExecutionResult): ExecutionResult | Promise<ExecutionResult> => {
+      let current = value;
+      const setResult = (r: ExecutionResult) => {
+        current = r;
+      };
+      for (let i = from; i < after.length; i++) {
+        const onDone = after[i]!.onExecuteDone;
+        if (!onDone) continue;
+        const returned = onDone({ args, result: current, setResult });
+        if (isPromiseLike(returned)) {
+          return Promise.resolve(returned).then((r) => {
+            streamHandlersRefused(r);
+            return done(i + 1, current);
+          });
+        }
+        streamHandlersRefused(returned);
+      }
+      return current;
+    };
+
+    const executed = (): ExecutionResult | Promise<ExecutionResult> => {
+      if (stopped) return done(0, result!);
+      const out = payload.executeFn(args);
+      if (isPromiseLike(out)) return Promise.resolve(out).then((r) => done(0, r as ExecutionResult));
+      return done(0, out as ExecutionResult);
+    };
+
+    const waiting = before(0);
+    return waiting ? waiting.then(executed) : executed();
+  };
+}
+
+/** A route's result is never a stream: a hook asking for its events gets a loud error, not silence. */
+function streamHandlersRefused(returned: unknown): void {
+  const r = returned as { onNext?: unknown; onEnd?: unknown } | undefined;
+  if (r && (r.onNext !== undefined || r.onEnd !== undefined)) throw new Error('an onExecuteDone hook asked for stream events of a route result, which is never a stream');
+}
