@@ -17,11 +17,11 @@ type Scenario = (log: string[]) => Plugin[];
 const scenarios: Record<string, Scenario> = {
   'synchronous hooks, each with onExecuteDone': (log) => [
     { onExecute: () => void log.push('a') },
-    { onExecute: () => (log.push('b'), { onExecuteDone: ({ result }) => void log.push(`b done ${JSON.stringify(result.data)}`) }) },
+    { onExecute: () => (log.push('b'), { onExecuteDone: ({ result }) => void log.push(`b done ${JSON.stringify((result as ExecutionResult).data)}`) }) },
     { onExecute: () => (log.push('c'), { onExecuteDone: () => void log.push('c done') }) },
   ],
   'an async hook is waited for before the next one': (log) => [
-    { onExecute: async () => (await new Promise((r) => setTimeout(r, 5)), log.push('slow')) },
+    { onExecute: async () => void (await new Promise((r) => setTimeout(r, 5)), log.push('slow')) },
     { onExecute: () => void log.push('after slow') },
   ],
   'extendContext reaches the resolvers': (log) => [
@@ -49,7 +49,7 @@ const scenarios: Record<string, Scenario> = {
       onExecute: () => ({
         onExecuteDone: async ({ result, setResult }) => {
           await Promise.resolve();
-          log.push(`async sees ${JSON.stringify(result.extensions ?? null)}`);
+          log.push(`async sees ${JSON.stringify((result as ExecutionResult).extensions ?? null)}`);
           setResult({ ...result, data: { hello: 'replaced' } });
         },
       }),
