@@ -212,6 +212,12 @@ export interface Context {
    * to other operations).
    */
   requireUser(operationId: string): Promise<UserCaller>;
+  /**
+   * `requireUser` without a promise when the caller is known at once (looked up earlier in this request, or a
+   * fresh entry of the replica's key cache); undefined when it must be looked up (then `requireUser`). Throws the
+   * same 401/403 refusals as `requireUser` for a known caller.
+   */
+  userNow(operationId: string): UserCaller | undefined;
   /** The `machine` caller behind the request's service token. Throws 401 or 403 (an API key) likewise. */
   requireMachine(): Promise<MachineCaller>;
 }
@@ -232,9 +238,21 @@ export interface ContextOptions {
   live?: LiveOptions;
 }
 
+/** `c` when it is a `user` caller allowed to run `operationId`; throws 403 `forbidden` otherwise (see Context.requireUser). */
+function allowedUser(c: Caller, operationId: string): UserCaller {
+  if (c.role !== 'user') throw forbidden('This operation needs an API key; service tokens may only call the sync mutations.');
+  if (c.disabled) throw forbidden('The account of this API key is disabled.');
+  if (c.allowedOperations.length > 0 && !c.allowedOperations.includes(operationId)) {
+    throw forbidden(`This API key is not allowed to call ${operationId}.`);
+  }
+  return c;
+}
+
 /** Builds a request context; the credential lookup happens only when a resolver or plugin asks for the caller. */
 export function createContext(db: Database, state: RequestState, headers: HeaderReader, opts: ContextOptions = {}): Context {
   let pending: Promise<Caller> | null = null;
+  /** The caller once known without waiting (a fresh entry of the key cache) or once its lookup resolved. */
+  let known: Caller | undefined;
   const now = opts.clock ? opts.clock() : new Date();
   const caller = () => {
     pending ??= (async (): Promise<Caller> => {
@@ -243,7 +261,7 @@ export function createContext(db: Database, state: RequestState, headers: Header
       if (isWellFormedKey(secret)) {
         const user = opts.callers ? await opts.callers.lookup(secret, now) : await authenticateKey(db, secret, now);
         if (!user) throw unauthorized('The API key is unknown or revoked.');
-        return user;
+        return (known = user);
       }
       if (isWellFormedToken(secret)) {
         const machine = await authenticateToken(db, secret);
@@ -266,13 +284,15 @@ export function createContext(db: Database, state: RequestState, headers: Header
     ...(opts.snapshots ? { snapshots: opts.snapshots } : {}),
     ...(opts.live ? { live: opts.live } : {}),
     async requireUser(operationId) {
-      const c = await caller();
-      if (c.role !== 'user') throw forbidden('This operation needs an API key; service tokens may only call the sync mutations.');
-      if (c.disabled) throw forbidden('The account of this API key is disabled.');
-      if (c.allowedOperations.length > 0 && !c.allowedOperations.includes(operationId)) {
-        throw forbidden(`This API key is not allowed to call ${operationId}.`);
+      return allowedUser(await caller(), operationId);
+    },
+    userNow(operationId) {
+      if (known === undefined && pending === null && opts.callers) {
+        const secret = credentialFromHeaders(headers);
+        const hit = secret !== null && isWellFormedKey(secret) ? opts.callers.peek(secret, now) : undefined;
+        if (hit) pending = Promise.resolve((known = hit));
       }
-      return c;
+      return known === undefined ? undefined : allowedUser(known, operationId);
     },
     async requireMachine() {
       const c = await caller();

@@ -61,10 +61,9 @@ export class CallerCache {
    * from the cache when it is fresh, else from the database. Null for an unknown or revoked key.
    */
   async lookup(key: string, now: Date): Promise<UserCaller | null> {
+    const fresh = this.peek(key, now);
+    if (fresh) return fresh;
     const hash = hashSecret(key);
-    const entry = this.byHash.get(hash);
-    const maxAge = this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs;
-    if (entry && performance.now() - entry.at < maxAge && !subscriptionEnded(entry.caller, now)) return entry.caller;
     const at = performance.now();
     const caller = await authenticateKey(this.db, key, now);
     this.remove(hash); // re-inserted below: newest last, so the oldest is dropped first
@@ -75,6 +74,18 @@ export class CallerCache {
     hashes.add(hash);
     if (this.byHash.size > this.maxEntries) this.remove(this.byHash.keys().next().value!);
     return caller;
+  }
+
+  /**
+   * The cached `user` caller behind API key `key` when its entry is fresh at `now` (same rules as `lookup`), else
+   * undefined (unknown here, stale, or its subscription ended): answered without a promise, for the request path
+   * (a request's context asks this first, `Context.userNow`).
+   */
+  peek(key: string, now: Date): UserCaller | undefined {
+    const entry = this.byHash.get(hashSecret(key));
+    if (!entry) return undefined;
+    const maxAge = this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs;
+    return performance.now() - entry.at < maxAge && !subscriptionEnded(entry.caller, now) ? entry.caller : undefined;
   }
 
   private remove(hash: string): void {
