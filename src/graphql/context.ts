@@ -214,8 +214,8 @@ export interface Context {
   requireUser(operationId: string): Promise<UserCaller>;
   /**
    * `requireUser` without a promise when the caller is known at once (looked up earlier in this request, or a
-   * fresh entry of the replica's key cache); undefined when it must be looked up (then `requireUser`). Throws the
-   * same 401/403 refusals as `requireUser` for a known caller.
+   * fresh entry of the replica's key cache); undefined when it must be looked up (then `requireUser`, which also
+   * gives the 401 of a missing, unknown or revoked key). Throws the 403 refusals of `requireUser` for a known caller.
    */
   userNow(operationId: string): UserCaller | undefined;
   /** The `machine` caller behind the request's service token. Throws 401 or 403 (an API key) likewise. */

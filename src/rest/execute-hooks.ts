@@ -7,16 +7,19 @@
  * plugin's `onExecute` gets `executeFn`, `setExecuteFn`, `setResultAndStopExecution`, `context`, `extendContext`
  * and `args`, one after another (a returned promise is waited for before the next hook); what they return is kept
  * and, after execution (or the result a hook set), each `onExecuteDone` gets `args`, `result` and `setResult`.
- * What differs is the cost: envelop runs each step through its promise helpers (a fake promise and closures per
- * hook, about a quarter of a cached GET's allocations, `BENCH_PROFILE=heap`); here a synchronous hook is a plain
- * call, and one payload object serves every hook of a request.
+ * Without a `useEngine` plugin the execution throws envelop's own "No `execute` function found" error; a stop with
+ * a falsy result executes anyway (envelop's `result || executeFn(...)`); `extendContext` accepts what envelop
+ * accepts. What differs is the cost: envelop runs each step through its promise helpers (a fake promise and closures
+ * per hook, about a quarter of a cached GET's allocations, `BENCH_PROFILE=heap`); here a synchronous hook is a plain
+ * call, and the request's setters are made once for all its hooks.
  *
- * Used for route documents only: query documents whose execution never yields an async iterable, so no
- * `onNext`/`onEnd` stream handlers are needed (a hook returning them for such a result is refused loudly). A
- * pipeline with `instrumentation` or `onEnveloped` hooks is not compiled (`compileExecuteHooks` returns null), and
- * the facade keeps envelop's own `execute`.
+ * Used for route documents only: query documents whose execution never yields an async iterable. `onNext`/`onEnd`
+ * handlers returned from `onExecuteDone` are ignored for a single result, as envelop ignores them; a stream result
+ * with such handlers is refused loudly (it cannot come from a route). A pipeline with `instrumentation` or
+ * `onEnveloped` hooks is not compiled (`compileExecuteHooks` returns null), and the facade keeps envelop's own `execute`.
  */
-import { execute as graphqlExecute, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import { isAsyncIterable } from '@envelop/core';
 
 /** What one `onExecute` hook receives (envelop's OnExecuteEventPayload, the members the app's plugins use and the rest). */
 interface ExecutePayload {
@@ -62,29 +65,27 @@ export function compileExecuteHooks(plugins: readonly HookedPlugin[]): CompiledE
   return function run(args: ExecutionArgs): ExecutionResult | Promise<ExecutionResult> {
     const context = (args.contextValue ?? {}) as Record<string, unknown>;
     if (args.contextValue !== context) args = { ...args, contextValue: context };
+    let executeFn: (args: ExecutionArgs) => unknown = noEngine;
     let stopped = false;
     let result: ExecutionResult | undefined;
     const after: ExecuteHookResult[] = [];
-    const payload: ExecutePayload = {
-      executeFn: graphqlExecute as (args: ExecutionArgs) => unknown,
-      setExecuteFn(fn) {
-        payload.executeFn = fn;
-      },
-      setResultAndStopExecution(r) {
-        result = r;
-        stopped = true;
-      },
-      context,
-      extendContext(extension) {
-        if (typeof extension !== 'object' || extension === null) throw new Error(`Invalid context extension provided! Expected "object", got: "${JSON.stringify(extension)}" (${typeof extension})`);
-        Object.assign(context, extension);
-      },
-      args,
+    const setExecuteFn = (fn: (args: ExecutionArgs) => unknown) => {
+      executeFn = fn;
     };
+    const setResultAndStopExecution = (r: ExecutionResult) => {
+      result = r;
+      stopped = true;
+    };
+    const extendContext = (extension: Record<string, unknown>) => {
+      if (typeof extension !== 'object') throw new Error(`Invalid context extension provided! Expected "object", got: "${JSON.stringify(extension)}" (${typeof extension})`);
+      Object.assign(context, extension);
+    };
+    // Each hook its own payload, as envelop: its `executeFn` stays the one in force when it was called.
+    const payload = (): ExecutePayload => ({ executeFn, setExecuteFn, setResultAndStopExecution, context, extendContext, args });
 
     const before = (from: number): void | Promise<void> => {
       for (let i = from; i < hooks.length; i++) {
-        const returned = hooks[i]!(payload);
+        const returned = hooks[i]!(payload());
         if (isPromiseLike(returned)) {
           return Promise.resolve(returned).then((r) => {
             if (r) after.push(r as ExecuteHookResult);
@@ -107,18 +108,18 @@ export function compileExecuteHooks(plugins: readonly HookedPlugin[]): CompiledE
         const returned = onDone({ args, result: current, setResult });
         if (isPromiseLike(returned)) {
           return Promise.resolve(returned).then((r) => {
-            streamHandlersRefused(r);
+            streamHandlersRefused(r, current);
             return done(i + 1, current);
           });
         }
-        streamHandlersRefused(returned);
+        streamHandlersRefused(returned, current);
       }
       return current;
     };
 
     const executed = (): ExecutionResult | Promise<ExecutionResult> => {
-      if (stopped) return done(0, result!);
-      const out = payload.executeFn(args);
+      if (result) return done(0, result); // a stop with a falsy result executes anyway, as envelop
+      const out = executeFn(args);
       if (isPromiseLike(out)) return Promise.resolve(out).then((r) => done(0, r as ExecutionResult));
       return done(0, out as ExecutionResult);
     };
@@ -128,8 +129,15 @@ export function compileExecuteHooks(plugins: readonly HookedPlugin[]): CompiledE
   };
 }
 
-/** A route's result is never a stream: a hook asking for its events gets a loud error, not silence. */
-function streamHandlersRefused(returned: unknown): void {
+/** Envelop's executeFn before `useEngine` set one. */
+function noEngine(): never {
+  throw new Error('No `execute` function found! Register it using "useEngine" plugin.');
+}
+
+/** Stream handlers (`onNext`/`onEnd`) for a stream result cannot be honoured here (a route's result never is one): refused loudly. */
+function streamHandlersRefused(returned: unknown, result: unknown): void {
   const r = returned as { onNext?: unknown; onEnd?: unknown } | undefined;
-  if (r && (r.onNext !== undefined || r.onEnd !== undefined)) throw new Error('an onExecuteDone hook asked for stream events of a route result, which is never a stream');
+  if (r && (r.onNext !== undefined || r.onEnd !== undefined) && isAsyncIterable(result)) {
+    throw new Error('an onExecuteDone hook asked for the events of a streamed result, which a REST route never has');
+  }
 }

@@ -257,8 +257,13 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     state.streamedAnswer = heavy;
     const answer = async (): Promise<Reply> => {
       const args = { schema, document: route.document, variableValues, contextValue, operationName: route.operationId };
-      const executed = compiledExecute ? compiledExecute(args) : (execute(args) as Promise<ExecutionResult>);
-      const result = executed instanceof Promise ? await executed : (executed as ExecutionResult);
+      let result: ExecutionResult;
+      if (compiledExecute) {
+        const executed = compiledExecute(args); // a native promise only when a hook or the execution waited
+        result = executed instanceof Promise ? await executed : executed;
+      } else {
+        result = (await execute(args)) as ExecutionResult;
+      }
       if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
       const payload = route.payload(result.data as Record<string, unknown>);
       if (route.respond) return route.respond(payload, { db, state, signal: input.signal, logger: state.log ?? logger });

@@ -43,6 +43,24 @@ const scenarios: Record<string, Scenario> = {
     { onExecute: ({ setResultAndStopExecution }) => (log.push('stops at once'), setResultAndStopExecution({ data: { hello: 'stopped' } })) },
     { onExecute: () => void log.push('never') },
   ],
+  'a hook that stops and returns onExecuteDone gets it called with its own result': (log) => [
+    {
+      onExecute: ({ setResultAndStopExecution }) => (
+        log.push('stops with done'), setResultAndStopExecution({ data: { hello: 'mine' } }), { onExecuteDone: ({ result }) => void log.push(`own done ${JSON.stringify(result)}`) }
+      ),
+    },
+  ],
+  'a stop with a falsy result executes anyway': (log) => [
+    { onExecute: ({ setResultAndStopExecution }) => (log.push('stops with nothing'), setResultAndStopExecution(undefined as never)) },
+    { onExecute: () => void log.push('never') },
+  ],
+  'stream handlers returned for a single result are ignored': (log) => [
+    { onExecute: () => ({ onExecuteDone: () => (log.push('asks for events'), { onNext: () => void log.push('next'), onEnd: () => void log.push('end') }) }) },
+  ],
+  'extendContext(null) changes nothing; a string is refused': (log) => [
+    { onExecute: ({ extendContext }) => (log.push('null'), extendContext(null as never)) },
+    { onExecute: ({ extendContext }) => (log.push('string'), extendContext('x' as never)) },
+  ],
   'onExecuteDone replaces the result, async or not': (log) => [
     { onExecute: () => ({ onExecuteDone: ({ result, setResult }) => (log.push('sync set'), setResult({ ...result, extensions: { n: 1 } })) }) },
     {
@@ -91,6 +109,13 @@ describe('compiled execute hooks', () => {
       expect(ours.length + Object.keys(got).length).toBeGreaterThan(1); // each scenario logs or answers something
     });
   }
+
+  test('without useEngine, the same error as envelop', async () => {
+    const plugins = (): Plugin[] => [{ onExecute: () => undefined }];
+    const expected = await outcome(envelop({ plugins: plugins() })().execute as never, {});
+    expect(expected.thrown).toMatch(/No `execute` function found/);
+    expect(await outcome(compileExecuteHooks(plugins() as never)!, {})).toEqual(expected);
+  });
 
   test('a synchronous chain answers without a promise', () => {
     const compiled = compileExecuteHooks([useEngine({ execute }) as never, { onExecute: () => ({ onExecuteDone: () => undefined }) }]);
