@@ -61,9 +61,9 @@ export class CallerCache {
    * from the cache when it is fresh, else from the database. Null for an unknown or revoked key.
    */
   async lookup(key: string, now: Date): Promise<UserCaller | null> {
-    const fresh = this.peek(key, now);
-    if (fresh) return fresh;
     const hash = hashSecret(key);
+    const fresh = this.fresh(hash, now);
+    if (fresh) return fresh;
     const at = performance.now();
     const caller = await authenticateKey(this.db, key, now);
     this.remove(hash); // re-inserted below: newest last, so the oldest is dropped first
@@ -82,7 +82,12 @@ export class CallerCache {
    * (a request's context asks this first, `Context.userNow`).
    */
   peek(key: string, now: Date): UserCaller | undefined {
-    const entry = this.byHash.get(hashSecret(key));
+    return this.fresh(hashSecret(key), now);
+  }
+
+  /** The caller of the entry of key hash `hash` when it is fresh at `now`, else undefined. */
+  private fresh(hash: string, now: Date): UserCaller | undefined {
+    const entry = this.byHash.get(hash);
     if (!entry) return undefined;
     const maxAge = this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs;
     return performance.now() - entry.at < maxAge && !subscriptionEnded(entry.caller, now) ? entry.caller : undefined;
