@@ -10,7 +10,8 @@
  * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see
  * bench/profile-summary.ts), BENCH_PROFILE=heap (the same, with a sampling allocation profile: bytes allocated per function),
  * BENCH_NODE_FLAGS (extra node/V8 flags for the servers' process, space-separated, e.g. `--single-threaded-gc`).
- * Prints a table (with the servers' CPU time per answered request and this process's, the load generator's, steadier than the ratio when the machine's speed
+ * Prints a table (with the servers' CPU time per answered request, this process's (the load generator's) and, on Linux, the
+ * PostgreSQL and Redis processes' (work that competes with the servers' on a 2-vCPU machine), steadier than the ratio when the machine's speed
  * drifts between runs) and writes bench/results/prices-<timestamp>.json.
  */
 import { spawn } from 'node:child_process';
@@ -18,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
-import { serversArgs, serversCpuMicros } from './servers-process.js';
+import { serversArgs, serversCpuMicros, storeCpuMicros, storeCpuSince } from './servers-process.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { summarizeAllocations, summarizeSelfTime } from './profile-summary.js';
 
@@ -59,6 +60,9 @@ interface Row {
   cpu_us_per_req: number;
   /** CPU time of this process (the load generator, autocannon) per answered request, microseconds: the client's share of the machine. */
   client_cpu_us_per_req: number;
+  /** CPU time of the machine's PostgreSQL and Redis processes per answered request, microseconds (Linux; 0 elsewhere): work that competes with the servers' for the 2 vCPUs. */
+  pg_cpu_us_per_req: number;
+  redis_cpu_us_per_req: number;
   non2xx: number;
   errors: number;
 }
@@ -68,6 +72,7 @@ async function load(name: string, server: 'quotegate' | 'bare', opts: { path: st
   const cpuNow = () => serversCpuMicros(info.cpu);
   const cpuBefore = await cpuNow();
   const clientBefore = process.cpuUsage();
+  const storesBefore = storeCpuMicros();
   let next = 0;
   const r = await autocannon({
     url: `http://127.0.0.1:${port}`,
@@ -84,8 +89,22 @@ async function load(name: string, server: 'quotegate' | 'bare', opts: { path: st
     ],
   });
   const client = process.cpuUsage(clientBefore);
+  const stores = storeCpuSince(storesBefore);
   const cpuMicros = (await cpuNow()) - cpuBefore;
-  return { case: name, server, requests_per_s: r.requests.average, p50_ms: r.latency.p50, p99_ms: r.latency.p99, cpu_us_per_req: Math.round(cpuMicros / Math.max(1, r.requests.total)), client_cpu_us_per_req: Math.round((client.user + client.system) / Math.max(1, r.requests.total)), non2xx: r.non2xx, errors: r.errors };
+  const perRequest = (micros: number) => Math.round(micros / Math.max(1, r.requests.total));
+  return {
+    case: name,
+    server,
+    requests_per_s: r.requests.average,
+    p50_ms: r.latency.p50,
+    p99_ms: r.latency.p99,
+    cpu_us_per_req: perRequest(cpuMicros),
+    client_cpu_us_per_req: perRequest(client.user + client.system),
+    pg_cpu_us_per_req: perRequest(stores['postgres'] ?? 0),
+    redis_cpu_us_per_req: perRequest(stores['redis-server'] ?? 0),
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
 }
 
 const rows: Row[] = [];

@@ -2,6 +2,7 @@
  * Starting bench/servers.ts and reading its CPU port, shared by the benchmarks that load it (`npm run bench`,
  * `bench:compare`, `bench:gc`).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { serviceNodeFlags } from '../scripts/build.mjs';
 
@@ -16,4 +17,40 @@ export function serversArgs(root: string, extraFlags: readonly string[] = []): s
 /** The servers' process CPU time so far (user + system, microseconds), read from its CPU port. Throws when it does not answer. */
 export async function serversCpuMicros(cpuPort: number): Promise<number> {
   return ((await (await fetch(`http://127.0.0.1:${cpuPort}/`)).json()) as { cpuMicros: number }).cpuMicros;
+}
+
+/**
+ * CPU time (user + system, microseconds) of this machine's PostgreSQL and Redis server processes, per process id
+ * (Linux /proc only; an empty map elsewhere). The services' share of a run is the sum over the process ids present at
+ * its end of the growth since its start (`storeCpuSince`): on a machine of 2 vCPUs their work competes with the servers'.
+ */
+export function storeCpuMicros(): Map<number, { name: string; micros: number }> {
+  const out = new Map<number, { name: string; micros: number }>();
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    if (name !== 'postgres' && name !== 'redis-server') continue;
+    // Fields after the command: state is the 3rd field of the line; utime and stime are the 14th and 15th, in clock ticks (100 a second).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(pid), { name, micros: (Number(fields[11]) + Number(fields[12])) * 10_000 });
+  }
+  return out;
+}
+
+/** Microseconds of CPU each store (`postgres`, `redis-server`) used since `before` (a `storeCpuMicros()` reading). */
+export function storeCpuSince(before: Map<number, { name: string; micros: number }>): Record<string, number> {
+  const sums: Record<string, number> = {};
+  for (const [pid, now] of storeCpuMicros()) sums[now.name] = (sums[now.name] ?? 0) + now.micros - (before.get(pid)?.micros ?? 0);
+  return sums;
 }

@@ -84,6 +84,11 @@ const schema = z.object({
    */
   CREDIT_LEASE_FLUSH_MS: z.coerce.number().int().min(10).max(10_000).default(1000),
   /**
+   * Seconds between the settlements of a lease's recorded charges into credits_used and the ledger (GET /me still
+   * shows them at once: it adds what leases recorded). 0 settles at every recording.
+   */
+  CREDIT_LEASE_SETTLE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
+  /**
    * V8 old-generation cap (MiB) of `quotegate jobs run valuation`, which runs the job in a child process with
    * `--max-old-space-size` set to it; 0 runs it in the CLI's own process, uncapped. The job's live set stays
    * under about 200 MiB at full scale, but without a cap V8 lets the heap grow to about four times what the last

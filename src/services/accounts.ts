@@ -328,8 +328,9 @@ export interface SyncUserView {
 }
 
 /**
- * The account's SyncUserView at `now`: counters as billing applies them (remaining = total - used,
- * never below 0), the active subscription expiring last. Null when the profile has not been synced.
+ * The account's SyncUserView at `now`: counters as billing applies them (used = credits_used + what the
+ * account's credit leases recorded and did not settle yet; remaining = total - used, never below 0), the active
+ * subscription expiring last. Null when the profile has not been synced.
  */
 export async function syncUserView(db: Database, accountId: string, now = new Date()): Promise<SyncUserView | null> {
   const rows = await db.query<{
@@ -349,7 +350,9 @@ export async function syncUserView(db: Database, accountId: string, now = new Da
     sub_expires_at: Date | null;
   }>(
     `SELECT a.id, a.name, a.email, a.email_verified, a.image, a.steam_id, a.user_created_at, a.base_currency, a.profile_synced_at,
-            a.credits_total::text AS credits_total, a.credits_used::text AS credits_used, s.*
+            a.credits_total::text AS credits_total,
+            -- Credits used: settled, plus what credit leases recorded and have not settled yet (services/credit-leases.ts).
+            (a.credits_used + COALESCE((SELECT sum(l.spent) FROM credit_lease l WHERE l.account_id = a.id), 0))::text AS credits_used, s.*
        FROM account a ${ACTIVE_SUBSCRIPTION_JOIN}
       WHERE a.id = $1`,
     [accountId, now],

@@ -17,6 +17,7 @@ import { ingestQuotes, obs, dataDir } from '../helpers/app.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server.js';
 import { createDatabase, sleep, startPrivatePostgres, steadyLoad, tally, type PrivatePostgres, type Sample } from './servers.js';
 import { writeFigures } from './figures.js';
+import { creditCounters } from '../helpers/credits.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 let server: PrivatePostgres;
@@ -25,16 +26,13 @@ let svc: ServerProcess;
 let key: string;
 let accountId: string;
 
+/** The account's credits used (settled + recorded on leases) and the charge rows behind them (creditCounters checks ledger = used). */
 async function counters() {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const { rows } = await c.query(
-      `SELECT credits_used::text AS used, (SELECT COALESCE(sum(amount), 0) FROM credit_ledger WHERE account_id = $1 AND kind = 'charge')::text AS ledger
-         FROM account WHERE id = $1`,
-      [accountId],
-    );
-    return { used: Number(rows[0].used), ledger: Number(rows[0].ledger) };
+    const r = await creditCounters(async (sql, params) => (await c.query(sql, params)).rows, accountId);
+    return { used: r.used, ledger: r.charged };
   } finally {
     await c.end();
   }

@@ -4,6 +4,7 @@
  * charges taken from credit leases and still exact, and the node:http fast path answering exactly what
  * the fetch-adapter path answers. Across processes: replicas.test.ts.
  */
+import crypto from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
@@ -12,6 +13,8 @@ import { createAccount, createServiceToken } from '../../src/services/accounts.j
 import { ingestBatch, completeMarketScanTx } from '../../src/services/ingestion.js';
 import { buildSnapshot } from '../../src/services/exports.js';
 import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { creditCounters } from '../helpers/credits.js';
+import { CreditLeases } from '../../src/services/credit-leases.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;
@@ -148,6 +151,54 @@ describe('credit leases: exact charges without a statement per request', () => {
       await app.close();
     }
   });
+
+  it('charges are recorded on the lease within a flush and settled later: GET /me shows them at once, the ledger follows', async () => {
+    // Recorded every 100 ms, settled every 600 ms; the sweep (every 5 s) settles a lease whose replica died.
+    const app = await testApp({ creditLeases: { minBalance: 200n, flushMs: 100, settleMs: 600 } });
+    const counters = (id: string) => creditCounters((sql, params) => app.db.query(sql, params), id);
+    try {
+      await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+      const a = await createAccount(app.db, { credits: 1_000_000n });
+      for (let i = 0; i < 10; i++) expectEnvelope(await app.get(PRICES, bearer(a.key)));
+      // Within a flush: all 10 recorded on the lease row (what GET /me shows), before any settlement.
+      await expect.poll(async () => (await counters(a.accountId)).used, { timeout: 1000, interval: 20 }).toBe(10);
+      const recorded = await counters(a.accountId);
+      expect(recorded).toMatchObject({ used: 10, charged: 10, requests: 10 });
+      // Settled within settleMs (+ a flush): credits_used and the ledger hold them, the lease row holds none.
+      await expect.poll(async () => (await counters(a.accountId)).settled, { timeout: 2000, interval: 50 }).toBe(10);
+      const [lease] = await app.db.query<{ spent: string; unsettled: string }>(`SELECT spent::text AS spent, unsettled FROM credit_lease WHERE account_id = $1`, [a.accountId]);
+      expect(lease).toEqual({ spent: '0', unsettled: '[]' });
+      // GET /me settles this replica's charges of the account at once.
+      for (let i = 0; i < 5; i++) expectEnvelope(await app.get(PRICES, bearer(a.key)));
+      expect(expectEnvelope(await app.get('/me', bearer(a.key))).credit).toEqual({ total: 1_000_000, used: 15, remaining: 1_000_000 - 15 });
+      expect(await counters(a.accountId)).toMatchObject({ used: 15, settled: 15 });
+
+      // A replica that dies with charges recorded and not settled (its lease manager, charging as metering does, then
+      // silent as after a SIGKILL: its lease expires): the sweep settles what it recorded as it takes the lease back.
+      const b = await createAccount(app.db, { credits: 1_000_000n });
+      const dying = new CreditLeases(app.db, { minBalance: 200n, flushMs: 100, settleMs: 3_600_000 });
+      try {
+        for (let i = 0; i < 7; i++) {
+          const left = await dying.charge({ accountId: b.accountId, keyId: b.keyId, operationId: 'getPrices', requestId: crypto.randomUUID(), cost: 1n }, 1_000_000n);
+          expect(left).toBeGreaterThan(0n);
+        }
+        await expect.poll(async () => (await counters(b.accountId)).used, { timeout: 1000, interval: 20 }).toBe(7);
+        expect((await counters(b.accountId)).settled).toBe(0);
+        await app.db.query(`UPDATE credit_lease SET expires_at = now() - interval '1 second' WHERE account_id = $1`, [b.accountId]);
+        await expect.poll(async () => (await counters(b.accountId)).settled, { timeout: 7000, interval: 100 }).toBe(7);
+      } finally {
+        await dying.close();
+      }
+      const [after] = await app.db.query<{ reserved: string; leases: string }>(
+        `SELECT credits_reserved::text AS reserved, (SELECT count(*) FROM credit_lease WHERE account_id = $1)::text AS leases FROM account WHERE id = $1`,
+        [b.accountId],
+      );
+      expect(after).toEqual({ reserved: '0', leases: '0' });
+      expect(await counters(b.accountId)).toMatchObject({ used: 7, charged: 7, requests: 7, settled: 7 });
+    } finally {
+      await app.close();
+    }
+  }, 20_000);
 
   it('300 concurrent requests on 230 credits: exactly 230 answered and charged, the rest 402, never below 0', async () => {
     // Rate limits off: 300 requests of one account exceed its 120 a minute; this measures billing alone.

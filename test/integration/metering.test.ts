@@ -12,6 +12,7 @@ import { BATCH_SELECTION, expectEnvelope, expectError, expectKeys } from '../hel
 import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
 import { grantCredits } from '../../src/services/billing.js';
 import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { creditCounters } from '../helpers/credits.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const OTHER = 'Recoil Case';
@@ -44,9 +45,10 @@ async function account(credits: bigint, opts: { keys?: number; subscription?: { 
 }
 
 /**
- * The account's counters and ledger sums once they stand still: charges taken from a credit lease (balances of
+ * The account's counters and charges once they stand still: charges taken from a credit lease (balances of
  * 10,000 credits and more) are recorded within a second (README, Billing), so they must not change for longer
- * than that. `requests`: how many requests the charge rows cover.
+ * than that. `used` is what GET /me shows (settled + recorded on leases), `charged` and `requests` the charge rows
+ * behind it (ledger + leases' unsettled rows); every read checks that credits_used equals the ledger (creditCounters).
  */
 async function ledger(accountId: string) {
   let last = await readLedger(accountId);
@@ -61,15 +63,8 @@ async function ledger(accountId: string) {
 }
 
 async function readLedger(accountId: string) {
-  const [row] = await t.db.query<{ total: string; used: string; charged: string; granted: string; requests: string }>(
-    `SELECT a.credits_total::text AS total, a.credits_used::text AS used,
-            COALESCE((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'charge'), 0)::text AS charged,
-            COALESCE((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind <> 'charge'), 0)::text AS granted,
-            COALESCE((SELECT sum(requests) FROM credit_ledger WHERE account_id = a.id AND kind = 'charge'), 0)::text AS requests
-       FROM account a WHERE a.id = $1`,
-    [accountId],
-  );
-  return { total: Number(row!.total), used: Number(row!.used), charged: Number(row!.charged), granted: Number(row!.granted), requests: Number(row!.requests) };
+  const { settled: _settled, ...counters } = await creditCounters((sql, params) => t.db.query(sql, params), accountId);
+  return counters;
 }
 
 const names = (n: number) => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? ITEM : `unknown ${i}`));
@@ -89,6 +84,9 @@ describe('billing on REST', () => {
     const a = await account(20_000n, { keys: 2 });
     for (let i = 0; i < 30; i++) expectEnvelope(await t.get(pricesPath(), bearer(a.keys[i % 2]!)));
     expect(await ledger(a.id)).toMatchObject({ used: 30, charged: 30, requests: 30 });
+    // GET /me settles this replica's charges of the account: credits_used and the ledger hold all 30 at once.
+    expect(expectEnvelope(await t.get('/me', bearer(a.key))).credit).toMatchObject({ used: 30 });
+    expect((await creditCounters((sql, params) => t.db.query(sql, params), a.id)).settled).toBe(30);
     const rows = await t.db.query<{ key_id: string; amount: string; requests: number; request_id: string | null }>(
       `SELECT key_id, amount::text AS amount, requests, request_id FROM credit_ledger WHERE account_id = $1 AND kind = 'charge'`,
       [a.id],

@@ -12,6 +12,7 @@ import { ingestQuotes, obs } from '../helpers/app.js';
 import { runExportSnapshots } from '../../src/services/exports.js';
 import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
 import { openStream } from '../helpers/live.js';
+import { creditCounters } from '../helpers/credits.js';
 import { dataDir } from '../helpers/app.js';
 import { importCatalogue } from '../../src/services/catalogue-import.js';
 
@@ -35,14 +36,10 @@ async function send(base: string, path: string, key: string, body?: unknown): Pr
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
+/** The account's credits: used (settled + recorded on leases, as GET /me shows), charged (their charge rows), total; checks ledger = used (creditCounters). */
 async function counters(db: TestDatabase, accountId: string) {
-  const [row] = await db.query<{ used: string; charged: string; total: string }>(
-    `SELECT credits_used::text AS used, credits_total::text AS total,
-            (SELECT COALESCE(sum(amount), 0) FROM credit_ledger WHERE account_id = $1 AND kind = 'charge')::text AS charged
-       FROM account WHERE id = $1`,
-    [accountId],
-  );
-  return { used: Number(row!.used), charged: Number(row!.charged), total: Number(row!.total) };
+  const c = await creditCounters((sql, params) => db.query(sql, params), accountId);
+  return { used: c.used, charged: c.charged, total: c.total, settled: c.settled };
 }
 
 describe.skipIf(!serverUrl)('two server processes on one PostgreSQL database', () => {
@@ -353,6 +350,8 @@ describe.skipIf(!serverUrl)('credit leases: two replicas charging one large bala
     await expect.poll(async () => reserved(a.accountId), { timeout: 25_000, interval: 500 }).toEqual({ reserved: 0, leases: 0 });
     const final = await counters(db, a.accountId);
     expect(final.used).toBe(after.used);
+    // What the dead replica had recorded on its lease is settled by the sweep, and the live one settled its own on return.
+    expect(final.settled).toBe(final.used);
     // The whole balance is usable again: a request on the live replica shows it.
     const r = await send(servers[0]!.url, PRICES, a.key);
     expect(r.body.meta.credit.remaining).toBe(1_000_000 - final.used - 1);
