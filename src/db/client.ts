@@ -94,7 +94,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     //   longer than the query (a valuation page: 475 ms with JIT, 197 ms without; docs/valuation.md section 6);
     // - work_mem=32MB: a valuation page's sort (~13 MB) spilled to disk at the default 4 MB and ran on three
     //   processes; in memory it takes one and leaves the other core to this process.
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, options: '-c jit=off -c work_mem=32MB' });
+    // - idleTimeoutMillis 5 min (pg's default: 10 s): a connection idle that long closes, and the next burst opens new
+    //   ones; on the 2-vCPU bench machine each new backend cost PostgreSQL 100-200 ms of CPU (`npm run bench`:
+    //   PostgreSQL's CPU per request of the subscription GET, whose accounts' key lookups come back every 30 s).
+    const pool = new pg.Pool({ connectionString: target.url, max: 10, idleTimeoutMillis: 300_000, options: '-c jit=off -c work_mem=32MB' });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
     adapter = new PrismaPg(pool);
     kind = 'postgres';
@@ -109,10 +112,19 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     // The listener once its LISTEN statements went through (null while connecting or lost).
     let connected: pg.Client | null = null;
     let closed = false;
+    // The listener's statements (its connect, then each LISTEN) run one after another: pg deprecates a query sent
+    // while another is in flight on the same client (a channel listened to while the connection was coming up).
+    let statements: Promise<unknown> = Promise.resolve();
+    const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+      const next = statements.then(work, work);
+      statements = next.catch(() => undefined);
+      return next;
+    };
     const connectListener = async (): Promise<void> => {
       if (closed || listener) return;
       const client = new pg.Client({ connectionString: url });
       listener = client;
+      statements = Promise.resolve();
       const lost = () => {
         if (listener !== client) return;
         listener = null;
@@ -126,8 +138,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         if (n.payload !== undefined) local.emit(n.channel, n.payload);
       });
       try {
-        await client.connect();
-        for (const c of channels) await client.query(`LISTEN ${c}`);
+        await inTurn(() => client.connect());
+        for (const c of channels) await inTurn(() => client.query(`LISTEN ${c}`));
         connected = client;
         // Anything signalled while no connection listened is unknown: every listener drops everything.
         for (const c of channels) local.emit(c, '*');
@@ -139,7 +151,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     listen = (channel) => {
       if (channels.has(channel)) return;
       channels.add(channel);
-      if (listener) void listener.query(`LISTEN ${channel}`).catch(() => undefined);
+      const client = listener;
+      if (client) void inTurn(() => client.query(`LISTEN ${channel}`)).catch(() => undefined);
       else void connectListener();
     };
     stopListening = async () => {
