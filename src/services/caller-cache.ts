@@ -17,9 +17,11 @@
  * - Only successful lookups are cached (a key created a moment ago works at once); the cache holds at
  *   most `maxEntries` keys (oldest dropped first).
  * Keys are held by their SHA-256 hash, never the secret.
+ * The misses of one turn of the event loop are looked up together, in one statement (`authenticateKeyHashes`).
  */
+import DataLoader from 'dataloader';
 import type { Database } from '../db/client.js';
-import { authenticateKey, hashSecret, type UserCaller } from './accounts.js';
+import { authenticateKeyHashes, hashSecret, isWellFormedKey, type UserCaller } from './accounts.js';
 
 /** Options of the cache: the bounds on an entry's age (ms) and on the number of entries. */
 export interface CallerCacheOptions {
@@ -45,6 +47,8 @@ export class CallerCache {
   private readonly unlistenedMaxAgeMs: number;
   private readonly maxEntries: number;
   private readonly unsubscribe: () => void;
+  /** Lookups of the keys missed in one turn of the event loop, sent together once its I/O callbacks are done. */
+  private readonly misses: DataLoader<{ hash: string; now: Date }, UserCaller | null>;
 
   constructor(
     private readonly db: Database,
@@ -54,6 +58,7 @@ export class CallerCache {
     this.unlistenedMaxAgeMs = Math.min(opts.unlistenedMaxAgeMs ?? 1000, this.maxAgeMs);
     this.maxEntries = opts.maxEntries ?? 100_000;
     this.unsubscribe = db.onNotify('qg_auth', (accountId) => (accountId === '*' ? this.clear() : this.forgetAccount(accountId)));
+    this.misses = new DataLoader((asks) => authenticateKeyHashes(db, asks), { cache: false, batchScheduleFn: (send) => setImmediate(send), maxBatchSize: 500 });
   }
 
   /**
@@ -64,8 +69,9 @@ export class CallerCache {
     const hash = hashSecret(key);
     const fresh = this.fresh(hash, now);
     if (fresh) return fresh;
+    if (!isWellFormedKey(key)) return null;
     const at = performance.now();
-    const caller = await authenticateKey(this.db, key, now);
+    const caller = await this.misses.load({ hash, now });
     this.remove(hash); // re-inserted below: newest last, so the oldest is dropped first
     if (!caller) return null;
     this.byHash.set(hash, { caller, at });

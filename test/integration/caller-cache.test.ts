@@ -54,6 +54,27 @@ describe('the caller is looked up once, then reused', () => {
     expect(await fewestStatementsOf(uncached, b.key)).toBe(2); // the key lookup and the charge, on every request
   });
 
+  it('keys first seen together are looked up in one statement, each answered as its own account (a revoked one 401, a subscription free)', async () => {
+    const x = await testApp({ creditLeases: false });
+    try {
+      await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '201.85' })]);
+      expectEnvelope(await x.get(PRICES, x.auth())); // the quotes cached
+      const accounts = await Promise.all(Array.from({ length: 30 }, (_, i) => createAccount(x.db, { credits: BigInt(100 + i) })));
+      const subscribed = await createAccount(x.db, { subscription: { category: 'api', planId: 'p', expiresAt: new Date(Date.now() + 86_400_000) } });
+      const revoked = await createAccount(x.db, { credits: 100n });
+      await revokeApiKey(x.db, revoked.keyId);
+      const before = x.db.queryCount();
+      const replies = await Promise.all([...accounts, subscribed, revoked].map((a) => x.get(PRICES, bearer(a.key))));
+      // 30 charges (one statement each: leases off) and the lookups of all 32 keys together, not one each.
+      expect(x.db.queryCount() - before).toBeLessThanOrEqual(30 + 2);
+      accounts.forEach((_, i) => expect(replies[i]!.body.meta).toMatchObject({ billable: true, credit: { cost: 1, remaining: 99 + i } }));
+      expect(replies[30]!.body.meta.billable).toBe(false);
+      expectError(replies[31]!, 401, 'unauthorized');
+    } finally {
+      await x.close();
+    }
+  });
+
   it('the balance shown stays exact across cached requests', async () => {
     const a = await createAccount(t.db, { credits: 3n });
     for (const remaining of [2, 1, 0]) {
