@@ -138,7 +138,7 @@ export async function authenticateKeyHashes(db: Pick<Database, 'query'>, asks: r
             a.credits_total::text AS credits_total, a.credits_used::text AS credits_used, s.*
        FROM api_key k
        JOIN account a ON a.id = k.account_id ${ACTIVE_SUBSCRIPTION_JOIN}
-      WHERE k.hash = ANY($1::text[])`,
+      WHERE k.hash = ANY($1::char(64)[])`, // api_key.hash is char(64): a text[] would cast the column and miss its index
     [[...new Set(asks.map((a) => a.hash))], earliest],
   );
   const byHash = new Map(rows.map((r) => [r.hash, r]));
