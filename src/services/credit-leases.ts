@@ -300,6 +300,12 @@ export class CreditLeases {
       if (leasing && !this.closed) {
         let held = this.leases.get(c.accountId);
         if (held && held.left >= c.cost && performance.now() < held.validUntil) return this.spend(held, c);
+        if (held && performance.now() >= held.validUntil) {
+          // Past its local end its row may be swept any moment (the sweep settles what it recorded): not refilled
+          // under the same id, where a new row would be charged again for the charges recorded on the old one.
+          await this.giveBack([held]);
+          held = undefined;
+        }
         const available = held ? held.available : seenAvailable;
         if (available >= this.minBalance) {
           held ??= this.newLease(c.accountId, available);

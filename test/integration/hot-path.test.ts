@@ -200,6 +200,35 @@ describe('credit leases: exact charges without a statement per request', () => {
     }
   }, 20_000);
 
+  it('a lease row swept under a live replica (cut off past its lease): what it recorded is settled once, the charges after are kept apart', async () => {
+    const app = await testApp({ creditLeases: false });
+    const counters = (id: string) => creditCounters((sql, params) => app.db.query(sql, params), id);
+    const leases = new CreditLeases(app.db, { minBalance: 200n, flushMs: 100, settleMs: 3_600_000 });
+    try {
+      const a = await createAccount(app.db, { credits: 1_000_000n });
+      const charge = () => leases.charge({ accountId: a.accountId, keyId: a.keyId, operationId: 'getPrices', requestId: crypto.randomUUID(), cost: 1n }, 1_000_000n);
+      for (let i = 0; i < 5; i++) await charge();
+      await expect.poll(async () => (await counters(a.accountId)).used, { timeout: 1000, interval: 20 }).toBe(5);
+      // The row expires and the sweep (every 5 s) settles its 5 recorded credits, while this replica still spends it.
+      await app.db.query(`UPDATE credit_lease SET expires_at = now() - interval '1 second' WHERE account_id = $1`, [a.accountId]);
+      await expect.poll(async () => (await counters(a.accountId)).settled, { timeout: 7000, interval: 100 }).toBe(5);
+      // Charges after the sweep: the one answered from the gone row is lost (the crash bound); a new lease takes over.
+      for (let i = 0; i < 4; i++) {
+        await charge();
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      await leases.flush();
+      const c = await counters(a.accountId);
+      expect(c.used).toBe(c.settled); // flush() settled everything it holds; the 5 were settled once, not again
+      expect(c.used).toBeGreaterThanOrEqual(5 + 3);
+      expect(c.used).toBeLessThanOrEqual(5 + 4);
+      expect(c).toMatchObject({ charged: c.used, requests: c.used });
+    } finally {
+      await leases.close();
+      await app.close();
+    }
+  }, 20_000);
+
   it('300 concurrent requests on 230 credits: exactly 230 answered and charged, the rest 402, never below 0', async () => {
     // Rate limits off: 300 requests of one account exceed its 120 a minute; this measures billing alone.
     const app = await testApp({ creditLeases: { minBalance: 200n }, rateLimiter: createRateLimiter({ enabled: false }) });
