@@ -460,7 +460,7 @@ export class CreditLeases {
     this.flushing = (async () => {
       const one = accountId === undefined ? undefined : this.leases.get(accountId);
       const leases = accountId === undefined ? this.leases.values() : one ? [one] : [];
-      const batch: { lease: Lease; rows: Map<string, Pending>; merged: Map<string, Pending>; spent: bigint; settle: boolean }[] = [];
+      const batch: { lease: Lease; rows: Map<string, Pending>; merged: Map<string, Pending>; settle: boolean }[] = [];
       // The statement's columns, one entry per lease (FLUSH_SQL's unnest).
       const leaseIds: string[] = [], spents: string[] = [], unsettled: string[] = [], settles: boolean[] = [];
       for (const lease of leases) {
@@ -472,7 +472,7 @@ export class CreditLeases {
         for (const p of lease.pending.values()) addPending(merged, { ...p });
         let spent = 0n;
         for (const p of merged.values()) spent += p.cost;
-        batch.push({ lease, rows: lease.pending, merged, spent, settle: settling });
+        batch.push({ lease, rows: lease.pending, merged, settle: settling });
         leaseIds.push(lease.id);
         spents.push(spent.toString());
         unsettled.push(unsettledJson(merged.values()));
