@@ -4,12 +4,17 @@
  * Quotegate requests run the full pipeline (auth, rate limit, credit check, charge), spread over many
  * accounts (see bench/servers.ts); a second GET case uses subscription accounts (no charge write).
  * Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50; batch uses a fifth),
- * BENCH_ROUNDS (default 1: each case that many times, interleaved, a case's rounds at least a minute apart so its accounts' rate-limit windows are clear; the median ratio), BENCH_ACCOUNTS (default 3,000: 120 requests a minute each, room for 36,000 requests a second in a 10 s run (2,000 until the subscription GET passed 24,000 a second with rate-limit leases and its accounts ran into their limit); more accounts made the billed case slower: at 9,000 it ran at 6,000 req/s against 15,000 with 3,000, while each account's lease reservation was a statement of its own, queued behind the others; they go in batches since d704334, not measured at 9,000 since), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
+ * BENCH_ROUNDS (default 1: each case that many times, interleaved, a case's rounds at least a minute apart so its accounts' rate-limit windows are clear; the median ratio), BENCH_ACCOUNTS (default 3,000: 120 requests a minute each, room for 27,000 requests a second in a 10 s run and its 3 s warm-up (2,000 until the subscription GET passed 24,000 a second with rate-limit leases and its accounts ran into their limit); more accounts made the billed case slower: at 9,000 it ran at 6,000 req/s against 15,000 with 3,000, while each account's lease reservation was a statement of its own, queued behind the others; they go in batches since d704334, not measured at 9,000 since), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
  * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated: only the cases whose id is one of them,
  * `get-billed`, `get-subscription`, `batch-billed`, or whose name contains one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
  * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see
  * bench/profile-summary.ts), BENCH_PROFILE=heap (the same, with a sampling allocation profile: bytes allocated per function),
- * BENCH_NODE_FLAGS (extra node/V8 flags for the servers' process, space-separated, e.g. `--single-threaded-gc`).
+ * BENCH_NODE_FLAGS (extra node/V8 flags for the servers' process, space-separated, e.g. `--single-threaded-gc`),
+ * BENCH_WARMUP_SECONDS (default 3; 0 = none): before every measured run, the same load unmeasured, so each run sees
+ * the process as a service under steady load has it: optimized code, V8's young generation grown to its size under
+ * load, the accounts' cached keys, credit leases and rate-limit grants current (a round starts a minute after the
+ * last one, when all of those have lapsed at once for all 6,000 accounts, which steady traffic never does). Without
+ * it the first case measured paid the process's warm-up, and later rounds the lapse: 10-25 us more CPU a request.
  * Prints a table (with the servers' CPU time per answered request, this process's (the load generator's) and, on Linux, the
  * PostgreSQL and Redis processes' (work that competes with the servers' on a 2-vCPU machine), steadier than the ratio when the machine's speed
  * drifts between runs) and writes bench/results/prices-<timestamp>.json.
@@ -25,6 +30,7 @@ import { summarizeAllocations, summarizeSelfTime } from './profile-summary.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 
 // The servers run with the heap flags `npm start` gives the service (package.json, README: Operations).
 const child = spawn(process.execPath, serversArgs(projectRoot, (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)), {
@@ -69,25 +75,28 @@ interface Row {
 
 async function load(name: string, server: 'quotegate' | 'bare', opts: { path: string; method: 'GET' | 'POST'; body?: string; connections: number; keys: string[] }): Promise<Row> {
   const port = server === 'quotegate' ? info.app : info.bare;
+  let next = 0;
+  const run = (duration: number) =>
+    autocannon({
+      url: `http://127.0.0.1:${port}`,
+      connections: opts.connections,
+      duration,
+      requests: [
+        {
+          method: opts.method,
+          path: opts.path,
+          body: opts.body,
+          // Each request carries the next account's key, round robin.
+          setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'Content-Type': 'application/json', 'X-API-Key': opts.keys[next++ % opts.keys.length]! } }),
+        },
+      ],
+    });
+  if (warmupSeconds > 0) await run(warmupSeconds);
   const cpuNow = () => serversCpuMicros(info.cpu);
   const cpuBefore = await cpuNow();
   const clientBefore = process.cpuUsage();
   const storesBefore = storeCpuMicros();
-  let next = 0;
-  const r = await autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections: opts.connections,
-    duration: seconds,
-    requests: [
-      {
-        method: opts.method,
-        path: opts.path,
-        body: opts.body,
-        // Each request carries the next account's key, round robin.
-        setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'Content-Type': 'application/json', 'X-API-Key': opts.keys[next++ % opts.keys.length]! } }),
-      },
-    ],
-  });
+  const r = await run(seconds);
   const client = process.cpuUsage(clientBefore);
   const stores = storeCpuSince(storesBefore);
   const cpuMicros = (await cpuNow()) - cpuBefore;
