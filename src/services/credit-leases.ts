@@ -83,13 +83,16 @@ interface Pending {
   at: number;
 }
 
-/** Adds `p` into `into` (same lease): entries of one operation and key are summed, the later request kept. */
-function addPending(into: Map<string, Pending>, p: Pending): void {
+/**
+ * Adds `p` into `into` (same lease): entries of one operation and key are summed, the later request kept. Returns
+ * the entry of `into` that now holds `p` (`p` itself, or the one it was added to).
+ */
+function addPending(into: Map<string, Pending>, p: Pending): Pending {
   const k = `${p.operationId}\u0000${p.keyId}`;
   const had = into.get(k);
   if (!had) {
     into.set(k, p);
-    return;
+    return p;
   }
   had.cost += p.cost;
   had.requests += p.requests;
@@ -97,6 +100,7 @@ function addPending(into: Map<string, Pending>, p: Pending): void {
     had.at = p.at;
     had.requestId = p.requestId;
   }
+  return had;
 }
 
 interface Lease {
@@ -106,6 +110,11 @@ interface Lease {
   left: bigint;
   /** Charges answered and not yet recorded, one entry per operation and key (see `Pending`). */
   pending: Map<string, Pending>;
+  /**
+   * The entry of `pending` the last charge went to (null after `pending` was replaced): the next charge of the same
+   * operation and key is added to it without a key string and an object of its own (a billed GET's usual case).
+   */
+  lastPending: Pending | null;
   /** Charges recorded on the lease's row (its `spent` and `unsettled`) and not yet settled, likewise. */
   recorded: Map<string, Pending>;
   /** performance.now() ms of the lease's last settlement (or its creation). */
@@ -159,13 +168,14 @@ SELECT lease_id::text AS lease_id, available::text AS available FROM up`;
 // (recording alone does not change them; the account rows read are the statement's snapshot).
 const FLUSH_SQL = `
 WITH s AS (
-  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::bool[]) AS r(lease_id, spent, unsettled, settle)
+  SELECT (e->>0)::uuid AS lease_id, (e->>1)::bigint AS spent, (e->2)::text AS unsettled, (e->>3)::bool AS settle
+    FROM json_array_elements($1::json) e
 ), up AS (
   UPDATE credit_lease l
      SET amount = l.amount + l.spent - s.spent,
          spent = CASE WHEN s.settle THEN 0 ELSE s.spent END,
          unsettled = CASE WHEN s.settle THEN '[]' ELSE s.unsettled END,
-         expires_at = now() + make_interval(secs => $5)
+         expires_at = now() + make_interval(secs => $2)
     FROM s WHERE l.id = s.lease_id
   RETURNING l.id, l.account_id, s.spent, s.unsettled, s.settle
 ), settled AS (
@@ -353,14 +363,23 @@ export class CreditLeases {
     // Its first settlement comes at a random point of the first settleMs, so leases taken together (a replica that
     // just started) do not all settle in the same flush ever after.
     const settledAt = now - Math.random() * this.settleMs;
-    const lease: Lease = { id: crypto.randomUUID(), accountId, left: 0n, pending: new Map(), recorded: new Map(), settledAt, available, size: 16n, validUntil: 0, lastUsed: now, refilling: null };
+    const lease: Lease = { id: crypto.randomUUID(), accountId, left: 0n, pending: new Map(), lastPending: null, recorded: new Map(), settledAt, available, size: 16n, validUntil: 0, lastUsed: now, refilling: null };
     this.leases.set(accountId, lease);
     return lease;
   }
 
   private spend(lease: Lease, c: Charge): bigint {
     lease.left -= c.cost;
-    addPending(lease.pending, { accountId: c.accountId, operationId: c.operationId, keyId: c.keyId, cost: c.cost, requests: 1, requestId: c.requestId, at: Date.now() });
+    const last = lease.lastPending;
+    if (last !== null && last.operationId === c.operationId && last.keyId === c.keyId) {
+      // addPending's sum, in place (charges are answered in time order: this one is the later request).
+      last.cost += c.cost;
+      last.requests += 1;
+      last.at = Date.now();
+      last.requestId = c.requestId;
+    } else {
+      lease.lastPending = addPending(lease.pending, { accountId: c.accountId, operationId: c.operationId, keyId: c.keyId, cost: c.cost, requests: 1, requestId: c.requestId, at: Date.now() });
+    }
     lease.lastUsed = performance.now();
     if (lease.left * 2n < lease.size && lease.refilling === null) this.refillAhead(lease, c.cost);
     return lease.available + lease.left;
@@ -461,8 +480,10 @@ export class CreditLeases {
       const one = accountId === undefined ? undefined : this.leases.get(accountId);
       const leases = accountId === undefined ? this.leases.values() : one ? [one] : [];
       const batch: { lease: Lease; rows: Map<string, Pending>; merged: Map<string, Pending>; settle: boolean }[] = [];
-      // The statement's columns, one entry per lease (FLUSH_SQL's unnest).
-      const leaseIds: string[] = [], spents: string[] = [], unsettled: string[] = [], settles: boolean[] = [];
+      // The statement's rows, one JSON array per lease: [lease id, spent (a decimal string), unsettled (its JSON, as
+      // is), settle]. One JSON text, not four array parameters: pg escaped every quote of every lease's unsettled
+      // JSON into an array literal (a tenth of the flush's CPU at 3,000 leases a second).
+      const rows: string[] = [];
       for (const lease of leases) {
         const settling = lease.recorded.size + lease.pending.size > 0 && settle(lease);
         if (lease.pending.size === 0 && !settling) continue;
@@ -473,16 +494,14 @@ export class CreditLeases {
         let spent = 0n;
         for (const p of merged.values()) spent += p.cost;
         batch.push({ lease, rows: lease.pending, merged, settle: settling });
-        leaseIds.push(lease.id);
-        spents.push(spent.toString());
-        unsettled.push(unsettledJson(merged.values()));
-        settles.push(settling);
+        rows.push(`["${lease.id}","${spent}",${unsettledJson(merged.values())},${settling}]`);
         lease.pending = new Map();
+        lease.lastPending = null;
       }
       if (batch.length > 0) {
         try {
           const confirmed = performance.now();
-          const result = await this.run<{ lease_id: string; available: string }>(FLUSH_SQL, [leaseIds, spents, unsettled, settles, this.leaseSeconds]);
+          const result = await this.run<{ lease_id: string; available: string }>(FLUSH_SQL, [`[${rows.join(',')}]`, this.leaseSeconds]);
           const present = new Map(result.map((r) => [r.lease_id, r.available]));
           for (const b of batch) {
             const l = b.lease;
@@ -511,6 +530,7 @@ export class CreditLeases {
           for (const b of batch) {
             for (const p of b.lease.pending.values()) addPending(b.rows, p);
             b.lease.pending = b.rows;
+            b.lease.lastPending = null;
           }
           throw e;
         }
