@@ -94,13 +94,18 @@ function addPending(into: Map<string, Pending>, p: Pending): Pending {
     into.set(k, p);
     return p;
   }
-  had.cost += p.cost;
-  had.requests += p.requests;
-  if (p.at >= had.at) {
-    had.at = p.at;
-    had.requestId = p.requestId;
-  }
+  sumInto(had, p.cost, p.requests, p.requestId, p.at);
   return had;
+}
+
+/** Adds `cost` credits over `requests` requests to `had` (same operation and key), keeping the later request's id and time. */
+function sumInto(had: Pending, cost: bigint, requests: number, requestId: string, at: number): void {
+  had.cost += cost;
+  had.requests += requests;
+  if (at >= had.at) {
+    had.at = at;
+    had.requestId = requestId;
+  }
 }
 
 interface Lease {
@@ -372,11 +377,7 @@ export class CreditLeases {
     lease.left -= c.cost;
     const last = lease.lastPending;
     if (last !== null && last.operationId === c.operationId && last.keyId === c.keyId) {
-      // addPending's sum, in place (charges are answered in time order: this one is the later request).
-      last.cost += c.cost;
-      last.requests += 1;
-      last.at = Date.now();
-      last.requestId = c.requestId;
+      sumInto(last, c.cost, 1, c.requestId, Date.now());
     } else {
       lease.lastPending = addPending(lease.pending, { accountId: c.accountId, operationId: c.operationId, keyId: c.keyId, cost: c.cost, requests: 1, requestId: c.requestId, at: Date.now() });
     }
@@ -482,7 +483,7 @@ export class CreditLeases {
       const batch: { lease: Lease; rows: Map<string, Pending>; merged: Map<string, Pending>; settle: boolean }[] = [];
       // The statement's rows, one JSON array per lease: [lease id, spent (a decimal string), unsettled (its JSON, as
       // is), settle]. One JSON text, not four array parameters: pg escaped every quote of every lease's unsettled
-      // JSON into an array literal (a tenth of the flush's CPU at 3,000 leases a second).
+      // JSON into an array literal (pg's prepareValue was ~1 us a billed GET in the profile at 3,000 leases a second).
       const rows: string[] = [];
       for (const lease of leases) {
         const settling = lease.recorded.size + lease.pending.size > 0 && settle(lease);
