@@ -15,6 +15,10 @@
  * load, the accounts' cached keys, credit leases and rate-limit grants current (a round starts a minute after the
  * last one, when all of those have lapsed at once for all 6,000 accounts, which steady traffic never does). Without
  * it the first case measured paid the process's warm-up, and later rounds the lapse: 10-25 us more CPU a request.
+ * BENCH_SLICE_SECONDS (default 2; 0 = one stretch each, bare first): each server's BENCH_SECONDS are loaded in
+ * slices of about this length, alternated bare, quotegate, quotegate, bare, ..., so the machine's speed, which drifts
+ * by a third within minutes here (the load generator's own CPU per request moves with it), weighs on both alike;
+ * each row sums its server's slices.
  * Prints a table (with the servers' CPU time per answered request, this process's (the load generator's) and, on Linux, the
  * PostgreSQL and Redis processes' (work that competes with the servers' on a 2-vCPU machine), steadier than the ratio when the machine's speed
  * drifts between runs) and writes bench/results/prices-<timestamp>.json.
@@ -31,6 +35,14 @@ import { summarizeAllocations, summarizeSelfTime } from './profile-summary.js';
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
+
+/** The median of `xs` (not empty). */
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 
 // The servers run with the heap flags `npm start` gives the service (package.json, README: Operations).
 const child = spawn(process.execPath, serversArgs(projectRoot, (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)), {
@@ -73,52 +85,98 @@ interface Row {
   errors: number;
 }
 
-async function load(name: string, server: 'quotegate' | 'bare', opts: { path: string; method: 'GET' | 'POST'; body?: string; connections: number; keys: string[] }): Promise<Row> {
+/** One server's load of a case for `duration` seconds: autocannon's result, and the CPU each party spent meanwhile. */
+async function slice(server: 'quotegate' | 'bare', opts: Case, duration: number) {
   const port = server === 'quotegate' ? info.app : info.bare;
-  let next = 0;
-  const run = (duration: number) =>
-    autocannon({
-      url: `http://127.0.0.1:${port}`,
-      connections: opts.connections,
-      duration,
-      requests: [
-        {
-          method: opts.method,
-          path: opts.path,
-          body: opts.body,
-          // Each request carries the next account's key, round robin.
-          setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'Content-Type': 'application/json', 'X-API-Key': opts.keys[next++ % opts.keys.length]! } }),
-        },
-      ],
-    });
-  if (warmupSeconds > 0) await run(warmupSeconds);
-  const cpuNow = () => serversCpuMicros(info.cpu);
-  const cpuBefore = await cpuNow();
+  const cpuBefore = await serversCpuMicros(info.cpu);
   const clientBefore = process.cpuUsage();
   const storesBefore = storeCpuMicros();
-  const r = await run(seconds);
+  const r = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: opts.connections,
+    duration,
+    requests: [
+      {
+        method: opts.method,
+        path: opts.path,
+        body: opts.body,
+        // Each request carries the next account's key, round robin.
+        setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'Content-Type': 'application/json', 'X-API-Key': opts.keys[nextKey.get(opts.id)!.next++ % opts.keys.length]! } }),
+      },
+    ],
+  });
   const client = process.cpuUsage(clientBefore);
   const stores = storeCpuSince(storesBefore);
-  const cpuMicros = (await cpuNow()) - cpuBefore;
-  const perRequest = (micros: number) => Math.round(micros / Math.max(1, r.requests.total));
-  return {
-    case: name,
-    server,
-    requests_per_s: r.requests.average,
-    p50_ms: r.latency.p50,
-    p99_ms: r.latency.p99,
-    cpu_us_per_req: perRequest(cpuMicros),
-    client_cpu_us_per_req: perRequest(client.user + client.system),
-    pg_cpu_us_per_req: perRequest(stores['postgres'] ?? 0),
-    redis_cpu_us_per_req: perRequest(stores['redis-server'] ?? 0),
-    non2xx: r.non2xx,
-    errors: r.errors,
-  };
+  const cpu = (await serversCpuMicros(info.cpu)) - cpuBefore;
+  return { r, cpu, client: client.user + client.system, pg: stores['postgres'] ?? 0, redis: stores['redis-server'] ?? 0 };
+}
+
+/** Each case's round-robin position in its keys (kept across runs, so a warm-up and its run share the accounts' load). */
+const nextKey = new Map<string, { next: number }>();
+
+/**
+ * One run of case `c` on `servers`: each server's warm-up (BENCH_WARMUP_SECONDS), then BENCH_SECONDS of load each,
+ * in BENCH_SLICE_SECONDS slices alternated bare, quotegate, quotegate, bare, ... (so a drift of the machine's speed
+ * during the run falls on both alike); BENCH_SLICE_SECONDS=0 loads each server once for the whole time, one after
+ * the other. A row per server: requests per second over its slices, p50 the median of its slices' p50s, p99 the
+ * highest of its slices' p99s, CPU per request over all its slices.
+ */
+async function measure(c: Case, servers: readonly ('quotegate' | 'bare')[]): Promise<Row[]> {
+  if (!nextKey.has(c.id)) nextKey.set(c.id, { next: 0 });
+  const perServer = sliceSeconds > 0 ? Math.max(1, Math.round(seconds / sliceSeconds)) : 1;
+  const length = sliceSeconds > 0 ? seconds / perServer : seconds;
+  const order: ('quotegate' | 'bare')[] = [];
+  if (servers.length === 1) for (let i = 0; i < perServer; i++) order.push(servers[0]!);
+  else for (let i = 0; i < perServer * 2; i++) order.push(servers[[0, 1, 1, 0][i % 4]!]!);
+  if (warmupSeconds > 0) for (const server of servers) await slice(server, c, warmupSeconds);
+  const tally = new Map(servers.map((s) => [s, { requests: 0, seconds: 0, cpu: 0, client: 0, pg: 0, redis: 0, non2xx: 0, errors: 0, p50: [] as number[], p99: 0 }]));
+  for (const server of order) {
+    const { r, cpu, client, pg, redis } = await slice(server, c, length);
+    const t = tally.get(server)!;
+    t.requests += r.requests.total;
+    t.seconds += r.duration;
+    t.cpu += cpu;
+    t.client += client;
+    t.pg += pg;
+    t.redis += redis;
+    t.non2xx += r.non2xx;
+    t.errors += r.errors;
+    t.p50.push(r.latency.p50);
+    t.p99 = Math.max(t.p99, r.latency.p99);
+  }
+  return servers.map((server) => {
+    const t = tally.get(server)!;
+    const perRequest = (micros: number) => Math.round(micros / Math.max(1, t.requests));
+    return {
+      case: c.name,
+      server,
+      requests_per_s: Math.round((t.requests / t.seconds) * 10) / 10,
+      p50_ms: median(t.p50),
+      p99_ms: t.p99,
+      cpu_us_per_req: perRequest(t.cpu),
+      client_cpu_us_per_req: perRequest(t.client),
+      pg_cpu_us_per_req: perRequest(t.pg),
+      redis_cpu_us_per_req: perRequest(t.redis),
+      non2xx: t.non2xx,
+      errors: t.errors,
+    };
+  });
+}
+
+/** A benchmarked request: its path, method, body, connections and the keys it goes round. */
+interface Case {
+  id: string;
+  name: string;
+  path: string;
+  method: 'GET' | 'POST';
+  body?: string;
+  connections: number;
+  keys: string[];
 }
 
 const rows: Row[] = [];
 const only = (process.env.BENCH_CASES ?? '').split(',').map((w) => w.trim()).filter((w) => w !== '');
-const allCases = [
+const allCases: Case[] = [
   { id: 'get-billed', name: 'GET /prices (1 item), billed', path: info.single, method: 'GET' as const, connections, keys: info.keys },
   { id: 'get-subscription', name: 'GET /prices (1 item), subscription', path: info.single, method: 'GET' as const, connections, keys: info.subscriptionKeys },
   { id: 'batch-billed', name: 'POST /prices/batch (1000 names), billed', path: '/prices/batch', method: 'POST' as const, body: info.batchBody, connections: Math.max(1, Math.round(connections / 5)), keys: info.keys },
@@ -136,20 +194,15 @@ for (let round = 1; round <= rounds; round++) {
     const wait = (lastRound.get(c.id) ?? -Infinity) + 61_000 - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     lastRound.set(c.id, Date.now());
-    for (const server of servers) rows.push({ ...(await load(c.name, server, c)), ...(rounds > 1 ? { round } : {}) });
+    for (const row of await measure(c, servers)) rows.push({ ...row, ...(rounds > 1 ? { round } : {}) });
   }
 }
 child.kill('SIGTERM');
 const code = await exited;
 if (code !== 0) console.error(`bench servers exited with ${code}`);
 
-console.log(`database: ${info.database}; rate limits: ${info.limiter}; accounts: ${info.keys.length} billed + ${info.subscriptionKeys.length} subscription; ${seconds}s per run; response sizes: single ${info.singleBytes} B, batch ${info.batchBytes} B`);
+console.log(`database: ${info.database}; rate limits: ${info.limiter}; accounts: ${info.keys.length} billed + ${info.subscriptionKeys.length} subscription; ${seconds}s per server per run (${sliceSeconds > 0 ? `in ${sliceSeconds} s slices, alternated` : "one stretch each"}, after a ${warmupSeconds} s warm-up each); response sizes: single ${info.singleBytes} B, batch ${info.batchBytes} B`);
 console.table(rows);
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 for (const c of cases) {
   const ratios: number[] = [];
   const cpu: number[] = [];
@@ -170,7 +223,7 @@ const memory = later.map((l) => JSON.parse(l) as { peakRssMiB?: number; afterGc?
 const peakRssMiB = memory?.peakRssMiB ?? null;
 fs.writeFileSync(
   path.join(out, `prices-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
-  JSON.stringify({ database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, connections, peakRssMiB, afterGc: memory?.afterGc ?? null, rows }, null, 2),
+  JSON.stringify({ database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, sliceSeconds, warmupSeconds, connections, peakRssMiB, afterGc: memory?.afterGc ?? null, rows }, null, 2),
 );
 if (memory?.afterGc) {
   console.log(
