@@ -18,7 +18,8 @@
  * BENCH_SLICE_SECONDS (default 2; 0 = one stretch each, bare first): each server's BENCH_SECONDS are loaded in
  * slices of about this length, alternated bare, quotegate, quotegate, bare, ..., so the machine's speed, which drifts
  * by a third within minutes here (the load generator's own CPU per request moves with it), weighs on both alike;
- * each row sums its server's slices.
+ * each row sums its server's slices. A case whose requests take long gets fewer, longer slices (each at least 20
+ * mean latencies of its warm-up), or one stretch each when a warm-up answered fewer than two requests a connection.
  * Prints a table (with the servers' CPU time per answered request, this process's (the load generator's) and, on Linux, the
  * PostgreSQL and Redis processes' (work that competes with the servers' on a 2-vCPU machine), steadier than the ratio when the machine's speed
  * drifts between runs) and writes bench/results/prices-<timestamp>.json.
@@ -36,6 +37,8 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const sliceSeconds = Number(process.env.BENCH_SLICE_SECONDS ?? 2);
+/** A slice lasts at least this many of the slower server's mean request latencies (see `measure`). */
+const SLICE_LATENCIES = 20;
 
 /** The median of `xs` (not empty). */
 const median = (xs: number[]) => {
@@ -118,17 +121,28 @@ const nextKey = new Map<string, { next: number }>();
  * One run of case `c` on `servers`: each server's warm-up (BENCH_WARMUP_SECONDS), then BENCH_SECONDS of load each,
  * in BENCH_SLICE_SECONDS slices alternated bare, quotegate, quotegate, bare, ... (so a drift of the machine's speed
  * during the run falls on both alike); BENCH_SLICE_SECONDS=0 loads each server once for the whole time, one after
- * the other. A row per server: requests per second over its slices, p50 the median of its slices' p50s, p99 the
- * highest of its slices' p99s, CPU per request over all its slices.
+ * the other. Slices are fewer and longer for a slow case (see below). A row per server: requests per second over
+ * its slices, p50 the median of its slices' p50s, p99 the highest of its slices' p99s, CPU per request over all
+ * its slices.
  */
 async function measure(c: Case, servers: readonly ('quotegate' | 'bare')[]): Promise<Row[]> {
   if (!nextKey.has(c.id)) nextKey.set(c.id, { next: 0 });
-  const perServer = sliceSeconds > 0 ? Math.max(1, Math.round(seconds / sliceSeconds)) : 1;
-  const length = sliceSeconds > 0 ? seconds / perServer : seconds;
+  // A request still in flight when a slice ends is not counted (its work is): each slice lasts at least
+  // SLICE_LATENCIES times the slower server's mean latency in its warm-up, and a server whose warm-up answered
+  // fewer than two requests a connection gets one stretch (the full-scale batch: seconds a request).
+  let longest = 0;
+  if (warmupSeconds > 0) {
+    for (const server of servers) {
+      const { r } = await slice(server, c, warmupSeconds);
+      longest = Math.max(longest, r.requests.total < 2 * c.connections ? Infinity : r.latency.mean / 1000);
+    }
+  }
+  const fit = Math.floor(seconds / (SLICE_LATENCIES * longest));
+  const perServer = sliceSeconds > 0 ? Math.max(1, Math.min(Math.round(seconds / sliceSeconds), fit)) : 1;
+  const length = seconds / perServer;
   const order: ('quotegate' | 'bare')[] = [];
   if (servers.length === 1) for (let i = 0; i < perServer; i++) order.push(servers[0]!);
   else for (let i = 0; i < perServer * 2; i++) order.push(servers[[0, 1, 1, 0][i % 4]!]!);
-  if (warmupSeconds > 0) for (const server of servers) await slice(server, c, warmupSeconds);
   const tally = new Map(servers.map((s) => [s, { requests: 0, seconds: 0, cpu: 0, client: 0, pg: 0, redis: 0, non2xx: 0, errors: 0, p50: [] as number[], p99: 0 }]));
   for (const server of order) {
     const { r, cpu, client, pg, redis } = await slice(server, c, length);
