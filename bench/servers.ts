@@ -1,6 +1,7 @@
 /**
  * Benchmark servers, in a child process of bench/prices.ts so the load generator does not share its CPU:
- * the Quotegate app on the bundled data (PGlite in var/bench-pglite, or DATABASE_URL), and a bare
+ * the Quotegate app on the bundled data (PGlite in var/bench-pglite, or DATABASE_URL; data and accounts made first
+ * by bench/setup-data.ts in a process of its own, so this one's RSS is the service's under load), and a bare
  * node:http server that answers each benchmarked request with the exact bytes Quotegate returned.
  * Every Quotegate request runs the full pipeline: key lookup, rate limit (memory, or Redis with
  * REDIS_URL), credit check and charge. Each account sends one request before the measured runs (steady
@@ -11,6 +12,7 @@
  * BENCH_PROFILE=1: a V8 CPU profile of this process (both servers) from that line until SIGTERM, written to
  * bench/results/profiles/servers-<timestamp>.cpuprofile; its path is printed as a second JSON line {profile}.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import inspector from 'node:inspector/promises';
@@ -25,21 +27,19 @@ const from = (module: string) =>
 const { loadEnv } = (await import(from('env'))) as typeof import('../src/env.js');
 const { openDatabase } = (await import(from('db/client'))) as typeof import('../src/db/client.js');
 const { createApp } = (await import(from('app'))) as typeof import('../src/app.js');
-const { importPath, isEmpty } = (await import(from('services/importers'))) as typeof import('../src/services/importers.js');
-const { createAccount } = (await import(from('services/accounts'))) as typeof import('../src/services/accounts.js');
 const { createRateLimiter } = (await import(from('plugins/rate-limiter'))) as typeof import('../src/plugins/rate-limiter.js');
 
+// The data and the accounts are made by bench/setup-data.ts in a process of its own (see there), then opened here.
+const setup = execFileSync(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'bench', 'setup-data.ts')], {
+  cwd: projectRoot,
+  env: process.env,
+  encoding: 'utf8',
+  maxBuffer: 64 * 1024 * 1024,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const { keys, subscriptionKeys } = JSON.parse(setup.trim().split('\n').pop()!) as { keys: string[]; subscriptionKeys: string[] };
 const env = loadEnv();
 const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
-if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
-const accounts = Number(process.env.BENCH_ACCOUNTS ?? 3000);
-const keys: string[] = [];
-const subscriptionKeys: string[] = [];
-const yearAhead = new Date(Date.now() + 365 * 86_400_000);
-for (let i = 0; i < accounts; i++) {
-  keys.push((await createAccount(db, { credits: 1_000_000_000n })).key);
-  subscriptionKeys.push((await createAccount(db, { subscription: { category: 'api', planId: 'bench', expiresAt: yearAhead } })).key);
-}
 const key = keys[0]!;
 const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
   `SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name) LIMIT 1000`,

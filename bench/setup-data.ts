@@ -1,0 +1,28 @@
+/**
+ * The benchmark's data set-up, run by bench/servers.ts in a process of its own before the servers start, so the
+ * servers' process holds what the service holds under load and not what making 6,000 accounts left behind (its
+ * RSS was 64 MiB higher after creating them in-process, and `npm run bench` reports that process's RSS).
+ * Opens the same database as the servers (DATABASE_URL, else PGlite in var/bench-pglite), loads the bundled data
+ * when it is empty, creates BENCH_ACCOUNTS accounts (default 3,000) with a billion credits each and as many with a
+ * subscription a year long, closes the database and prints one JSON line: {keys, subscriptionKeys}.
+ */
+import path from 'node:path';
+import { loadEnv } from '../src/env.js';
+import { openDatabase } from '../src/db/client.js';
+import { importPath, isEmpty } from '../src/services/importers.js';
+import { createAccount } from '../src/services/accounts.js';
+import { projectRoot } from '../src/lib/paths.js';
+
+const env = loadEnv();
+const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
+if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
+const accounts = Number(process.env.BENCH_ACCOUNTS ?? 3000);
+const keys: string[] = [];
+const subscriptionKeys: string[] = [];
+const yearAhead = new Date(Date.now() + 365 * 86_400_000);
+for (let i = 0; i < accounts; i++) {
+  keys.push((await createAccount(db, { credits: 1_000_000_000n })).key);
+  subscriptionKeys.push((await createAccount(db, { subscription: { category: 'api', planId: 'bench', expiresAt: yearAhead } })).key);
+}
+await db.close();
+console.log(JSON.stringify({ keys, subscriptionKeys }));
