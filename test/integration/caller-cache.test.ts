@@ -57,6 +57,11 @@ describe('the caller is looked up once, then reused', () => {
   it('keys first seen together are looked up in one statement, each answered as its own account (a revoked one 401, a subscription free)', async () => {
     const x = await testApp({ creditLeases: false });
     try {
+      // On PostgreSQL the app's LISTEN connection opens in the background, and when it is up every cache drops
+      // what it holds (signals may have been missed before): under load that came after the GET below and the 32
+      // requests loaded the quotes again (62 statements in one CI run). Wait for it, so they find the quotes cached.
+      for (let i = 0; i < 100 && !x.db.listening(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(x.db.listening()).toBe(true);
       await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '201.85' })]);
       expectEnvelope(await x.get(PRICES, x.auth())); // the quotes cached
       const accounts = await Promise.all(Array.from({ length: 30 }, (_, i) => createAccount(x.db, { credits: BigInt(100 + i) })));
