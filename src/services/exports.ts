@@ -136,9 +136,13 @@ export class SnapshotCache {
   }
 }
 
-/** True once any snapshot has been published (the builder has run). */
-export async function anySnapshot(db: Pick<Database, 'query'>): Promise<boolean> {
-  return (await db.query(`SELECT 1 FROM export_current LIMIT 1`)).length > 0;
+/**
+ * True once a snapshot of `side` has been published for any app (the builder has run that side). The export job
+ * publishes its sides one after another, so a side not yet built while another is must not read as "no priced
+ * items" (a 404 where the answer is 503 until it is built: seen in the replica test under CI load).
+ */
+export async function anySnapshot(db: Pick<Database, 'query'>, side: SideFilter): Promise<boolean> {
+  return (await db.query(`SELECT 1 FROM export_current WHERE side = $1 LIMIT 1`, [side])).length > 0;
 }
 
 /** The gzip bytes of a build, chunk by chunk, read a few chunks per query (bounded memory). */

@@ -43,7 +43,7 @@ builder.queryFields((t) => ({
       await ctx.requireUser('exportPrices');
       const snapshot = ctx.snapshots ? await ctx.snapshots.current(args.appId, args.side) : await currentSnapshot(ctx.db, args.appId, args.side);
       if (!snapshot) {
-        if (await anySnapshot(ctx.db)) throw notFound(`No export for app id ${JSON.stringify(args.appId)}: it has no priced items.`);
+        if (await anySnapshot(ctx.db, args.side)) throw notFound(`No export for app id ${JSON.stringify(args.appId)}: it has no priced items.`);
         throw dependencyUnavailable('The first export snapshot is not built yet; retry in a minute.', 60);
       }
       const notModified = ifNoneMatchHits(args.ifNoneMatch, snapshot.etag);
