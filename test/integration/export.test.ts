@@ -232,3 +232,28 @@ describe('GET /prices/export', () => {
     expect(results.filter((r) => r === null)).toHaveLength(1);
   });
 });
+
+describe('GET /prices/export while the first job is publishing its sides', () => {
+  it('a side not built yet answers 503 dependency_unavailable (not 404) while another side is served', async () => {
+    const x = await testApp();
+    try {
+      await ingestQuotes(x.db.prisma, [obs('Recoil Case', { price: '2.59' })]);
+      // The job publishes one side after another: here only `ask` is out.
+      await buildSnapshot(x.db, '730', 'ask', { now: new Date('2026-07-17T00:00:00Z') });
+      const a = await createAccount(x.db, { credits: 100n });
+      const auth = { 'X-API-Key': a.key };
+      const all = await x.app.fetch(new Request('http://test/prices/export?side=all', { headers: auth }));
+      expect(all.status).toBe(503);
+      expect(((await all.json()) as { error: { code: string } }).error.code).toBe('dependency_unavailable');
+      const ask = await x.app.fetch(new Request('http://test/prices/export?side=ask', { headers: auth }));
+      expect(ask.status).toBe(200);
+      await ask.arrayBuffer();
+      // An app with no priced items still answers 404 once its side has been built for another app.
+      const unknown = await x.app.fetch(new Request('http://test/prices/export?app_id=999&side=ask', { headers: { 'X-API-Key': (await createAccount(x.db, { credits: 100n })).key } }));
+      expect(unknown.status).toBe(404);
+      expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    } finally {
+      await x.close();
+    }
+  });
+});
