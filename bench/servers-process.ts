@@ -6,6 +6,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { serviceNodeFlags } from '../scripts/build.mjs';
 
+/** The benchmarks' database: DATABASE_URL when set, else PGlite in `<root>/var/bench-pglite` (bench/servers.ts, bench/setup-data.ts). */
+export function benchDatabaseTarget(root: string, databaseUrl: string | undefined): { url: string } | { pgliteDir: string } {
+  return databaseUrl ? { url: databaseUrl } : { pgliteDir: path.join(root, 'var', 'bench-pglite') };
+}
+
 /**
  * The node arguments that run `root`'s bench/servers.ts as the service runs (`npm start`'s node flags, package.json),
  * with `--expose-gc` (the final full collection of its RSS report) and `extraFlags` (node/V8 flags) after them.

@@ -19,6 +19,7 @@ import inspector from 'node:inspector/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/lib/paths.js';
+import { benchDatabaseTarget } from './servers-process.js';
 
 // The service as `npm start` runs it: the compiled dist/src (npm run bench builds it first); BENCH_SOURCE=1 loads
 // the TypeScript source through tsx instead (slower: tsx wraps every function it creates).
@@ -39,7 +40,7 @@ const setup = execFileSync(process.execPath, ['--import', 'tsx', path.join(proje
 });
 const { keys, subscriptionKeys } = JSON.parse(setup.trim().split('\n').pop()!) as { keys: string[]; subscriptionKeys: string[] };
 const env = loadEnv();
-const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
+const db = await openDatabase(benchDatabaseTarget(projectRoot, env.DATABASE_URL));
 const key = keys[0]!;
 const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
   `SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name) LIMIT 1000`,

@@ -12,9 +12,10 @@ import { openDatabase } from '../src/db/client.js';
 import { importPath, isEmpty } from '../src/services/importers.js';
 import { createAccount } from '../src/services/accounts.js';
 import { projectRoot } from '../src/lib/paths.js';
+import { benchDatabaseTarget } from './servers-process.js';
 
 const env = loadEnv();
-const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: path.join(projectRoot, 'var', 'bench-pglite') });
+const db = await openDatabase(benchDatabaseTarget(projectRoot, env.DATABASE_URL));
 if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
 const accounts = Number(process.env.BENCH_ACCOUNTS ?? 3000);
 const keys: string[] = [];

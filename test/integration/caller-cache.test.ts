@@ -4,7 +4,7 @@
  * ask the database who is calling, and every change of the account (key revoked, account disabled,
  * subscription, credits) takes effect on the very next request. Across processes: replicas.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
 import { createAccount, createApiKey, revokeApiKey, setAccountDisabled, setSubscriptions } from '../../src/services/accounts.js';
@@ -60,8 +60,7 @@ describe('the caller is looked up once, then reused', () => {
       // On PostgreSQL the app's LISTEN connection opens in the background, and when it is up every cache drops
       // what it holds (signals may have been missed before): under load that came after the GET below and the 32
       // requests loaded the quotes again (62 statements in one CI run). Wait for it, so they find the quotes cached.
-      for (let i = 0; i < 100 && !x.db.listening(); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(x.db.listening()).toBe(true);
+      await vi.waitFor(() => expect(x.db.listening()).toBe(true), { timeout: 5000, interval: 50 });
       await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '201.85' })]);
       expectEnvelope(await x.get(PRICES, x.auth())); // the quotes cached
       const accounts = await Promise.all(Array.from({ length: 30 }, (_, i) => createAccount(x.db, { credits: BigInt(100 + i) })));
