@@ -10,8 +10,8 @@
  * when the run was a complete listing.
  *
  * Money stays a decimal string from the byte read (`price`): an adapter never turns a price into a JS number.
- * Where an upstream sends a JSON number, the adapter passes its source text (a streaming JSON parser keeps it)
- * or, at worst, a number the runner reads through its shortest round-trip string; never arithmetic on floats.
+ * Where an upstream sends a JSON number, the adapter passes its source text: stream-json's tokens (large bodies)
+ * and lossless-json (small ones) both keep it.
  */
 
 /** One quote as an upstream reports it, before validation. `price` is a decimal string in `currencyCode`. */
@@ -24,10 +24,10 @@ export interface RawQuote {
   /** ISO 4217 code of `price`; the runner converts to the market's own currency when they differ (official USD rates). */
   currencyCode: string;
   /**
-   * Best price on this side as a decimal string (`"12.34"`), or a number the upstream sent as a JSON number.
-   * Prices in minor units or thousandths are scaled by the adapter with decimal.js before they get here.
+   * Best price on this side as a decimal string (`"12.34"`, the JSON number's source text); null when the upstream
+   * reports none. Prices in minor units or thousandths are scaled by the adapter with decimal.js before they get here.
    */
-  price: string | number | null;
+  price: string | null;
   /** Listings (ask) or buy orders (bid) at any price; null when the upstream does not say. */
   quantity?: number | null;
   /** True when `quantity` is a lower bound (the upstream caps its counts). */
