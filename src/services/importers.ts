@@ -26,6 +26,7 @@ import { byCodePoint } from '../lib/order.js';
 import { ingestQuotes, type IngestResult, type QuoteObservation } from './ingestion.js';
 import { importCatalogue } from './catalogue-import.js';
 import { importCollectorFile, isCollectorFile } from './collector-files.js';
+import { buffGoodsQuotes, parseBuffGoodsItem } from './buff-goods.js';
 
 /** CS2's Steam app id: every bundled item belongs to it. */
 export const CS2_APP_ID = '730';
@@ -109,22 +110,21 @@ export async function readCsgotraderDaily(dir: string, currencyOf: Map<string, s
   return new Map([...byDay.entries()].sort(([a], [b]) => byCodePoint(a, b)));
 }
 
-/** Reads one Buff163 `/api/market/goods` page (goods_YYYYMMDD_HHMMSS.json, local time UTC+7). */
+/**
+ * Reads one Buff163 `/api/market/goods` page (goods_YYYYMMDD_HHMMSS.json, local time UTC+7); the item mapping is
+ * services/buff-goods.ts, shared with the live Buff163 collector. Throws BuffFormatError on an item of another format.
+ */
 export function readBuffGoods(file: string): QuoteObservation[] {
   const m = /goods_(\d{4})(\d{2})(\d{2})_(\d{2})(\d{2})(\d{2})\.json$/.exec(file);
   if (!m) throw new Error(`${file}: expected goods_YYYYMMDD_HHMMSS.json`);
   const observedAt = new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}+07:00`);
-  const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-    data: { items: { appid: number; market_hash_name: string; sell_min_price: string; sell_num: number; buy_max_price: string; buy_num: number }[] };
-  };
+  const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { data: { items: unknown[] } };
   const out: QuoteObservation[] = [];
-  for (const it of doc.data.items) {
+  doc.data.items.forEach((raw, i) => {
+    const it = parseBuffGoodsItem(raw, `${file}: data.items[${i}]`);
     const base = { appId: String(it.appid), marketHashName: it.market_hash_name, marketCode: 'BUFF163', providerCode: 'BUFF163', currencyCode: 'CNY', isQuantityMinimum: false, isAllItemsSamePrice: false, observedAt };
-    const ask = toMoney(it.sell_min_price);
-    if (it.sell_num > 0 && ask.gt(0)) out.push({ ...base, side: 'ask', price: ask, quantity: it.sell_num });
-    const bid = toMoney(it.buy_max_price);
-    if (it.buy_num > 0 && bid.gt(0)) out.push({ ...base, side: 'bid', price: bid, quantity: it.buy_num });
-  }
+    for (const q of buffGoodsQuotes(it)) out.push({ ...base, side: q.side, price: toMoney(q.price), quantity: q.quantity });
+  });
   return out;
 }
 
