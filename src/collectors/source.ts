@@ -43,11 +43,11 @@ export interface SourceContext {
   /** The source's base URL (its default, or `COLLECTOR_<SOURCE>_URL`), without a trailing slash. */
   baseUrl: string;
   /**
-   * GETs `pathAndQuery` (relative to `baseUrl`, starting with `/`) with the source's limits, retries, breaker,
+   * Requests `pathAndQuery` (GET unless `init.method` says POST with a `body`; relative to `baseUrl`, starting with `/`) with the source's limits, retries, breaker,
    * proxy and timeout. Resolves with the response once its status is 2xx; throws `UpstreamError` otherwise.
    * The body is a web ReadableStream: parse large bodies as streams.
    */
-  fetch(pathAndQuery: string, init?: { headers?: Record<string, string> }): Promise<Response>;
+  fetch(pathAndQuery: string, init?: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }): Promise<Response>;
   /** The source's credential (API key, session cookie) when configured; never logged, never served. */
   credential: string | null;
   /** Market hash names to collect, for per-item sources (the watch list); bulk sources ignore it. */

@@ -8,29 +8,16 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { C5GAME_BATCH, c5gameSource } from '../../src/collectors/sources/c5game.js';
 import { UpstreamError, type SourceContext } from '../../src/collectors/source.js';
-import { collectAll, startUpstream, type LocalUpstream } from './upstream.js';
+import { bareContext, collectAll, startUpstream, type LocalUpstream } from './upstream.js';
 
 const EXAMPLE = fs.readFileSync(path.join(import.meta.dirname, 'fixtures/c5game/price_batch_docs_example.json'), 'utf8');
 const BATCH = '/merchant/product/price/batch';
 const NAME = 'M4A4 | Temukau (Minimal Wear)';
 const KEY = 'test-app-key';
 
-/** Like upstream.ts bareContext, but passes a POST's method and body through (this source posts). */
+/** The bare context of upstream.ts with this test's key and watched name by default. */
 function postContext(baseUrl: string, opts: { credential?: string | null; watchlist?: string[] } = {}): SourceContext {
-  const controller = new AbortController();
-  return {
-    baseUrl,
-    credential: opts.credential === undefined ? KEY : opts.credential,
-    watchlist: opts.watchlist ?? [NAME],
-    now: new Date(),
-    signal: controller.signal,
-    async fetch(pathAndQuery, init) {
-      const i = init as { headers?: Record<string, string>; method?: string; body?: string } | undefined;
-      const res = await fetch(baseUrl + pathAndQuery, { headers: i?.headers, method: i?.method, body: i?.body, signal: controller.signal });
-      if (!res.ok) throw new UpstreamError('http', `${res.status} from ${pathAndQuery}`, res.status);
-      return res;
-    },
-  };
+  return bareContext(baseUrl, { credential: opts.credential === undefined ? KEY : opts.credential, watchlist: opts.watchlist ?? [NAME] });
 }
 
 let up: LocalUpstream | undefined;

@@ -130,7 +130,7 @@ export function bareContext(baseUrl: string, opts: Partial<Pick<SourceContext, '
     now: opts.now ?? new Date(),
     signal: controller.signal,
     async fetch(pathAndQuery, init) {
-      const res = await fetch(baseUrl + pathAndQuery, { headers: init?.headers, signal: controller.signal });
+      const res = await fetch(baseUrl + pathAndQuery, { method: init?.method, headers: init?.headers, body: init?.body, signal: controller.signal });
       if (!res.ok) {
         const { UpstreamError } = await import('../../src/collectors/source.js');
         throw new UpstreamError('http', `${res.status} from ${pathAndQuery}`, res.status);

@@ -15,7 +15,7 @@
  *   reports the item delisted. `success` false or a non-zero `errorCode` fails the run (`format`).
  * - Limits: the documentation gives 5 requests a second for its new listing endpoint and none for this one; this
  *   source asks 60 a minute, one at a time.
- * - Needs the runner's `ctx.fetch` to send a POST with a body (`method`, `body` in its init): see CollectorPost.
+ * - A POST with a JSON body through `ctx.fetch` (`method`, `body` in its init).
  */
 import { toMoney } from '../../lib/money.js';
 import { UpstreamError, type CollectorSource, type RawQuote, type SourceContext } from '../source.js';
@@ -24,12 +24,6 @@ import { isObject, numberText, readJsonBody } from './keyed-json.js';
 /** Names asked per request (C5GAME documents no maximum). */
 export const C5GAME_BATCH = 50;
 const PATH = '/merchant/product/price/batch';
-
-/**
- * `ctx.fetch` with a request method and body. SourceContext.fetch types only `headers`; C5GAME's documented price
- * endpoint is a POST, so this source relies on the runner passing `method` and `body` through to the request.
- */
-export type CollectorPost = (pathAndQuery: string, init: { headers?: Record<string, string>; method: 'POST'; body: string }) => Promise<Response>;
 
 /**
  * Reads one batch answer into quote rows for the asked `names`, in their order. Throws UpstreamError('format') on an
@@ -75,13 +69,12 @@ export function c5gameRows(doc: unknown, names: readonly string[], what: string)
 
 async function* collect(ctx: SourceContext): AsyncIterable<RawQuote> {
   if (ctx.credential === null || ctx.credential === '') throw new UpstreamError('not_configured', 'C5GAME_APP_KEY is not set');
-  const post = ctx.fetch as unknown as CollectorPost;
-  const headers = { 'app-key': ctx.credential, 'Content-Type': 'application/json', Accept: 'application/json' };
+    const headers = { 'app-key': ctx.credential, 'Content-Type': 'application/json', Accept: 'application/json' };
   for (let i = 0; i < ctx.watchlist.length; i += C5GAME_BATCH) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
     const names = ctx.watchlist.slice(i, i + C5GAME_BATCH);
     const what = `c5game price batch ${i / C5GAME_BATCH + 1}`;
-    const res = await post(PATH, { method: 'POST', headers, body: JSON.stringify({ appId: '730', marketHashNames: names }) });
+    const res = await ctx.fetch(PATH, { method: 'POST', headers, body: JSON.stringify({ appId: '730', marketHashNames: names }) });
     yield* c5gameRows(await readJsonBody(res, what, { lossless: true }), names, what);
   }
 }
