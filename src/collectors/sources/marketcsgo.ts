@@ -1,0 +1,116 @@
+/**
+ * market.csgo: the public class/instance price list `GET https://market.csgo.com/api/v2/prices/class_instance/USD.json`
+ * (no key), one response for the whole CS2 market with both sides: per Steam class/instance, the lowest sell price
+ * (`price`) and the best buy order (`buy_order`).
+ *
+ * Format (market.csgo's API v2 documentation example, fixtures/marketcsgo/PROVENANCE.md): `{"success": true, "time",
+ * "currency": "RUB"|"USD"|"EUR", "items": {"<classid>_<instanceid>": {"price", "buy_order", "avg_price",
+ * "popularity_7d", "market_hash_name", ...}}}`, prices as decimal strings in `currency` (`"0.50"`), `buy_order` null
+ * when there is none (the `centrual/market-csgo` client types it `null|string`).
+ *
+ * Quotes: several class/instances share one market hash name (e.g. different instances of the same skin), so rows are
+ * aggregated per name: the ask is the lowest `price`, the bid the highest `buy_order` (decimal.js comparisons on the
+ * source text); both in the response's own `currency` (the runner converts). A `price` or `buy_order` that is not a
+ * positive decimal is passed through on its own row with its text for the runner to count and skip.
+ * Quantity is null on both sides: the list has no listing or order counts (`popularity_7d` counts sales, not offers).
+ * `completeListing` is false: the documentation does not say whether names without sell offers are listed, so a run
+ * never delists what it did not see.
+ *
+ * Limit: "If you send more than 5 requests per second to our server, your key will be deleted"
+ * (market.csgo.com/en/api/content/start); this keyless file is requested once per run, every 600 s.
+ */
+import type { CollectorSource, RawQuote, SourceContext } from '../source.js';
+import { UpstreamError } from '../source.js';
+import { Money, formatDecimal } from '../../lib/money.js';
+import { isRecord, readJsonListing } from './bulk-json.js';
+
+/** Request path (as upstream) of the class/instance price list in USD. */
+export const MARKETCSGO_CLASS_INSTANCE_PATH = '/api/v2/prices/class_instance/USD.json';
+
+const DECIMAL = /^\d{1,20}(\.\d{1,20})?$/;
+const CURRENCY = /^[A-Z]{3}$/;
+
+type Dec = InstanceType<typeof Money>;
+
+/** A positive decimal from a price's JSON text, else null. */
+function positive(text: string): Dec | null {
+  if (!DECIMAL.test(text)) return null;
+  const d = new Money(text);
+  return d.isZero() ? null : d;
+}
+
+async function* collect(ctx: SourceContext): AsyncGenerator<RawQuote> {
+  const label = 'market.csgo prices/class_instance';
+  const res = await ctx.fetch(MARKETCSGO_CLASS_INSTANCE_PATH, { headers: { Accept: 'application/json' } });
+  let currency: string | null = null;
+  const asks = new Map<string, Dec>();
+  const bids = new Map<string, Dec>();
+  const rejected: { name: string; side: 'ask' | 'bid'; text: string }[] = [];
+  const names: string[] = []; // first-seen order
+  const seen = new Set<string>();
+  const shape = { label, listKey: 'items', listKind: 'object' as const, fields: ['success', 'error', 'currency'] };
+  for await (const ev of readJsonListing(res, shape, ctx.signal)) {
+    if (ev.kind === 'field') {
+      // A 200 with an error object: {"success": false, "error": "..."} (centrual/market-csgo's error response type).
+      if (ev.key === 'success' && ev.value !== true) throw new UpstreamError('format', `${label}: success=${JSON.stringify(ev.value)}`);
+      if (ev.key === 'error' && ev.value) throw new UpstreamError('format', `${label}: error ${JSON.stringify(ev.value)}`);
+      if (ev.key === 'currency') {
+        if (typeof ev.value !== 'string' || !CURRENCY.test(ev.value)) throw new UpstreamError('format', `${label}: currency=${JSON.stringify(ev.value)}`);
+        currency = ev.value;
+      }
+      continue;
+    }
+    for (const { value } of ev.items) {
+      if (!isRecord(value) || !('market_hash_name' in value) || !('price' in value) || !('buy_order' in value)) {
+        throw new UpstreamError('format', `${label}: an item without market_hash_name, price and buy_order (fields renamed?)`);
+      }
+      const name = typeof value.market_hash_name === 'string' ? value.market_hash_name : String(value.market_hash_name);
+      if (!seen.has(name)) {
+        seen.add(name);
+        names.push(name);
+      }
+      for (const [side, raw, best, better] of [
+        ['ask', value.price, asks, (a: Dec, b: Dec) => a.lt(b)],
+        ['bid', value.buy_order, bids, (a: Dec, b: Dec) => a.gt(b)],
+      ] as const) {
+        if (raw === null) continue;
+        const text = String(raw);
+        const d = positive(text);
+        if (!d) {
+          rejected.push({ name, side, text });
+          continue;
+        }
+        const cur = best.get(name);
+        if (!cur || better(d, cur)) best.set(name, d);
+      }
+    }
+  }
+  if (currency === null) throw new UpstreamError('format', `${label}: no "currency" in the response (renamed or missing)`);
+  const row = (name: string, side: 'ask' | 'bid', price: string): RawQuote => ({
+    marketHashName: name,
+    marketCode: 'MARKETCSGO',
+    side,
+    currencyCode: currency!,
+    price,
+    quantity: null,
+  });
+  for (const r of rejected) yield row(r.name, r.side, r.text);
+  for (const name of names) {
+    const ask = asks.get(name);
+    if (ask) yield row(name, 'ask', formatDecimal(ask));
+    const bid = bids.get(name);
+    if (bid) yield row(name, 'bid', formatDecimal(bid));
+  }
+}
+
+/** market.csgo's class/instance price list aggregated per name (ask and bid in the response's currency, no counts). */
+export const marketcsgo: CollectorSource = {
+  id: 'marketcsgo',
+  providerCode: 'MARKETCSGO',
+  markets: ['MARKETCSGO'],
+  defaultBaseUrl: 'https://market.csgo.com',
+  intervalSeconds: 600,
+  limits: { requestsPerMinute: 6, concurrency: 1, timeoutMs: 120_000, retries: 3 },
+  completeListing: false,
+  collect,
+};
