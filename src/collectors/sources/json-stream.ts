@@ -114,7 +114,8 @@ class ValueBuilder {
       this.value = v;
       this.done = true;
     } else if (Array.isArray(parent)) parent.push(v);
-    else Object.defineProperty(parent, this.keys[this.keys.length - 1]!, { value: v, enumerable: true, writable: true, configurable: true });
+    // A prototype-less object has no `__proto__` setter: every key, that one included, becomes an own property.
+    else parent[this.keys[this.keys.length - 1]!] = v;
   }
 }
 
