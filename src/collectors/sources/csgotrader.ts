@@ -17,7 +17,7 @@
  * | csfloat | CSFLOAT | ask | `price` |
  * | skinport | SKINPORT | ask | `starting_at` (Skinport's `min_price`); `suggested_price` is not an offer |
  * | csmoney | CSMONEY | ask | `price` (the bot's sell price) |
- * | csgotm | MARKETCSGO | ask | the bare number (market.csgo's price list: lowest sell offer) |
+ * | csgotm | MARKETCSGO | ask | the bare number (csgotrader's published scraper read market.csgo's `api/v2/prices/USD.json` `price`, the lowest offer) |
  * | lisskins | LISSKINS | ask | `price` |
  *
  * Not collected, because they are not any catalogue market's ask or bid: `steam.json` (`last_24h`, `last_7d`,
