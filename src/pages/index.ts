@@ -17,6 +17,7 @@ import { createItemPages, type ItemPagesDeps } from './item-page.js';
 import { renderLanding } from './landing.js';
 import { APP_CSP, htmlResponse } from './layout.js';
 import { renderStatusPage } from './status-page.js';
+import { createFreshnessReader, type MarketFreshness } from '../collectors/freshness.js';
 import { valuationPageHandler } from './valuation-page.js';
 
 /** What the pages need from the app. */
@@ -51,6 +52,7 @@ export function createPages(deps: PagesDeps): Pages {
   const assets = createAssets();
   const clock = deps.clock ?? (() => new Date());
   const items = deps.db ? createItemPages({ db: deps.db, quotes: deps.quoteCache, clock, logger: deps.logger }) : null;
+  const freshness = deps.db ? createFreshnessReader(deps.db) : null;
   const pages: Record<string, PageHandler> = {
     '/': async (request) => htmlResponse(renderLanding(new URL(request.url).origin), { request }),
     '/docs': async (request) => htmlResponse(renderDocs({ scalarScript: assets.urls.scalarScript }), { request, csp: APP_CSP }),
@@ -62,7 +64,17 @@ export function createPages(deps: PagesDeps): Pages {
       } catch (err) {
         deps.logger?.()?.warn({ err }, 'status page: the status history could not be read');
       }
-      return htmlResponse(renderStatusPage(status, now), {
+      // Each market's newest quote (collectors/freshness.ts): its own read, so a failure leaves the rest of the page.
+      let markets: MarketFreshness[] | null | undefined;
+      if (freshness && status) {
+        try {
+          markets = await freshness(now);
+        } catch (err) {
+          markets = null;
+          deps.logger?.()?.warn({ err }, 'status page: the quotes\' freshness could not be read');
+        }
+      }
+      return htmlResponse(renderStatusPage(status, now, markets), {
         request,
         status: status ? 200 : 503,
         headers: status ? {} : { 'Retry-After': String(STATUS_RETRY_AFTER_SECONDS) },

@@ -3,7 +3,8 @@
  * server-rendered like the status page, readable without JavaScript, nothing loaded from another origin.
  *
  * - The item page: the current quotes per market in their own currency and in one chosen currency (official
- *   USD rates of the `currency` table), the CSCP valuation with its band (mid x e^(+-u)), an inline SVG chart
+ *   USD rates of the `currency` table), each with its age and, when its source has not confirmed it for more
+ *   than 3 collection intervals, marked stale (collectors/freshness.ts), the CSCP valuation with its band (mid x e^(+-u)), an inline SVG chart
  *   of the history per market and series (close lines, the CSCP band shaded) with labelled axes and a legend,
  *   and HTML tables of the latest candles as the fallback. Query parameters: `currency` (default USD),
  *   `interval` (day | week | month), `from` / `to` (YYYY-MM-DD). Without a range the page shows everything the
@@ -28,6 +29,7 @@ import { decodeMonth } from '../history/candle-codec.js';
 import { CS2_APP_ID } from '../services/importers.js';
 import { loadQuotes, VALUATION_CURRENCY, VALUATION_MARKET, type MarketQuote } from '../services/quotes.js';
 import { escapeHtml, htmlResponse, PAGE_CSP, renderPage } from './layout.js';
+import { ageSeconds, formatAge, isStale, staleAfterSeconds } from '../collectors/freshness.js';
 
 /** Most search results shown on one page. */
 export const SEARCH_LIMIT = 50;
@@ -77,6 +79,8 @@ td.date, th.date { white-space: nowrap; }
 .results li { margin: .15rem 0; }
 .scroll { overflow-x: auto; }
 details { margin: .3rem 0; }
+tr.stale td { background: #fff6e0; }
+.stale-mark, .stale-note strong { color: #a15c00; }
 summary { cursor: pointer; }
 `;
 
@@ -530,6 +534,8 @@ export interface ItemView {
   history: Pick<ItemHistory, 'series' | 'cscp'>;
   /** The item's whole history extent (for the range links), or null without history. */
   extent: { first: string; last: string } | null;
+  /** The page's clock: quotes are aged and judged stale at this instant (collectors/freshness.ts). */
+  now: Date;
 }
 
 function marketCell(code: string, names: ReadonlyMap<string, string>): string {
@@ -551,8 +557,13 @@ function quotesSection(v: ItemView): string {
       const isValuation = q.marketCode === VALUATION_MARKET;
       const price = q.price === null ? '<td class="num muted">delisted</td>' : `<td class="num price" data-amount="${escapeHtml(formatDecimal(q.price))}">${escapeHtml(formatDecimal(q.price))}</td>`;
       const qty = q.quantity === null ? '<span class="muted">—</span>' : `${q.isQuantityMinimum ? '≥ ' : ''}${escapeHtml(q.quantity.toLocaleString('en-US'))}`;
-      return `<tr data-market="${escapeHtml(q.marketCode)}" data-side="${escapeHtml(q.side)}"${isValuation ? ' class="valuation"' : ''}>
-<td>${isValuation ? '<strong>CSCP</strong> <span class="muted small">consensus valuation</span>' : marketCell(q.marketCode, v.marketNames)}</td><td>${escapeHtml(q.side)}</td><td class="small">${escapeHtml(q.providerCode)}</td>${price}<td class="currency"><code>${escapeHtml(q.currencyCode)}</code></td>${convertedCell(v.rates, q.price, q.currencyCode, v.currency)}<td class="num">${qty}</td><td class="small date">${escapeHtml(dateTime(q.freshAt))}</td></tr>`;
+      const age = ageSeconds(q.freshAt, v.now);
+      const after = staleAfterSeconds(q.marketCode, q.providerCode);
+      const stale = age > after;
+      const classes = [isValuation ? 'valuation' : '', stale ? 'stale' : ''].filter(Boolean).join(' ');
+      const ageCell = `<td class="small age${stale ? ' stale' : ''}" data-age-seconds="${age}" title="stale after ${escapeHtml(formatAge(after))} without a confirmation">${escapeHtml(formatAge(age))}${stale ? ' <strong class="stale-mark">stale</strong>' : ''}</td>`;
+      return `<tr data-market="${escapeHtml(q.marketCode)}" data-side="${escapeHtml(q.side)}" data-stale="${stale}"${classes ? ` class="${classes}"` : ''}>
+<td>${isValuation ? '<strong>CSCP</strong> <span class="muted small">consensus valuation</span>' : marketCell(q.marketCode, v.marketNames)}</td><td>${escapeHtml(q.side)}</td><td class="small">${escapeHtml(q.providerCode)}</td>${price}<td class="currency"><code>${escapeHtml(q.currencyCode)}</code></td>${convertedCell(v.rates, q.price, q.currencyCode, v.currency)}<td class="num">${qty}</td><td class="small date">${escapeHtml(dateTime(q.freshAt))}</td>${ageCell}</tr>`;
     })
     .join('\n');
   const codes = [...new Set(v.quotes.map((q) => q.currencyCode))].filter((c) => c !== v.currency).sort(byCodePoint);
@@ -566,11 +577,23 @@ function quotesSection(v: ItemView): string {
     .join(' · ');
   return `<div class="scroll"><table class="quotes" id="quotes-table">
 <caption class="small muted">One quote per market and side (listed before delisted, the market's own feed before aggregators, then the freshest). Prices in the market's own currency, as published.</caption>
-<thead><tr><th>Market</th><th>Side</th><th>Provider</th><th class="num">Price</th><th>Currency</th><th class="num">In ${escapeHtml(v.currency)}</th><th class="num">Listings</th><th>Confirmed (UTC)</th></tr></thead>
+<thead><tr><th>Market</th><th>Side</th><th>Provider</th><th class="num">Price</th><th>Currency</th><th class="num">In ${escapeHtml(v.currency)}</th><th class="num">Listings</th><th>Confirmed (UTC)</th><th>Age</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></div>
-<p class="small muted" data-rates>Converted at the official USD rates of the currency table${rateLines ? `: ${rateLines}` : ''}.</p>`;
+<p class="small muted" data-rates>Converted at the official USD rates of the currency table${rateLines ? `: ${rateLines}` : ''}.</p>
+${staleNote(v)}`;
+}
+
+/**
+ * The stale quotes named under the table: a quote is stale when its source has not confirmed it for more than
+ * 3 of its collection intervals (24 hours when no collector source reports its market and provider).
+ */
+function staleNote(v: ItemView): string {
+  const stale = v.quotes.filter((q) => isStale(q.marketCode, q.providerCode, q.freshAt, v.now));
+  if (stale.length === 0) return `<p class="small muted" data-stale-markets="">Every quote was confirmed within 3 collection intervals of its source.</p>`;
+  const names = [...new Set(stale.map((q) => `${q.marketCode} ${q.side}`))];
+  return `<p class="small stale-note" data-stale-markets="${escapeHtml(names.join(','))}"><strong>Stale:</strong> ${escapeHtml(names.join(', '))}: not confirmed by their source for more than 3 of its collection intervals (24 hours where no collector reports the market), so the price may have moved since.</p>`;
 }
 
 /** The CSCP band of a valuation: mid x e^(-u) and mid x e^(+u), 4 decimals (as the history read rounds them). */
@@ -850,7 +873,8 @@ export function createItemPages(deps: ItemPagesDeps): ItemPages {
           problems.unshift({ parameter: 'currency', message: `${query.currency} is not a currency of this service; choose one of the list below (GET /currencies)` });
         }
         if (problems.length > 0) return send(request, renderProblemPage(name, problems, rates.choices), 422);
-        const today = formatDate(deps.clock());
+        const now = deps.clock();
+        const today = formatDate(now);
         const [quotes, extent] = await Promise.all([
           deps.quotes ? deps.quotes.load(CS2_APP_ID, [name]) : loadQuotes(deps.db, CS2_APP_ID, [name]),
           historyExtent(deps.db, itemId),
@@ -863,7 +887,7 @@ export function createItemPages(deps: ItemPagesDeps): ItemPages {
         const marketNames = new Map(
           codes.length === 0 ? [] : (await deps.db.query<{ code: string; name: string }>(`SELECT code, name FROM website WHERE code = ANY($1::text[])`, [codes])).map((r) => [r.code, r.name] as const),
         );
-        return send(request, renderItemPage({ name, currency: query.currency, rates, quotes: itemQuotes, marketNames, range, history, extent }));
+        return send(request, renderItemPage({ name, currency: query.currency, rates, quotes: itemQuotes, marketNames, range, history, extent, now }));
       } catch (err) {
         return failed(request, err);
       }

@@ -5,13 +5,16 @@
  * - per component a row of bars over the last 24 hours: 15-minute buckets for the public components
  *   (`web`, `api`, `api_cn`, `monitor`), 5-minute buckets for the infrastructure checks;
  * - the hourly scores of the last 24 completed hours per area;
- * - price collection per market (a chart of the hourly totals, and a row per market);
+ * - price collection per market (a chart of the hourly totals, and a row per market), and each market's newest
+ *   quote with its age, marked stale when its source has not confirmed it for more than 3 of its collection
+ *   intervals (collectors/freshness.ts; not part of `GET /status`, whose shape is the spec's);
  * - the proxy-node footprint when there is one.
  * Missing data is drawn as missing: a bucket without data is a grey "no data" bar, a component without
  * any data says so, and neither is ever counted as 0 % or as up.
  */
 import { INFRASTRUCTURE_BUCKET_SECONDS, SERVICE_BUCKET_SECONDS, SERVICE_COMPONENTS, type StatusData } from '../services/status.js';
 import { escapeHtml, renderPage } from './layout.js';
+import { formatAge, type MarketFreshness } from '../collectors/freshness.js';
 
 /** How a bucket, a component or the whole service is drawn. */
 export type Level = 'up' | 'degraded' | 'down' | 'nodata';
@@ -351,6 +354,36 @@ ${rows}
 </tbody></table>`;
 }
 
+/**
+ * Each market's newest quote: when it was last confirmed, its age, and whether that is stale. `undefined`: not
+ * shown (no database); null: the read failed (said so, the rest of the page stands).
+ */
+function freshnessSection(markets: readonly MarketFreshness[] | null | undefined): string {
+  if (markets === undefined) return '';
+  const head = `<h3 id="freshness">Freshness per market</h3>
+<p class="muted small">The newest quote of each market (any item, side or provider): stale when its source has not confirmed it for more than 3 of its collection intervals (24 hours where no collector reports the market).</p>`;
+  if (markets === null) return `${head}\n<p class="muted" data-empty="freshness">The quotes' freshness could not be read just now (no data).</p>`;
+  if (markets.length === 0) return `${head}\n<p class="muted" data-empty="freshness">No market has quotes yet (no data).</p>`;
+  const stale = markets.filter((m) => m.stale);
+  const summary =
+    stale.length === 0
+      ? `<p data-stale-markets="">No market is stale.</p>`
+      : `<p data-stale-markets="${escapeHtml(stale.map((m) => m.marketCode).join(','))}"><strong>${stale.length} of ${markets.length} markets stale:</strong> ${escapeHtml(stale.map((m) => m.marketCode).join(', '))}.</p>`;
+  const rows = markets
+    .map(
+      (m) =>
+        `<tr data-market="${escapeHtml(m.marketCode)}" data-stale="${m.stale}"${m.stale ? ' class="stale"' : ''}><td><code>${escapeHtml(m.marketCode)}</code></td><td class="small">${escapeHtml(m.providerCode)}</td><td class="num">${escapeHtml(dateTime(Math.floor(m.freshAt.getTime() / 1000)))}</td><td class="num" data-age-seconds="${m.ageSeconds}">${escapeHtml(formatAge(m.ageSeconds))}</td><td class="num">${escapeHtml(formatAge(m.staleAfterSeconds))}</td><td>${m.stale ? '<span class="state degraded">stale</span>' : '<span class="state up">fresh</span>'}</td></tr>`,
+    )
+    .join('\n');
+  return `${head}
+${summary}
+<table class="freshness">
+<thead><tr><th>Market</th><th>Provider</th><th class="num">Newest fresh_at (UTC)</th><th class="num">Age</th><th class="num">Stale after</th><th>Stale</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>`;
+}
+
 function distributionSection(distribution: StatusData['distribution']): string {
   const entries = Object.entries(distribution);
   if (entries.length === 0) return '';
@@ -395,8 +428,10 @@ how the service is doing. This is not a report that the service is up or down.</
 /**
  * The status page for `status` (the data `GET /status` returns) as of `now`; `null` (the history
  * could not be read) gives the "status data unavailable" page, which the caller serves with 503.
+ * `freshness`: each market's newest quote (the freshness table), null when it could not be read, undefined to
+ * leave the table out.
  */
-export function renderStatusPage(status: StatusData | null, now: Date): string {
+export function renderStatusPage(status: StatusData | null, now: Date, freshness?: readonly MarketFreshness[] | null): string {
   const nowSeconds = Math.floor(now.getTime() / 1000);
   if (!status) return unavailable(nowSeconds);
   const serviceKeys = [...new Set([...SERVICE_COMPONENTS, ...Object.keys(status.service)])];
@@ -423,6 +458,7 @@ ${summaryTable(status.summary, nowSeconds)}
 <h2 id="datasource">Price collection</h2>
 <p class="muted small">Quotes received per market and hour (the last hour is still in progress); “last few minutes” counts the most recent minutes.</p>
 ${datasourceSection(status.datasource, nowSeconds)}
+${freshnessSection(freshness)}
 ${distributionSection(status.distribution)}
 `;
   return renderPage({

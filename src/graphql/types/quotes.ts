@@ -12,6 +12,7 @@ import { CS2_APP_ID } from '../../services/importers.js';
 import { WebsiteRef } from './catalogue.js';
 import { shapeFields } from '../shape-fields.js';
 import { MarketQuoteOut, ValuationOut } from '../../shapes/quote.js';
+import { ageSeconds, isStale, staleAfterSeconds } from '../../collectors/freshness.js';
 
 const QuoteSide = builder.enumType('QuoteSide', {
   description: 'ask = sell listing, bid = buy order, mid = the CSCP valuation.',
@@ -48,6 +49,20 @@ export const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').impl
       read: { market_currency_code: (q) => q.currencyCode, market_price_amount: (q) => q.price },
       refs: { side: { type: QuoteSide }, valuation: { type: ValuationRef } },
       descriptions: { provider_code: 'Equals marketCode for direct data, else the aggregator.' },
+    }),
+    // Freshness (issue 42 point 5; GraphQL only: the REST MarketQuoteOut is the spec's shape). collectors/freshness.ts.
+    ageSeconds: t.int({
+      description: 'Seconds from freshAt to the start of this request (whole seconds, never negative). Not in the REST MarketQuoteOut.',
+      resolve: (q, _a, ctx) => ageSeconds(q.freshAt, ctx.now),
+    }),
+    staleAfterSeconds: t.int({
+      description:
+        "Age in seconds after which this quote is stale: 3 runs of the collector source that reports this market and provider (the most frequent one), 3 days for the daily CSCP valuation, 24 hours for a market and provider no source collects (e.g. the bundled snapshot's). Not in the REST MarketQuoteOut.",
+      resolve: (q) => staleAfterSeconds(q.marketCode, q.providerCode),
+    }),
+    stale: t.boolean({
+      description: 'True when ageSeconds exceeds staleAfterSeconds: its source has not confirmed this quote for more than 3 of its intervals. Not in the REST MarketQuoteOut.',
+      resolve: (q, _a, ctx) => isStale(q.marketCode, q.providerCode, q.freshAt, ctx.now),
     }),
     // Edges a client traverses (GraphQL only).
     website: t.field({
