@@ -8,7 +8,8 @@
  *   before any other check (graphql-js reports them without a code);
  * - `BAD_REQUEST`: anything else without a code that is not a resolver error (those are mapped by
  *   the error masking, `internal_error` at worst).
- * Parse errors already carry Yoga's `GRAPHQL_PARSE_FAILED`.
+ * Parse errors already carry Yoga's `GRAPHQL_PARSE_FAILED`. An answer whose `data` is not null is a 200 whatever
+ * its errors (GraphQL over HTTP: data present means 2xx): its errors then set no HTTP status.
  *
  * The same plugin logs every error of an execution that is not an expected refusal (a ServiceError, a GraphQL
  * input error, a lost database) with the request's logger, so the line carries its request id; the answer
@@ -31,6 +32,21 @@ function withCode(error: GraphQLError, code: string, http?: { status: number }):
     path: error.path,
     originalError: error.originalError,
     extensions: { ...error.extensions, code, ...(http ? { http } : {}) },
+  });
+}
+
+/** `error` without the HTTP status in its extensions when `drop` (its headers stay); else `error` itself. */
+function withoutStatus(error: GraphQLError, drop: boolean): GraphQLError {
+  const http = error.extensions?.http as { status?: number; headers?: Record<string, string> } | undefined;
+  if (!drop || http?.status === undefined) return error;
+  const { http: _status, ...rest } = error.extensions;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    originalError: error.originalError,
+    extensions: http.headers ? { ...rest, http: { headers: http.headers } } : rest,
   });
 }
 
@@ -91,8 +107,12 @@ export function useErrorCodes(fallback?: Logger): Plugin {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result)) return;
       const r = result as ExecutionResult;
-      if (!r.errors || r.errors.every(hasCode)) return;
-      setResult({ ...r, errors: r.errors.map((e) => (hasCode(e) ? e : withCode(e, fallbackCode(e)))) });
+      if (!r.errors || r.errors.length === 0) return;
+      // GraphQL over HTTP: an answer whose data is not null is a 200, errors or not (a partial answer, which metering
+      // charges: README, Billing); its errors keep their codes and headers but set no HTTP status.
+      const partial = r.data !== null && r.data !== undefined;
+      if (!partial && r.errors.every(hasCode)) return;
+      setResult({ ...r, errors: r.errors.map((e) => withoutStatus(hasCode(e) ? e : withCode(e, fallbackCode(e)), partial)) });
     },
   };
 }

@@ -3,19 +3,27 @@
  * `execute`): before any resolver runs it finds the operation's metered root fields (catalogue rows
  * with a credit cost or a rate limit, via `graphqlFields`), checks their arguments, authenticates
  * the caller, consumes the account's rate limits (429 `rate_limited` with Retry-After) and checks the
- * balance (402 `credit_insufficient`); after execution it charges the fields that succeeded.
+ * balance (402 `credit_insufficient`); after execution it charges the fields whose data the answer carries.
  *
- * Rules (spec: Limits, Billing lines, CreditMeta): a request is charged only when it succeeds:
- * 401/402/403/404/422/429/5xx cost nothing; a GraphQL operation pays the sum of its metered fields
- * that resolved without error, each billed or waived on its own rule (a field that failed or was
- * answered "not modified" is free, and never makes another field free or dearer); an active
- * subscription makes non-premium operations free; a HEAD request is rate limited but never billed.
- * A conditional export field (`ifNoneMatch` given) needs no balance up front: when it is answered
- * "not modified" it costs nothing, whatever the balance (spec: a 304 is never billed); otherwise it
- * is charged like any field at the end. When the balance no longer covers the charge at the end
- * (concurrent requests spent it), the answer is 402 and nothing is charged. Order of checks:
- * credential (401/403, also for machine-only mutations), arguments (422), rate limit (429),
- * balance (402). A 402 still counts towards the rate limit; a 422 or 401 does not.
+ * The billing rule (README, Billing; docs/reliability.md; issue 41 point 1): **a metered root field is charged
+ * its full cost whenever any of its priced data leaves the service, and when it is not charged none of its data
+ * is sent.** Decided in one place, `deliversField`, once per metered field (never a walk of the result):
+ * - GraphQL: a field whose value in `data` is not null is charged, errors inside it included (a partial answer,
+ *   such as quotes whose `converted(currency: "ZZZ")` failed, is data). A field whose value is null or absent (it
+ *   failed at its root, or the item is unknown) is free. Errors elsewhere in the operation never waive a field,
+ *   and one field's failure never makes another free or dearer.
+ * - REST: an execution with any error is answered with the error envelope, which carries no data
+ *   (`restSendsData`, the same test `runRoute` of src/rest/facade.ts makes), so it is never charged; an answer
+ *   that sends data always is.
+ * - When the charge cannot be taken at the end (concurrent requests spent the balance), the answer is replaced
+ *   by 402 `credit_insufficient` and none of the data is sent.
+ * Besides: 401/403/422/429 and 5xx refused before execution cost nothing; an export answered "not modified"
+ * (`state.waived`, the 304 of GraphQL) costs nothing, whatever the balance, and needs no balance up front
+ * (spec: a 304 is never billed); an active subscription makes non-premium operations free; a HEAD request is
+ * rate limited but never billed (it sends no data); a streamed REST answer's charge is refunded when the
+ * answer is not delivered whole (src/rest/facade.ts). Order of checks: credential (401/403, also for
+ * machine-only mutations), arguments (422), rate limit (429), balance (402). A 402 still counts towards the
+ * rate limit; a 422 or 401 does not.
  */
 import type { Plugin } from 'graphql-yoga';
 import { Kind, visit, type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
@@ -181,10 +189,26 @@ function meteredField(responseKey: string, row: EndpointInfo, args: Record<strin
   return { responseKey, row, units, cost: operationCost(row, units), conditional };
 }
 
-function fieldFailed(result: ExecutionResult, responseKey: string): boolean {
+/**
+ * Whether the REST face sends the data of an execution's result: any error makes the answer the error envelope
+ * (src/rest/facade.ts `runRoute`), which carries none. The one test both the facade and the billing rule use.
+ */
+export function restSendsData(result: ExecutionResult): boolean {
+  return result.errors === undefined || result.errors.length === 0;
+}
+
+/**
+ * The billing rule (see the module doc): true when the answer made of `result` carries the data of the metered
+ * root field `responseKey`, which is then charged. GraphQL: its value is in `data` and not null, whatever errors
+ * the answer holds (errors inside the field included). REST (`rest`): the same, and the answer is not the error
+ * envelope. Constant time: the root value and, on REST, the error count; the result is never walked.
+ */
+export function deliversField(result: ExecutionResult, responseKey: string, rest: boolean): boolean {
   const data = result.data as Record<string, unknown> | null | undefined;
-  if (!data || data[responseKey] === null || data[responseKey] === undefined) return true;
-  return (result.errors ?? []).some((e) => e.path?.[0] === responseKey);
+  if (data === null || data === undefined) return false;
+  const value = data[responseKey];
+  if (value === null || value === undefined) return false;
+  return !rest || restSendsData(result);
 }
 
 /** What passed admission: the caller, its billable fields and the balance it was judged against. */
@@ -279,7 +303,9 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
         onExecuteDone({ result, setResult }) {
           if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
           const r = result as ExecutionResult;
-          const charged = billable.filter((f) => !fieldFailed(r, f.responseKey) && ctx.state.waived?.has(f.responseKey) !== true);
+          const rest = ctx.state.restRoute === true;
+          const waived = ctx.state.waived;
+          const charged = billable.filter((f) => deliversField(r, f.responseKey, rest) && waived?.has(f.responseKey) !== true);
           const cost = charged.length === 1 ? charged[0]!.cost : charged.reduce((sum, f) => sum + f.cost, 0n);
           if (cost === 0n) return settle(ctx, r, setResult, 0n, remaining);
           const charge = chargeOf(ctx, caller, charged, cost);

@@ -21,6 +21,7 @@ import type { Database } from '../db/client.js';
 import { schema } from '../graphql/schema.js';
 import { newRequestState, type Context, type RequestState } from '../graphql/context.js';
 import { registerRouteDocument } from '../plugins/safety.js';
+import { restSendsData } from '../plugins/metering.js';
 import { MAX_BATCH_NAMES } from '../validation/params.js';
 import { endpoint } from '../catalogue/endpoints.js';
 import { nodeHeaders, type HeaderReader } from '../lib/headers.js';
@@ -264,7 +265,8 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       } else {
         result = (await execute(args)) as ExecutionResult;
       }
-      if (result.errors && result.errors.length > 0) return errorReply(requestId, asRestError(route, resultError(result.errors)), route.metered);
+      // Any error: the error envelope, no data, and so no charge (the billing rule, restSendsData in plugins/metering.ts).
+      if (!restSendsData(result)) return errorReply(requestId, asRestError(route, resultError(result.errors!)), route.metered);
       const payload = route.payload(result.data as Record<string, unknown>);
       if (route.respond) return route.respond(payload, { db, state, signal: input.signal, logger: state.log ?? logger });
       const headers = { 'Content-Type': JSON_TYPE, 'X-Request-ID': requestId, ...route.headers };

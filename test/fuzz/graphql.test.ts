@@ -4,13 +4,15 @@
  * requests (random text, truncated documents, wrong bodies, methods, content types and Accept
  * headers), and the safety limits (depth, aliases, cost, list sizes, nesting). No answer may be a 5xx
  * or carry an internal error; every answer has an X-Request-ID; a refused operation has no data and
- * is not charged; and the limits hold: depth over MAX_DEPTH, more than MAX_ALIASES aliases, or a cost
+ * is not charged, and an answer that carries a metered field's data is a 200 charged exactly the cost of
+ * the metered fields whose data it holds (README, Billing: the charge follows the data); and the limits hold: depth over MAX_DEPTH, more than MAX_ALIASES aliases, or a cost
  * over MAX_COMPLEXITY are always refused.
  */
 import fc from 'fast-check';
 import {
   Kind,
   getNamedType,
+  getOperationAST,
   isEnumType,
   isInputObjectType,
   isInterfaceType,
@@ -27,8 +29,12 @@ import {
   type GraphQLObjectType,
   type SelectionSetNode,
 } from 'graphql';
+import { collectFields } from 'graphql/execution/collectFields.js';
+import { getArgumentValues } from 'graphql/execution/values.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
+import { ENDPOINTS, type EndpointInfo } from '../../src/catalogue/endpoints.js';
+import { operationCost } from '../../src/services/billing.js';
 import { MAX_BODY_BYTES } from '../../src/app.js';
 import { MAX_ALIASES, MAX_COMPLEXITY, MAX_DEPTH } from '../../src/plugins/safety.js';
 import { FUZZ_RUNS, FUZZ_SEED, QUOTED_NAMES, call, credentialHeaders, describeRequest, fuzzTarget, record, report, type CallerKind, type FuzzRequest, type FuzzTarget, type Received } from './harness.js';
@@ -69,8 +75,11 @@ interface Built {
   operationName?: string;
 }
 
-/** Builds a random operation over the schema: see the module doc. Some of it is invalid on purpose. */
-function buildDocument(seed: number): Built {
+/**
+ * Builds a random operation over the schema: see the module doc. Some of it is invalid on purpose. With `metered`,
+ * a query of one to three metered root fields (valid root arguments) with generated selections below them.
+ */
+function buildDocument(seed: number, metered = false): Built {
   const r = prng(seed);
   const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const chance = (p: number) => r() < p;
@@ -135,6 +144,20 @@ function buildDocument(seed: number): Built {
     if (chance(0.03)) parts.push(`unknownArg: 1`);
     return parts.length > 0 ? `(${parts.join(', ')})` : '';
   };
+  /**
+   * Valid arguments for a metered root field (its required ones only, the rest defaulted), so its resolvers run and
+   * the generated nested arguments below it (mostly invalid) give partial answers: the billing oracle's cases.
+   */
+  const meteredArgs = (field: GraphQLField<unknown, unknown>): string => {
+    const parts: string[] = [];
+    for (const a of field.args) {
+      if (a.name === 'marketHashName') parts.push(`marketHashName: ${JSON.stringify(pick(QUOTED_NAMES.slice(0, 4)))}`);
+      else if (a.name === 'marketHashNames') parts.push(`marketHashNames: ${JSON.stringify(Array.from({ length: pick([1, 3, 101]) }, (_, i) => QUOTED_NAMES[i % 4]))}`);
+      else if (a.name === 'currency') parts.push(`currency: ${pick(['"USD"', '"EUR"', '"CNY"'])}`);
+      else if (a.name === 'since' && chance(0.5)) parts.push(`since: ${pick(['"0"', '"1"'])}`);
+    }
+    return parts.length > 0 ? `(${parts.join(', ')})` : '';
+  };
   const selection = (type: GraphQLNamedType, depth: number): string => {
     if (isScalarType(type) || isEnumType(type)) return chance(0.02) ? '{ x }' : '';
     if (depth > 14) return '{ __typename }';
@@ -147,9 +170,12 @@ function buildDocument(seed: number): Built {
     }
     const object = type as GraphQLObjectType;
     const fields = Object.values(object.getFields());
+    // Fields with arguments (converted, afterFees, feeSchedule, an item's quotes, history and routes) are picked more
+    // often below the root: their arguments, mostly wrong, give partial answers (data with nested errors).
+    const withArgs = depth > 1 ? fields.filter((f) => f.args.length > 0) : [];
     const n = 1 + Math.floor(r() * Math.min(fields.length, 6));
     for (let i = 0; i < n; i++) {
-      const f = pick(fields);
+      const f = withArgs.length > 0 && chance(0.3) ? pick(withArgs) : pick(fields);
       let alias = '';
       if (chance(0.15)) {
         alias = `${chance(0.2) ? pick(fields).name : `a${aliasCount}`}: `;
@@ -158,7 +184,8 @@ function buildDocument(seed: number): Built {
       const sub = selection(getNamedType(f.type), depth + 1);
       const directive = chance(0.05) ? pick([' @include(if: true)', ' @skip(if: false)', ' @skip(if: true)', ' @deprecated', ' @unknown']) : '';
       const body = chance(0.02) ? '' : sub;
-      out.push(`${alias}${f.name}${args(f)}${directive} ${body}`);
+      const fieldArgs = depth === 1 && PRICED_BY_FIELD.has(f.name) && chance(0.6) ? meteredArgs(f) : args(f);
+      out.push(`${alias}${f.name}${fieldArgs}${directive} ${body}`);
     }
     if (chance(0.1)) out.push('__typename');
     if (chance(0.02)) out.push('notAField');
@@ -170,9 +197,18 @@ function buildDocument(seed: number): Built {
     return `{ ${out.join(' ')} }`;
   };
   const kind = r();
-  const opType = kind < 0.88 ? 'query' : kind < 0.97 ? 'mutation' : 'subscription';
+  const opType = metered ? 'query' : kind < 0.88 ? 'query' : kind < 0.97 ? 'mutation' : 'subscription';
   const root = (opType === 'mutation' ? schema.getMutationType() : schema.getQueryType())!;
-  const body = selection(root, 1);
+  let body: string;
+  if (metered) {
+    const pricedFields = Object.values(schema.getQueryType()!.getFields()).filter((f) => PRICED_BY_FIELD.has(f.name));
+    body = `{ ${Array.from({ length: 1 + Math.floor(r() * 3) }, (_, i) => {
+      const f = pick(pricedFields);
+      return `m${i}: ${f.name}${meteredArgs(f)} ${selection(getNamedType(f.type), 2) || ''}`;
+    }).join(' ')} }`;
+  } else {
+    body = selection(root, 1);
+  }
   const name = chance(0.3) ? `Op${seed % 1000}` : '';
   const header = varDefs.length > 0 || name ? `${opType} ${name}${varDefs.length ? `(${varDefs.join(', ')})` : ''}` : opType === 'query' && chance(0.5) ? '' : opType;
   if (chance(0.05)) variables.undeclared = 1;
@@ -218,6 +254,18 @@ async function sendGraphQL(request: FuzzRequest, label: string): Promise<Receive
     } else {
       expect('data' in b, `neither data nor errors\n${where()}`).toBe(true);
     }
+    if (b.data !== null && b.data !== undefined) {
+      // An answer with data is a 200, errors or not (GraphQL over HTTP), and the metered fields whose data it
+      // carries are charged in full, nested errors or not (README, Billing: the charge follows the data).
+      expect(got.status, `data with a non-200 status\n${where()}`).toBe(200);
+      const owed = chargeOwed(request, b.data);
+      if (owed !== null && owed > 0) record(`  billing oracle: data owing credits${b.errors ? ', with errors' : ''}`, got.status);
+      if (owed !== null) {
+        const billing = b.extensions?.billing;
+        if (owed > 0) expect(billing, `data sent without its charge of ${owed}\n${where()}`).toMatchObject({ billable: true, credit: { cost: owed } });
+        else expect(billing?.billable ?? false, `charged for data that costs nothing\n${where()}`).toBe(false);
+      }
+    }
   } else if (type.startsWith('text/html')) {
     expect(request.method, where()).toBe('GET');
   } else if (!type.startsWith('text/event-stream') && !type.startsWith('multipart/mixed')) {
@@ -225,6 +273,62 @@ async function sendGraphQL(request: FuzzRequest, label: string): Promise<Receive
     expect(request.method === 'OPTIONS' ? [204, 405] : [405], `non-JSON answer\n${where()}`).toContain(got.status);
   }
   return got;
+}
+
+/** Catalogue rows with a credit cost, by the query root field tied to them (data/endpoints.json graphql_fields). */
+const PRICED_BY_FIELD = new Map<string, EndpointInfo>(ENDPOINTS.filter((e) => e.creditCost > 0).flatMap((e) => e.graphqlFields.map((f) => [f, e] as const)));
+
+/** The operation a request to /graphql carried (POST JSON or GET parameters), or null when it carried none readable. */
+function operationOf(request: FuzzRequest): { query: string; variables: Record<string, unknown>; operationName?: string } | null {
+  let params: Record<string, unknown> | null = null;
+  try {
+    if (request.method === 'POST' && typeof request.body === 'string' && request.headers.some(([k, v]) => k.toLowerCase() === 'content-type' && v.startsWith('application/json'))) {
+      params = JSON.parse(request.body) as Record<string, unknown>;
+    } else if (request.method === 'GET') {
+      const q = new URL(`http://fuzz.test${request.target}`).searchParams;
+      params = { query: q.get('query'), variables: q.get('variables') ? JSON.parse(q.get('variables')!) : {}, operationName: q.get('operationName') ?? undefined };
+    }
+  } catch {
+    return null;
+  }
+  if (!params || Array.isArray(params) || typeof params.query !== 'string') return null;
+  const variables = params.variables && typeof params.variables === 'object' && !Array.isArray(params.variables) ? (params.variables as Record<string, unknown>) : {};
+  return { query: params.query, variables, ...(typeof params.operationName === 'string' ? { operationName: params.operationName } : {}) };
+}
+
+/**
+ * Credits owed for an answer's `data` (the oracle of the billing rule, README: Billing): the sum, over the
+ * operation's root fields with a credit cost whose value in `data` is not null, of each one's cost (a batch by its
+ * names). An export answered "not modified" owes nothing; one whose answer does not say (`notModified` not
+ * selected) makes the figure unknown. Null when unknown or when the request carried no operation readable here.
+ */
+function chargeOwed(request: FuzzRequest, data: Record<string, unknown>): number | null {
+  const op = operationOf(request);
+  if (!op) return null;
+  let owed = 0;
+  try {
+    const doc = parse(op.query);
+    const operation = getOperationAST(doc, op.operationName);
+    if (!operation || operation.operation !== 'query') return null;
+    const fragments = Object.fromEntries(doc.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+    const queryType = schema.getQueryType()!;
+    for (const [key, nodes] of collectFields(schema, fragments, op.variables, queryType, operation.selectionSet)) {
+      const name = nodes[0]!.name.value;
+      const row = PRICED_BY_FIELD.get(name);
+      const value = data[key] as Record<string, unknown> | null | undefined;
+      if (!row || value === null || value === undefined) continue;
+      const args = getArgumentValues(queryType.getFields()[name]!, nodes[0]!, op.variables);
+      if (name === 'priceExport' && args.ifNoneMatch !== null && args.ifNoneMatch !== undefined) {
+        if (value.notModified === true) continue;
+        if (value.notModified !== false) return null;
+      }
+      const units = row.unitPricing ? (args[row.unitPricing.unitsBodyField.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase())] as unknown[]).length : 1;
+      owed += Number(operationCost(row, units));
+    }
+  } catch {
+    return null; // not an operation this oracle can read (the server answered it all the same)
+  }
+  return owed;
 }
 
 /** A refused operation: errors and no data, or refused before GraphQL ran (a 4xx error envelope, e.g. 406 for an Accept no answer can meet). */
@@ -299,6 +403,19 @@ describe('GraphQL fuzzing', () => {
           if (m.depth > MAX_DEPTH) expectRefused(got, request, `depth ${m.depth} > ${MAX_DEPTH}`);
           if (m.aliases > MAX_ALIASES) expectRefused(got, request, `${m.aliases} aliases > ${MAX_ALIASES}`);
         }
+      }),
+      { seed: FUZZ_SEED, numRuns: FUZZ_RUNS },
+    );
+  });
+
+  it(`${FUZZ_RUNS} operations of metered fields with generated nested arguments: an answer with a field's data is a 200 charged its full cost`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.nat(), fc.constantFrom<CallerKind>('rich', 'rich', 'rich', 'poor'), fc.nat(), fc.constantFrom(...ACCEPTS.slice(0, 5)), async (seed, caller, spelling, accept) => {
+        const built = buildDocument(seed, true);
+        const headers: [string, string][] = [['Content-Type', 'application/json'], ...credentialHeaders(t, caller, spelling)];
+        if (accept) headers.push(['Accept', accept]);
+        // sendGraphQL holds the oracle: data owing credits is charged them (extensions.billing), no data is never charged.
+        await sendGraphQL(post(JSON.stringify({ query: built.text, variables: built.variables }), headers), 'POST /graphql (metered fields, nested arguments)');
       }),
       { seed: FUZZ_SEED, numRuns: FUZZ_RUNS },
     );

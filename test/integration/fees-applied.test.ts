@@ -132,21 +132,41 @@ describe('converted: a price in another currency at official rates', () => {
   });
 });
 
-describe('bad currencies are refused in the documented way and never billed', () => {
-  it('an unknown code is 422 validation_failed on the field with details; a malformed one too; the request costs nothing', async () => {
+describe('bad currencies are refused in the documented way, and the quotes sent with them are billed', () => {
+  it('an unknown code is validation_failed on each afterFees with details; a malformed one too; the quotes still answered are charged (issue 41)', async () => {
     const a = await createAccount(t.db, { credits: 10n });
+    let spent = 0;
     for (const currency of ['XXX', 'usd']) {
       const res = await t.gql(
         `query($n: String!, $c: String!) { item(marketHashName: $n) { quotes(side: ask) { marketCode afterFees(path: SALE, currency: $c) { amount } } } }`,
         { n: ITEM, c: currency },
         bearer(a.key),
       );
-      const error = res.body.errors?.[0];
-      expect(error?.extensions).toMatchObject({ code: 'validation_failed', details: { errors: [expect.objectContaining({ location: 'argument', field: 'currency' })] } });
-      expect(res.body.extensions?.billing).toEqual({ billable: false });
+      // The refusal is on the nested field: every quote is answered, its afterFees null with its own error.
+      const quotes = res.body.data?.item?.quotes;
+      expect(quotes).toHaveLength(7);
+      for (const q of quotes) expect(q.afterFees).toBeNull();
+      expect(res.body.errors).toHaveLength(quotes.length);
+      for (const error of res.body.errors) {
+        expect(error.path).toEqual(['item', 'quotes', expect.any(Number), 'afterFees']);
+        expect(error.extensions).toMatchObject({ code: 'validation_failed', details: { errors: [expect.objectContaining({ location: 'argument', field: 'currency' })] } });
+      }
+      // Quotes left the service, so the item is billed as one GET /prices (README, Billing), and the answer is a 200.
+      spent += 1;
+      expect(res.status).toBe(200);
+      expect(res.body.extensions?.billing).toEqual({ billable: true, credit: { cost: 1, remaining: 10 - spent } });
     }
     const me = await t.get('/me', bearer(a.key));
-    expect(expectEnvelope(me).credit).toMatchObject({ used: 0, remaining: 10 });
+    expect(expectEnvelope(me).credit).toMatchObject({ used: 2, remaining: 8 });
+  });
+
+  it('a bad currency that refuses the whole item (Item.routes is non-null) sends no data and costs nothing', async () => {
+    const a = await createAccount(t.db, { credits: 10n });
+    const res = await t.gql(`query($n: String!) { item(marketHashName: $n) { marketHashName routes(currency: "XXX") { status } } }`, { n: ITEM }, bearer(a.key));
+    expect(res.body.data.item).toBeNull();
+    expect(res.body.errors[0].extensions).toMatchObject({ code: 'validation_failed', details: { errors: [expect.objectContaining({ field: 'currency' })] } });
+    expect(res.body.extensions?.billing).toEqual({ billable: false });
+    expect(expectEnvelope(await t.get('/me', bearer(a.key))).credit).toMatchObject({ used: 0, remaining: 10 });
   });
 });
 

@@ -68,7 +68,8 @@ describe('GraphQL', () => {
   });
 
   it('every metered root field refuses bad arguments with validation_failed and charges nothing (the metering rule is their only check)', async () => {
-    const before = (await t.get('/me', t.auth())).body.data.credits;
+    const before = (await t.get('/me', t.auth())).body.data.credit;
+    expect(before).toMatchObject({ total: 1000, used: expect.any(Number), remaining: expect.any(Number) });
     const long = 'x'.repeat(5000);
     const cases: [string, string][] = [
       [`{ prices(marketHashName: "") { appId } }`, 'marketHashName'],
@@ -84,7 +85,7 @@ describe('GraphQL', () => {
       expect(r.body.errors?.[0]?.extensions?.code, query.slice(0, 60)).toBe('validation_failed');
       expect(r.body.errors[0].extensions.details.errors.map((d: any) => d.field)).toContain(field);
     }
-    expect((await t.get('/me', t.auth())).body.data.credits).toEqual(before);
+    expect((await t.get('/me', t.auth())).body.data.credit).toEqual(before);
   });
 
   it('unknown website is a not_found error', async () => {
