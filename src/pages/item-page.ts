@@ -27,6 +27,7 @@ import { bucketOf, itemIdOf, loadItemHistory, MAX_SPAN_DAYS, type CscpPoint, typ
 import { decodeMonth } from '../history/candle-codec.js';
 import { CS2_APP_ID } from '../services/importers.js';
 import { loadQuotes, VALUATION_CURRENCY, VALUATION_MARKET, type MarketQuote } from '../services/quotes.js';
+import { isSupportedDay, MAX_DAY, MIN_DAY } from '../validation/params.js';
 import { escapeHtml, htmlResponse, PAGE_CSP, renderPage } from './layout.js';
 
 /** Most search results shown on one page. */
@@ -123,11 +124,16 @@ function spanDays(from: string, to: string): number {
   return Math.round((dayMs(to) - dayMs(from)) / DAY_MS) + 1;
 }
 
-/** True for a YYYY-MM-DD day that exists (2026-02-30 does not). */
-export function isDay(s: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
-  const t = Date.parse(`${s}T00:00:00Z`);
-  return !Number.isNaN(t) && formatDate(new Date(t)) === s;
+/**
+ * Why `v` is not a day the page can show, or null when it is one: the API's rule (src/validation/params.ts
+ * `isSupportedDay`: a YYYY-MM-DD date that exists, from MIN_DAY to MAX_DAY), worded for people.
+ */
+export function dayProblem(v: string): string | null {
+  if (isSupportedDay(v)) return null;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(v) && (v < MIN_DAY || v > MAX_DAY) && isSupportedDay(`2000${v.slice(4)}`)) {
+    return `“${v}” is outside the dates this service holds: ${MIN_DAY} to ${MAX_DAY}`;
+  }
+  return `“${v}” is not a date that exists, written YYYY-MM-DD (e.g. 2026-07-16), from ${MIN_DAY} to ${MAX_DAY}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -203,8 +209,9 @@ export function parseItemQuery(params: URLSearchParams): { query: ItemQuery; pro
   const dayParam = (name: 'from' | 'to') => {
     const v = text(name);
     if (v === null) return null;
-    if (!isDay(v)) {
-      problems.push({ parameter: name, message: `“${v}” is not a date that exists, written YYYY-MM-DD (e.g. 2026-07-16)` });
+    const problem = dayProblem(v);
+    if (problem !== null) {
+      problems.push({ parameter: name, message: problem });
       return null;
     }
     return v;
