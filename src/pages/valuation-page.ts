@@ -169,7 +169,7 @@ export function valuationPageHandler(deps: { db: Pick<Database, 'query'>; clock:
     const read = (name: string): string | null => {
       const v = q.get(name);
       if (v === null || v === '') return null;
-      if (!dayRule.safeParse(v).success) problems.push(`${name}: ${DAY_MESSAGE} (given: “${v}”)`);
+      if (!dayRule.safeParse(v).success) problems.push(`${name}: ${DAY_MESSAGE} (given: “${v.length > 40 ? `${v.slice(0, 40)}…` : v}”)`.replaceAll('\u0000', ''));
       return v;
     };
     const from = read('from');
