@@ -609,11 +609,15 @@ class RedisLeases {
   }
 }
 
-function outcome(row: EndpointInfo | NamedLimit, d: Decision): RateLimitOutcome {
-  const spec = 'operationId' in row ? row.rateLimit! : row;
+function outcome(row: EndpointInfo, d: Decision): RateLimitOutcome {
+  return namedOutcome(row.operationId, row.rateLimit!, d);
+}
+
+/** The outcome of a decision of the policy `name` (a catalogue row's operation id, or a named limit's name). */
+function namedOutcome(name: string, spec: { maxRequests: number; windowSeconds: number }, d: Decision): RateLimitOutcome {
   return {
     allowed: d.allowed,
-    policy: 'operationId' in row ? row.operationId : row.name,
+    policy: name,
     limit: spec.maxRequests,
     windowSeconds: spec.windowSeconds,
     remaining: Math.max(0, d.remaining),
@@ -720,15 +724,15 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       const windowMs = policy.windowSeconds * 1000;
       if (redis && batcher && redis.status === 'ready') {
         try {
-          return outcome(policy, await batcher.decide({ key: `${prefix}:sl:${policy.name}:${key}`, limit: policy.maxRequests, windowMs, points }));
+          return namedOutcome(policy.name, policy, await batcher.decide({ key: `${prefix}:sl:${policy.name}:${key}`, limit: policy.maxRequests, windowMs, points }));
         } catch (e) {
           warn(e instanceof Error ? e.message : String(e));
         }
       } else if (redis) {
         warn(`Redis connection ${redis.status}`);
       }
-      if (inMemory) return outcome(policy, await inMemory.decide({ key, limit: policy.maxRequests, windowMs, points, log }));
-      return outcome(policy, log.consume(key, clock(), points));
+      if (inMemory) return namedOutcome(policy.name, policy, await inMemory.decide({ key, limit: policy.maxRequests, windowMs, points, log }));
+      return namedOutcome(policy.name, policy, log.consume(key, clock(), points));
     },
     async close() {
       if (leases) await leases.close();
