@@ -41,6 +41,7 @@ import { graphqlBodyLimit } from './graphql/types/ingestion.js';
 import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
 import { createPages } from './pages/index.js';
 import { APP_CSP } from './pages/layout.js';
+import { createPageLimit, DEFAULT_PAGE_RATE_LIMIT, type PageRateLimit, type TrustProxy } from './pages/page-limit.js';
 import { LiveHub } from './services/live.js';
 import { KnownHosts, plainTarget, type RequestTarget } from './lib/target.js';
 
@@ -83,6 +84,12 @@ export interface AppDeps {
    * consumer (default 10,000); `redisUrl`: replicas also announce commits to each other's hubs over Redis pub/sub.
    */
   live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number; redisUrl?: string };
+  /**
+   * The item pages' limit per client address (src/pages/page-limit.ts): `rateLimit` pages per window (default 30 a
+   * minute; null = none), counted by `rateLimiter` (so in Redis when it uses Redis); `trustProxy` says whose
+   * X-Forwarded-For names the client (default: nobody's).
+   */
+  pages?: { rateLimit?: PageRateLimit | null; trustProxy?: TrustProxy };
 }
 
 /** Seconds between WebSocket pings; a connection that did not answer the previous one is closed. */
@@ -156,6 +163,7 @@ export function createApp(deps: AppDeps): App {
   const live = { hub, maxConcurrent: deps.live?.maxConcurrent ?? 10 };
   // Pages (`/`, `/docs`, `/status/page`, `/items`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();
+  const pageLimit = createPageLimit({ limiter, limit: deps.pages?.rateLimit === undefined ? DEFAULT_PAGE_RATE_LIMIT : deps.pages.rateLimit, trustProxy: deps.pages?.trustProxy ?? null });
   const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger });
   const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}), snapshots, live };
   /** The resolvers' context of one request (both faces). */
@@ -186,7 +194,8 @@ export function createApp(deps: AppDeps): App {
   });
 
 
-  async function handle(request: Request): Promise<Response> {
+  // The node adapter's server context carries the request's `req` (absent for `app.fetch`: no peer).
+  async function handle(request: Request, serverContext?: object): Promise<Response> {
     const state = newRequestState(crypto.randomUUID());
     state.log = logger?.child({ request_id: state.requestId });
     state.head = request.method === 'HEAD';
@@ -205,7 +214,7 @@ export function createApp(deps: AppDeps): App {
       httpRequests.inc({ operation: 'openapi', method: request.method, status: '200' });
       return json(200, openApiDocument(), { 'X-Request-ID': state.requestId, 'Cache-Control': 'public, max-age=300' });
     }
-    let response = await dispatch(request, state);
+    let response = await dispatch(request, state, (serverContext as { req?: http.IncomingMessage } | undefined)?.req?.socket?.remoteAddress);
     if (state.head && response.body !== null) {
       // HEAD (README): the GET's status and headers, no body; never billed (metering), counted like a GET.
       void response.body.cancel().catch(() => undefined);
@@ -217,7 +226,7 @@ export function createApp(deps: AppDeps): App {
     return response;
   }
 
-  async function dispatch(request: Request, state: RequestState): Promise<Response> {
+  async function dispatch(request: Request, state: RequestState, peer: string | undefined): Promise<Response> {
     const { requestId } = state;
     let metered = false;
     try {
@@ -262,6 +271,12 @@ export function createApp(deps: AppDeps): App {
         state.operationId = 'page';
         if (request.method !== 'GET' && request.method !== 'HEAD') {
           return errorResponse(requestId, new ServiceError('method_not_allowed', 405, `Method ${request.method} is not allowed here; use GET.`, undefined, { Allow: 'GET, HEAD' }));
+        }
+        if (pages.isLimited(url.pathname)) {
+          // The item pages show what the API sells: limited per client address (src/pages/page-limit.ts).
+          const { outcome, refused } = await pageLimit.check(request, peer);
+          if (outcome) state.rateLimits.push({ policy: outcome.policy, limit: outcome.limit, windowSeconds: outcome.windowSeconds, remaining: outcome.remaining, resetSeconds: outcome.resetSeconds });
+          if (refused) return refused;
         }
         return await page(request);
       }

@@ -3,6 +3,7 @@
  * Nothing else in the code base reads `process.env`.
  */
 import { z } from 'zod';
+import { parsePageRateLimit, parseTrustProxy } from './pages/page-limit.js';
 
 const schema = z.object({
   /** PostgreSQL connection string; unset = embedded PGlite in `PGLITE_DIR`. */
@@ -19,6 +20,37 @@ const schema = z.object({
   QUOTEGATE_AUTOLOAD: z.enum(['true', 'false']).default('true'),
   /** Redis connection string: rate-limit counts shared by every replica; unset = this process's memory. */
   REDIS_URL: z.string().url().optional(),
+  /**
+   * The item pages' limit per client address, `<pages>/<seconds>` (default 30/60: 30 pages in any 60 s; `off`:
+   * none). Counted where the API's rate limits are (Redis with REDIS_URL, so replicas share it); src/pages/page-limit.ts.
+   */
+  PAGE_RATE_LIMIT: z
+    .string()
+    .default('30/60')
+    .transform((raw, ctx) => {
+      try {
+        return parsePageRateLimit(raw);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /**
+   * Which peers are this deployment's proxies, whose X-Forwarded-For names the client for the pages' limit: unset
+   * = none (the connection's address counts); a hop count (`1`: one proxy in front); or addresses and subnets
+   * (`loopback`, `10.0.0.0/8`, ...). Never set it without a proxy that overwrites or appends X-Forwarded-For.
+   */
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      try {
+        return parseTrustProxy(raw);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** `off` disables rate limits (load tests of the billing path only); never in production. */
   QUOTEGATE_RATE_LIMITS: z.enum(['on', 'off']).default('on'),
   /** Seconds between export snapshot builds (GET /prices/export); 0 turns the job off in this process. */

@@ -9,6 +9,7 @@ import type { Context } from './context.js';
 import { formatDecimal } from '../lib/money.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
 import { validationError } from '../lib/errors.js';
+import { MAX_DAY, MIN_DAY } from '../validation/params.js';
 import type { DeferredJson, RawJson } from '../lib/raw-json.js';
 
 export const builder = new SchemaBuilder<{
@@ -50,7 +51,7 @@ builder.scalarType('DateTime', {
 });
 
 builder.scalarType('Date', {
-  description: 'A UTC calendar date, YYYY-MM-DD.',
+  description: `A UTC calendar date, YYYY-MM-DD. An argument must be a date that exists, from ${MIN_DAY} to ${MAX_DAY} (else 422 validation_failed).`,
   serialize: (value) => formatDate(value),
   parseValue: (value) => String(value),
 });

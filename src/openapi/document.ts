@@ -52,6 +52,16 @@ const envelope = (data: z.ZodType) => z.strictObject({ data, meta: Meta });
 
 const BatchItemOut = z.strictObject({ market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'BatchItemOut' });
 const sideEnum = z.enum(['ask', 'bid', 'mid', 'all']);
+/**
+ * An optional date query parameter: the rule of src/validation/params.ts `day` (a YYYY-MM-DD date that exists,
+ * MIN_DAY to MAX_DAY) as JSON Schema: `format: date` says it exists, `pattern` gives the supported years.
+ */
+const dayParam = (description: string) =>
+  z
+    .string()
+    .regex(new RegExp(v.DAY_PATTERN))
+    .optional()
+    .meta({ format: 'date', description: `${description} A date YYYY-MM-DD that exists, from ${v.MIN_DAY} to ${v.MAX_DAY}; other dates are 422.` });
 const ItemPricesOut = z.strictObject({ app_id: z.string(), market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'ItemPricesOut' });
 const BatchPricesOut = z.strictObject({ app_id: z.string(), side: sideEnum, items: z.array(BatchItemOut) }).meta({ id: 'BatchPricesOut' });
 const ExportOut = z
@@ -159,11 +169,7 @@ const QUERIES: Record<string, z.ZodObject> = {
   }),
   exportPrices: z.object({ app_id: v.appId.optional(), side: v.side.optional() }),
   getFeeSchedule: z.object({
-    as_of: z
-      .string()
-      .regex(/^\d{4}-\d{2}-\d{2}$/)
-      .optional()
-      .meta({ format: 'date', description: 'The schedule in force on this UTC day (YYYY-MM-DD, a date that exists); default today. A fee change makes a new version; older days keep theirs.' }),
+    as_of: dayParam('The schedule in force on this UTC day; default today. A fee change makes a new version; older days keep theirs.'),
   }),
   getRoutes: z.object({
     market_hash_name: v.marketHashName,
@@ -182,8 +188,8 @@ QUERIES.getPriceHistory = z.object({
   app_id: v.appId.optional(),
   markets: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes (default: every market with history).' }),
   side: v.side.optional().meta({ description: 'ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all (default): everything, sales included.' }),
-  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'First UTC day (a date that exists); default: the longest span the interval allows, ending at `to`.' }),
-  to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'Last UTC day; default today. `from` after `to` is 422.' }),
+  from: dayParam('First UTC day; default: the longest span the interval allows, ending at `to`.'),
+  to: dayParam('Last UTC day; default today. `from` after `to` is 422.'),
   interval: v.historyInterval.optional().meta({ description: 'day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days).' }),
 });
 
@@ -204,8 +210,8 @@ QUERIES.subscribePriceChanges = z.object({
 });
 
 QUERIES.getValuationAccuracy = z.object({
-  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'First valuation day (UTC, a date that exists); default 89 days before `to`.' }),
-  to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional().meta({ format: 'date', description: 'Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422.' }),
+  from: dayParam('First valuation day (UTC); default 89 days before `to`.'),
+  to: dayParam('Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422.'),
 });
 
 const PATH_PARAMS: Record<string, z.ZodObject> = {

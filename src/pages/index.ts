@@ -40,6 +40,8 @@ export type PageHandler = (request: Request) => Promise<Response>;
 export interface Pages {
   /** The handler of `pathname`, or null when it is not a page or asset path (then the API routes decide). */
   match(pathname: string): PageHandler | null;
+  /** Whether `pathname` is an item page (`/items`, `/items/{name}`): limited per client address (src/pages/page-limit.ts). */
+  isLimited(pathname: string): boolean;
   /** GraphiQL's page for Yoga's `renderGraphiQL` option (editor served from this origin). */
   renderGraphiQL(options: GraphiQLOptions): string;
 }
@@ -93,6 +95,7 @@ export function createPages(deps: PagesDeps): Pages {
       if (!pathname.startsWith('/assets/')) return null;
       return async (request) => (await assets.respond(request, pathname)) ?? htmlResponse('<!doctype html><title>Not found</title><p>No such file.</p>', { status: 404, request });
     },
+    isLimited: (pathname) => items !== null && (pathname === '/items' || pathname.startsWith('/items/')),
     renderGraphiQL: (options) => renderGraphiQLPage(options, { base: assets.urls.graphiqlBase }),
   };
 }

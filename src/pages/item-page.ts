@@ -28,6 +28,7 @@ import { bucketOf, itemIdOf, loadItemHistory, MAX_SPAN_DAYS, type CscpPoint, typ
 import { decodeMonth } from '../history/candle-codec.js';
 import { CS2_APP_ID } from '../services/importers.js';
 import { loadQuotes, VALUATION_CURRENCY, VALUATION_MARKET, type MarketQuote } from '../services/quotes.js';
+import { isSupportedDay, MAX_DAY, MIN_DAY } from '../validation/params.js';
 import { escapeHtml, htmlResponse, PAGE_CSP, renderPage } from './layout.js';
 import { ageSeconds, formatAge, isStale, staleAfterSeconds } from '../collectors/freshness.js';
 
@@ -127,11 +128,16 @@ function spanDays(from: string, to: string): number {
   return Math.round((dayMs(to) - dayMs(from)) / DAY_MS) + 1;
 }
 
-/** True for a YYYY-MM-DD day that exists (2026-02-30 does not). */
-export function isDay(s: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(s)) return false;
-  const t = Date.parse(`${s}T00:00:00Z`);
-  return !Number.isNaN(t) && formatDate(new Date(t)) === s;
+/**
+ * Why `v` is not a day the page can show, or null when it is one: the API's rule (src/validation/params.ts
+ * `isSupportedDay`: a YYYY-MM-DD date that exists, from MIN_DAY to MAX_DAY), worded for people.
+ */
+export function dayProblem(v: string): string | null {
+  if (isSupportedDay(v)) return null;
+  if (/^\d{4}-\d{2}-\d{2}$/.test(v) && (v < MIN_DAY || v > MAX_DAY) && isSupportedDay(`2000${v.slice(4)}`)) {
+    return `“${shownText(v)}” is outside the dates this service holds: ${MIN_DAY} to ${MAX_DAY}`;
+  }
+  return `“${shownText(v)}” is not a date that exists, written YYYY-MM-DD (e.g. 2026-07-16), from ${MIN_DAY} to ${MAX_DAY}`;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -197,18 +203,19 @@ export function parseItemQuery(params: URLSearchParams): { query: ItemQuery; pro
   };
   const currencyText = text('currency');
   const currency = (currencyText ?? DEFAULT_CURRENCY).toUpperCase();
-  if (!/^[A-Z0-9]{2,16}$/.test(currency)) problems.push({ parameter: 'currency', message: `“${currencyText}” is not a currency code (2-16 letters or digits, e.g. USD, EUR, CNY)` });
+  if (!/^[A-Z0-9]{2,16}$/.test(currency)) problems.push({ parameter: 'currency', message: `“${shownText(currencyText ?? '')}” is not a currency code (2-16 letters or digits, e.g. USD, EUR, CNY)` });
   const intervalText = text('interval');
   let interval: HistoryInterval | null = null;
   if (intervalText !== null) {
     if ((INTERVALS as readonly string[]).includes(intervalText)) interval = intervalText as HistoryInterval;
-    else problems.push({ parameter: 'interval', message: `“${intervalText}” is not an interval: use day, week or month` });
+    else problems.push({ parameter: 'interval', message: `“${shownText(intervalText)}” is not an interval: use day, week or month` });
   }
   const dayParam = (name: 'from' | 'to') => {
     const v = text(name);
     if (v === null) return null;
-    if (!isDay(v)) {
-      problems.push({ parameter: name, message: `“${v}” is not a date that exists, written YYYY-MM-DD (e.g. 2026-07-16)` });
+    const problem = dayProblem(v);
+    if (problem !== null) {
+      problems.push({ parameter: name, message: problem });
       return null;
     }
     return v;
@@ -765,6 +772,16 @@ ${controlsForm(name, choices, { currency: choices.includes(DEFAULT_CURRENCY) ? D
   return renderPage({ title: `Invalid parameters · ${name}`, path: '/items', head: HEAD, body });
 }
 
+/**
+ * `s` as a page may echo it: without NUL characters (an HTML page cannot carry them) and cut to MAX_QUERY_LENGTH
+ * characters with an ellipsis (a name in the address may be as long as the request line allows, 16 KiB).
+ */
+function shownText(s: string): string {
+  const clean = s.replaceAll('\u0000', '');
+  const chars = [...clean];
+  return chars.length > MAX_QUERY_LENGTH ? `${chars.slice(0, MAX_QUERY_LENGTH).join('')}…` : clean;
+}
+
 function renderNotFound(name: string, reason: string): string {
   const body = `
 <div class="unavailable" role="alert">
@@ -848,6 +865,8 @@ export function createItemPages(deps: ItemPagesDeps): ItemPages {
       const q = (new URL(request.url).searchParams.get('q') ?? '').trim();
       if (q === '') return send(request, renderSearchPage('', null));
       if (q.length > MAX_QUERY_LENGTH) return send(request, renderSearchPage(q.slice(0, MAX_QUERY_LENGTH), null, `the search text is longer than ${MAX_QUERY_LENGTH} characters`), 422);
+      // PostgreSQL text cannot hold NUL (the API refuses it with 422 too): refused here, not sent to the database.
+      if (q.includes('\u0000')) return send(request, renderSearchPage(shownText(q), null, 'the search text must not contain NUL characters'), 422);
       try {
         return send(request, renderSearchPage(q, await searchItems(deps.db, q)));
       } catch (err) {
@@ -862,12 +881,17 @@ export function createItemPages(deps: ItemPagesDeps): ItemPages {
       try {
         name = decodeURIComponent(raw);
       } catch {
-        return send(request, renderNotFound(raw, 'The item name in this address is not valid URL encoding.'), 404);
+        return send(request, renderNotFound(shownText(raw), 'The item name in this address is not valid URL encoding.'), 404);
       }
       const { query, problems } = parseItemQuery(url.searchParams);
       try {
-        const itemId = name.length > 0 && name.length <= 255 ? await itemIdOf(deps.db, CS2_APP_ID, name) : null;
-        if (itemId === null) return send(request, renderNotFound(name, `The service knows no CS2 item named “${name}” (names are exact, e.g. “AK-47 | Redline (Field-Tested)”).`), 404);
+        // No item name is empty, longer than 255 characters or holds NUL (which PostgreSQL text cannot): those are
+        // unknown items without a database read.
+        const itemId = name.length > 0 && name.length <= 255 && !name.includes('\u0000') ? await itemIdOf(deps.db, CS2_APP_ID, name) : null;
+        if (itemId === null) {
+          const shown = shownText(name);
+          return send(request, renderNotFound(shown, `The service knows no CS2 item named “${shown}” (names are exact, e.g. “AK-47 | Redline (Field-Tested)”).`), 404);
+        }
         const rates = await loadRates(deps.db);
         if (!problems.some((p) => p.parameter === 'currency') && !rates.choices.includes(query.currency)) {
           problems.unshift({ parameter: 'currency', message: `${query.currency} is not a currency of this service; choose one of the list below (GET /currencies)` });

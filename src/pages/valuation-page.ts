@@ -9,7 +9,7 @@
 import type { Database } from '../db/client.js';
 import { ServiceError } from '../lib/errors.js';
 import { accuracyRange, readValuationAccuracy, type AccuracyDay, type AccuracySegment } from '../services/valuation-accuracy.js';
-import { day as dayRule } from '../validation/params.js';
+import { DAY_MESSAGE, day as dayRule } from '../validation/params.js';
 import { escapeHtml, htmlResponse, renderPage } from './layout.js';
 
 /** One sigma: the share inside e^(+-u) the uncertainty promises (as `calibration_target` of the API). */
@@ -169,7 +169,7 @@ export function valuationPageHandler(deps: { db: Pick<Database, 'query'>; clock:
     const read = (name: string): string | null => {
       const v = q.get(name);
       if (v === null || v === '') return null;
-      if (!dayRule.safeParse(v).success) problems.push(`${name}: must be a date YYYY-MM-DD that exists`);
+      if (!dayRule.safeParse(v).success) problems.push(`${name}: ${DAY_MESSAGE} (given: “${v.length > 40 ? `${v.slice(0, 40)}…` : v}”)`.replaceAll('\u0000', ''));
       return v;
     };
     const from = read('from');

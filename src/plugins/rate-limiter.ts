@@ -91,9 +91,24 @@ export interface RateLimiter {
    * (see module doc); throws RangeError for `points` that is not a positive integer.
    */
   consume(accountId: string, row: EndpointInfo, points: number): Promise<RateLimitOutcome | null>;
+  /**
+   * Consumes `points` (default 1) of a limit that is not a catalogue row, for `key`: the pages' limit per client
+   * address (src/pages/page-limit.ts). The same sliding log and store as the rows' (memory, or Redis when the limiter
+   * uses it, so replicas share it; Redis key `<prefix>:sl:<policy.name>:<key>`, decided in Redis every time: no
+   * lease), falling back to memory alike. Null when the limiter is off. `key` must hold no control character.
+   */
+  consumeNamed(policy: NamedLimit, key: string, points?: number): Promise<RateLimitOutcome | null>;
   /** PINGs the shared Redis (status check `redis`); absent unless the limiter uses Redis. Throws when Redis does not answer. */
   ping?(): Promise<unknown>;
   close(): Promise<void>;
+}
+
+/** A limit outside the catalogue (RateLimiter.consumeNamed): `maxRequests` per any interval of `windowSeconds`. */
+export interface NamedLimit {
+  /** The policy's name (RateLimit header policy; part of the Redis key): letters, digits, `-` and `_`. */
+  name: string;
+  maxRequests: number;
+  windowSeconds: number;
 }
 
 /** Options: `redisUrl` selects Redis; `enabled: false` turns limits off (benchmarks of billing alone). */
@@ -595,10 +610,14 @@ class RedisLeases {
 }
 
 function outcome(row: EndpointInfo, d: Decision): RateLimitOutcome {
-  const spec = row.rateLimit!;
+  return namedOutcome(row.operationId, row.rateLimit!, d);
+}
+
+/** The outcome of a decision of the policy `name` (a catalogue row's operation id, or a named limit's name). */
+function namedOutcome(name: string, spec: { maxRequests: number; windowSeconds: number }, d: Decision): RateLimitOutcome {
   return {
     allowed: d.allowed,
-    policy: row.operationId,
+    policy: name,
     limit: spec.maxRequests,
     windowSeconds: spec.windowSeconds,
     remaining: Math.max(0, d.remaining),
@@ -609,7 +628,7 @@ function outcome(row: EndpointInfo, d: Decision): RateLimitOutcome {
 /** Builds the limiter for every catalogue row that declares a rate limit. */
 export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
   if (opts.enabled === false) {
-    return { kind: 'off', consume: async () => null, close: async () => {} };
+    return { kind: 'off', consume: async () => null, consumeNamed: async () => null, close: async () => {} };
   }
   const prefix = opts.keyPrefix ?? 'qg:rl';
   // The script's asks are tab-separated fields on lines (see SCRIPT): a key holds no control character (account
@@ -657,6 +676,14 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
   for (const row of ENDPOINTS) {
     if (row.rateLimit) memory.set(row.operationId, new MemoryLog(row.rateLimit.maxRequests, row.rateLimit.windowSeconds * 1000));
   }
+  // The named limits' logs in memory, one per policy (created at its first use).
+  const named = new Map<string, MemoryLog>();
+  const namedLog = (policy: NamedLimit) => {
+    const id = `${policy.name}/${policy.maxRequests}/${policy.windowSeconds}`;
+    let log = named.get(id);
+    if (!log) named.set(id, (log = new MemoryLog(policy.maxRequests, policy.windowSeconds * 1000)));
+    return log;
+  };
   // Without Redis: decided in this process's memory, a turn's asks together (see TurnBatcher).
   const inMemory = redis
     ? null
@@ -688,6 +715,24 @@ export function createRateLimiter(opts: RateLimiterOptions = {}): RateLimiter {
       }
       if (inMemory) return outcome(row, await inMemory.decide({ key: accountId, limit: maxRequests, windowMs: windowSeconds * 1000, points, log: local }));
       return outcome(row, local.consume(accountId, clock(), points)); // Redis unreachable: this replica's memory at once
+    },
+    async consumeNamed(policy, key, points = 1) {
+      if (!Number.isInteger(points) || points < 1) throw new RangeError(`points must be a positive integer, got ${points}`);
+      if (!/^[A-Za-z0-9_-]+$/.test(policy.name)) throw new RangeError(`a named limit's name must be letters, digits, - or _: ${JSON.stringify(policy.name)}`);
+      if (/[\u0000-\u001f\u007f]/.test(key)) throw new RangeError(`a named limit's key must not contain control characters: ${JSON.stringify(key)}`);
+      const log = namedLog(policy);
+      const windowMs = policy.windowSeconds * 1000;
+      if (redis && batcher && redis.status === 'ready') {
+        try {
+          return namedOutcome(policy.name, policy, await batcher.decide({ key: `${prefix}:sl:${policy.name}:${key}`, limit: policy.maxRequests, windowMs, points }));
+        } catch (e) {
+          warn(e instanceof Error ? e.message : String(e));
+        }
+      } else if (redis) {
+        warn(`Redis connection ${redis.status}`);
+      }
+      if (inMemory) return namedOutcome(policy.name, policy, await inMemory.decide({ key, limit: policy.maxRequests, windowMs, points, log }));
+      return namedOutcome(policy.name, policy, log.consume(key, clock(), points));
     },
     async close() {
       if (leases) await leases.close();

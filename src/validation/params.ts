@@ -98,15 +98,37 @@ export const funding = z.enum(['cash', 'balance'], { message: 'must be cash or b
 export const itemRoutesArgs = z.looseObject({ currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility });
 /** Arguments of the GraphQL `routes` root field (REST: GET /prices/routes). */
 export const routesArgs = z.looseObject({ marketHashName, appId, currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility });
-/** A UTC calendar day, YYYY-MM-DD, that exists (2026-02-30 does not). */
-export const day = z.string().refine(
-  (d) => {
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(d)) return false;
-    const t = new Date(`${d}T00:00:00Z`);
-    return !Number.isNaN(t.getTime()) && t.toISOString().slice(0, 10) === d;
-  },
-  { message: 'must be a date YYYY-MM-DD that exists' },
-);
+/**
+ * The days a date parameter may name, on every face (REST query parameters, GraphQL `Date` arguments, the pages'
+ * `from`/`to`): 1970-01-01 to 9999-12-31, inclusive. Why these bounds: PostgreSQL has no year 0 (`0000-01-01` is
+ * an error there, which answered 500 before: issue 41, point 7) and a range's defaults and buckets reach days
+ * before the given ones (89 days before `to`, an ISO week's Monday), so a lower bound far from the calendar's
+ * edge is needed; 1970-01-01 is the first day of the data model (the first version of every fee schedule is
+ * valid from it) and no quote or candle can be older. A five-digit year is not a YYYY-MM-DD date.
+ */
+export const MIN_DAY = '1970-01-01';
+/** The last day a date parameter may name (see MIN_DAY). */
+export const MAX_DAY = '9999-12-31';
+/**
+ * The shape of a supported day for JSON Schema (/openapi.json `pattern`, beside `format: date`, which says the
+ * day exists): YYYY-MM-DD with a year from 1970 to 9999.
+ */
+export const DAY_PATTERN = '^(19[7-9][0-9]|[2-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$';
+/** The message of a date parameter outside its rule (REST `details`, GraphQL `extensions.details`, the pages). */
+export const DAY_MESSAGE = `must be a date YYYY-MM-DD that exists, from ${MIN_DAY} to ${MAX_DAY}`;
+
+/**
+ * True for a YYYY-MM-DD day that exists (2026-02-30 does not; 29 February only in leap years) and lies in
+ * MIN_DAY..MAX_DAY. Dates compare as text in this form.
+ */
+export function isSupportedDay(d: string): boolean {
+  if (d.length !== 10 || !/^\d{4}-\d{2}-\d{2}$/.test(d) || d < MIN_DAY || d > MAX_DAY) return false;
+  const t = new Date(`${d}T00:00:00Z`);
+  return !Number.isNaN(t.getTime()) && t.toISOString().slice(0, 10) === d;
+}
+
+/** A UTC calendar day, YYYY-MM-DD, that exists (2026-02-30 does not), from MIN_DAY to MAX_DAY. */
+export const day = z.string().refine(isSupportedDay, { message: DAY_MESSAGE });
 /** Candle width of a history read (REST `interval`, GraphQL `HistoryInterval`). */
 export const historyInterval = z.enum(['day', 'week', 'month'], { message: 'must be one of day, week, month' });
 /** Arguments of `Item.history` (the range is checked against the interval by services/history.ts `historyRange`). */

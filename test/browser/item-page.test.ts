@@ -79,7 +79,9 @@ beforeAll(async () => {
   // CSCP valuations of July 2026 (the job's computation, one run per day).
   for (let d = 12; d <= 17; d++) await runValuation(db, parseDate(`2026-07-${d}`), { now: () => NOW });
   usd = new Map((await db.query<{ code: string; usd_rate: string }>(`SELECT code, usd_rate::text AS usd_rate FROM currency`)).map((r) => [r.code, toMoney(r.usd_rate)]));
-  app = createApp({ db, clock: () => NOW });
+  // These tests load about 30 item pages from one address within a minute, as many as PAGE_RATE_LIMIT's default
+  // allows a person: their app allows more (the limit itself: test/integration/page-rate-limit.test.ts).
+  app = createApp({ db, clock: () => NOW, pages: { rateLimit: { maxRequests: 1000, windowSeconds: 60 } } });
   served = await serve(app);
   browser = await launchBrowser();
 });

@@ -98,6 +98,44 @@ export const withInserted = (s: fc.Arbitrary<string>, inserted: fc.Arbitrary<str
   });
 
 // ---------------------------------------------------------------------------------------------
+// Dates
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+/**
+ * Days at and beyond the edges of what a date parameter may name (issue 41, points 7 and 14): any day of years
+ * 0000-0099 (PostgreSQL has no year 0; a range's defaults reach before year 1), the day before 1970-01-01, the last
+ * days of 9999, five-digit and signed years, and 29 February of leap years (2000, 2024, 1972, 9996) and of
+ * common ones (1900, 2100, 2023, 2026, 1970, 9999). Valid or not is the document's verdict (`isDocumentedDay`).
+ */
+export const edgeDay: fc.Arbitrary<string> = fc.oneof(
+  {
+    arbitrary: fc.tuple(fc.integer({ min: 0, max: 99 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 })).map(([y, m, d]) => `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}`),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.constantFrom(
+      '0000-01-01', '0000-12-31', '0001-01-01', '0001-01-03', '0099-12-31', '0100-01-01', '1969-12-31', '1970-01-01', '1970-01-02',
+      '9999-12-31', '9999-12-30', '9999-01-01', '10000-01-01', '99999-12-31', '+010000-01-01', '-000001-01-01', '+002026-07-16',
+    ),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.constantFrom('2000-02-29', '2024-02-29', '1972-02-29', '9996-02-29', '1900-02-29', '2100-02-29', '2023-02-29', '2026-02-29', '1970-02-29', '9999-02-29', '0000-02-29', '0004-02-29'),
+    weight: 2,
+  },
+);
+
+/**
+ * The document's verdict on a date parameter value (any `from`, `to` or `as_of` of /openapi.json: a date YYYY-MM-DD
+ * that exists, in the years its pattern allows), which the GraphQL `Date` arguments and the pages follow too.
+ */
+export function isDocumentedDay(value: string): boolean {
+  const param = DOC.paths['/valuation/accuracy']!.get!.parameters!.find((p) => p.name === 'from')!;
+  return validator('/query/date', param.schema)(value);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Percent-encoding
 
 /** How a value is written into a URL. */

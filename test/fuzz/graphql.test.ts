@@ -67,6 +67,8 @@ function prng(seed: number): () => number {
 }
 
 const NAMES = [...QUOTED_NAMES, 'Arcana', 'Unknown', '', 'x'.repeat(256), 'a\u0000b', '\ud800'];
+/** Date arguments: days in range, at its edges and beyond (years 0000-0099, 9999, 10000, 29 February), malformed. */
+const DATES = ['2026-07-16', '2024-02-29', '1970-01-01', '9999-12-31', '0000-01-01', '0001-01-01', '0099-12-31', '1969-12-31', '10000-01-01', '2023-02-29', '1900-02-29', '2000-02-29', '2026-02-30', 'not a date', ''];
 const STRINGS = ['', 'BUFF163', 'buff163', 'USD', '730', '570', 'x'.repeat(300), '\u0000', '😀', '"', '\\', '\n', 'qg_x', '2026-07-16T00:00:00Z', 'not a date'];
 
 interface Built {
@@ -109,6 +111,7 @@ function buildDocument(seed: number, metered = false): Built {
     if (name === 'Int' || name === 'Credits') return pick([0, 1, 7, 730, 2147483647, 2147483648, -1, 2 ** 53, 1.5]);
     if (name === 'Boolean') return chance(0.5);
     if (name === 'Float') return pick([0, 0.5, -1e308, 1e308]);
+    if (name === 'Date') return pick(DATES);
     return chance(0.5) ? pick(NAMES) : pick(STRINGS);
   };
   /** A GraphQL literal for an input type. */

@@ -32,6 +32,7 @@ import {
   aroundBounds,
   bodyProblem,
   documentedOperations,
+  edgeDay,
   encodeValue,
   encodingArb,
   ofLength,
@@ -105,10 +106,10 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     payout: fc.constantFrom('cash', 'balance'),
     min_credibility: fc.constantFrom('0', '0.5', '1', '1.0', '0.000001', '0.99'),
     // GET /websites/{code}/fee-schedule
-    as_of: fc.constantFrom('2026-11-23', '1970-01-01', '2024-02-29', '2000-01-01', '2099-12-31', '0001-01-01'),
+    as_of: fc.constantFrom('2026-11-23', '1970-01-01', '2024-02-29', '2000-01-01', '2000-02-29', '2099-12-31', '9999-12-31'),
     // GET /prices/history (a range the interval does not allow is refused by the answer: see expectValid)
-    from: fc.constantFrom('2026-07-01', '2026-07-16', '2025-07-17', '2021-07-26', '2024-02-29', '1970-01-01', '2099-12-31'),
-    to: fc.constantFrom('2026-07-31', '2026-07-16', '2026-01-01', '2024-02-19', '2099-12-31', '1970-01-01'),
+    from: fc.constantFrom('2026-07-01', '2026-07-16', '2025-07-17', '2021-07-26', '2024-02-29', '1970-01-01', '2099-12-31', '9999-12-31', '1972-02-29'),
+    to: fc.constantFrom('2026-07-31', '2026-07-16', '2026-01-01', '2024-02-19', '2099-12-31', '1970-01-01', '9999-12-31', '2000-02-29'),
     interval: fc.constantFrom('day', 'week', 'month'),
     // GET /prices/changes (a cursor beyond the current sequence, or a limit outside 1-1000, is refused by the answer)
     since: fc.constantFrom('0', '1', '2', '3', '007', '999', '9223372036854775807', '9223372036854775808', '9999999999999999999'),
@@ -134,9 +135,10 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     fund: fc.constantFrom('CASH', 'card', '', 'cash ', 'balance,cash'),
     payout: fc.constantFrom('BALANCE', 'bank', '', ' cash'),
     min_credibility: fc.constantFrom('2', '-0', '-0.5', '1.5', '.5', '0.', '1e-3', 'NaN', '', ' 0', '0x1', '1.01'),
-    as_of: fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '26-11-23', '2026-11-23T00:00:00Z', 'today', '', ' 2026-11-23', '2026/11/23', '20261123'),
-    from: fc.constantFrom('2026-02-30', '2026-13-01', '26-11-23', '2026-11-23T00:00:00Z', 'yesterday', '', ' 2026-07-01'),
-    to: fc.constantFrom('2025-02-29', '2026-00-10', '2026/07/31', '20260731', 'now', ''),
+    // Malformed days, and days at and beyond the supported range (edgeDay: years 0000-0099, 9999, 10000, 29 February).
+    as_of: fc.oneof(fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '26-11-23', '2026-11-23T00:00:00Z', 'today', '', ' 2026-11-23', '2026/11/23', '20261123'), edgeDay),
+    from: fc.oneof(fc.constantFrom('2026-02-30', '2026-13-01', '26-11-23', '2026-11-23T00:00:00Z', 'yesterday', '', ' 2026-07-01'), edgeDay),
+    to: fc.oneof(fc.constantFrom('2025-02-29', '2026-00-10', '2026/07/31', '20260731', 'now', ''), edgeDay),
     interval: fc.constantFrom('DAY', 'Day', 'hour', 'year', '', ' day', 'week,month'),
     since: fc.constantFrom('-1', 'abc', '', ' 1', '1 ', '1.0', '1e3', '0x1', '9'.repeat(20), '١٢٣', '+1'),
     limit: fc.constantFrom('-1', '', '1.5', 'x', '10000', ' 5', '1e2'),

@@ -60,7 +60,7 @@ describe('the caller is looked up once, then reused', () => {
       // On PostgreSQL the app's LISTEN connection opens in the background, and when it is up every cache drops
       // what it holds (signals may have been missed before): under load that came after the GET below and the 32
       // requests loaded the quotes again (62 statements in one CI run). Wait for it, so they find the quotes cached.
-      await vi.waitFor(() => expect(x.db.listening()).toBe(true), { timeout: 5000, interval: 50 });
+      await vi.waitFor(() => expect(x.db.listening()).toBe(true), { timeout: 30_000, interval: 50 });
       await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '201.85' })]);
       expectEnvelope(await x.get(PRICES, x.auth())); // the quotes cached
       const accounts = await Promise.all(Array.from({ length: 30 }, (_, i) => createAccount(x.db, { credits: BigInt(100 + i) })));

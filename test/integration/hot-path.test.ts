@@ -20,6 +20,12 @@ const ITEM = 'AK-47 | Redline (Field-Tested)';
 const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;
 const STAR_ITEM = '★ StatTrak™ Karambit | Doppler (Factory New)';
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+/**
+ * How long an eventual outcome (a flush, a settlement, a sweep) may take here: the leases promise 100 ms to 5 s, but
+ * on the shared 2-CPU test machine a latency bound fails for the machine, not the code; the outcome and its count are
+ * asserted exactly, the time generously (timing belongs to bench/).
+ */
+const EVENTUALLY_MS = 30_000;
 
 let t: TestApp;
 
@@ -161,11 +167,11 @@ describe('credit leases: exact charges without a statement per request', () => {
       const a = await createAccount(app.db, { credits: 1_000_000n });
       for (let i = 0; i < 10; i++) expectEnvelope(await app.get(PRICES, bearer(a.key)));
       // Within a flush: all 10 recorded on the lease row (what GET /me shows), before any settlement.
-      await expect.poll(async () => (await counters(a.accountId)).used, { timeout: 1000, interval: 20 }).toBe(10);
+      await expect.poll(async () => (await counters(a.accountId)).used, { timeout: EVENTUALLY_MS, interval: 20 }).toBe(10);
       const recorded = await counters(a.accountId);
       expect(recorded).toMatchObject({ used: 10, charged: 10, requests: 10 });
       // Settled within settleMs (+ a flush): credits_used and the ledger hold them, the lease row holds none.
-      await expect.poll(async () => (await counters(a.accountId)).settled, { timeout: 2000, interval: 50 }).toBe(10);
+      await expect.poll(async () => (await counters(a.accountId)).settled, { timeout: EVENTUALLY_MS, interval: 50 }).toBe(10);
       const [lease] = await app.db.query<{ spent: string; unsettled: string }>(`SELECT spent::text AS spent, unsettled FROM credit_lease WHERE account_id = $1`, [a.accountId]);
       expect(lease).toEqual({ spent: '0', unsettled: '[]' });
       // GET /me settles this replica's charges of the account at once.
@@ -182,10 +188,10 @@ describe('credit leases: exact charges without a statement per request', () => {
           const left = await dying.charge({ accountId: b.accountId, keyId: b.keyId, operationId: 'getPrices', requestId: crypto.randomUUID(), cost: 1n }, 1_000_000n);
           expect(left).toBeGreaterThan(0n);
         }
-        await expect.poll(async () => (await counters(b.accountId)).used, { timeout: 1000, interval: 20 }).toBe(7);
+        await expect.poll(async () => (await counters(b.accountId)).used, { timeout: EVENTUALLY_MS, interval: 20 }).toBe(7);
         expect((await counters(b.accountId)).settled).toBe(0);
         await app.db.query(`UPDATE credit_lease SET expires_at = now() - interval '1 second' WHERE account_id = $1`, [b.accountId]);
-        await expect.poll(async () => (await counters(b.accountId)).settled, { timeout: 7000, interval: 100 }).toBe(7);
+        await expect.poll(async () => (await counters(b.accountId)).settled, { timeout: EVENTUALLY_MS, interval: 100 }).toBe(7);
       } finally {
         await dying.close();
       }
@@ -198,7 +204,7 @@ describe('credit leases: exact charges without a statement per request', () => {
     } finally {
       await app.close();
     }
-  }, 20_000);
+  }, 3 * EVENTUALLY_MS);
 
   it('a lease row swept under a live replica (cut off past its lease): what it recorded is settled once, the charges after are kept apart', async () => {
     const app = await testApp({ creditLeases: false });
@@ -208,10 +214,10 @@ describe('credit leases: exact charges without a statement per request', () => {
       const a = await createAccount(app.db, { credits: 1_000_000n });
       const charge = () => leases.charge({ accountId: a.accountId, keyId: a.keyId, operationId: 'getPrices', requestId: crypto.randomUUID(), cost: 1n }, 1_000_000n);
       for (let i = 0; i < 5; i++) await charge();
-      await expect.poll(async () => (await counters(a.accountId)).used, { timeout: 1000, interval: 20 }).toBe(5);
+      await expect.poll(async () => (await counters(a.accountId)).used, { timeout: EVENTUALLY_MS, interval: 20 }).toBe(5);
       // The row expires and the sweep (every 5 s) settles its 5 recorded credits, while this replica still spends it.
       await app.db.query(`UPDATE credit_lease SET expires_at = now() - interval '1 second' WHERE account_id = $1`, [a.accountId]);
-      await expect.poll(async () => (await counters(a.accountId)).settled, { timeout: 7000, interval: 100 }).toBe(5);
+      await expect.poll(async () => (await counters(a.accountId)).settled, { timeout: EVENTUALLY_MS, interval: 100 }).toBe(5);
       // Charges after the sweep: the one answered from the gone row is lost (the crash bound); a new lease takes over.
       for (let i = 0; i < 4; i++) {
         await charge();
@@ -227,7 +233,7 @@ describe('credit leases: exact charges without a statement per request', () => {
       await leases.close();
       await app.close();
     }
-  }, 20_000);
+  }, 3 * EVENTUALLY_MS);
 
   it('300 concurrent requests on 230 credits: exactly 230 answered and charged, the rest 402, never below 0', async () => {
     // Rate limits off: 300 requests of one account exceed its 120 a minute; this measures billing alone.

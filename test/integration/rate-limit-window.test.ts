@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRateLimiter, type RateLimiter, type RateLimitOutcome } from '../../src/plugins/rate-limiter.js';
 import { endpoint } from '../../src/catalogue/endpoints.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
@@ -55,17 +55,9 @@ async function requests(limiter: RateLimiter, account: string, n: number, row = 
 
 const allowed = (xs: RateLimitOutcome[]) => xs.filter((x) => x.allowed).length;
 
+/** Waits (generously: the test machine is shared) until `limiter`'s Redis connection answers. */
 async function readyRedis(limiter: RateLimiter) {
-  if (limiter.kind === 'redis' && redisUrl) {
-    for (let i = 0; i < 50; i++) {
-      try {
-        await limiter.ping!();
-        return;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  }
+  if (limiter.kind === 'redis' && redisUrl) await vi.waitFor(() => limiter.ping!(), { timeout: 30_000, interval: 100 });
 }
 
 /** Two limiters made by `make` on one Redis and an admin connection to it: made before the suite's tests, closed after. */

@@ -1496,9 +1496,9 @@ export interface operations {
                 markets?: string;
                 /** @description ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all (default): everything, sales included. */
                 side?: "ask" | "bid" | "mid" | "all";
-                /** @description First UTC day (a date that exists); default: the longest span the interval allows, ending at `to`. */
+                /** @description First UTC day; default: the longest span the interval allows, ending at `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
                 from?: string;
-                /** @description Last UTC day; default today. `from` after `to` is 422. */
+                /** @description Last UTC day; default today. `from` after `to` is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
                 to?: string;
                 /** @description day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days). */
                 interval?: "day" | "week" | "month";
@@ -1722,9 +1722,9 @@ export interface operations {
     getValuationAccuracy: {
         parameters: {
             query?: {
-                /** @description First valuation day (UTC, a date that exists); default 89 days before `to`. */
+                /** @description First valuation day (UTC); default 89 days before `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
                 from?: string;
-                /** @description Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422. */
+                /** @description Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
                 to?: string;
             };
             header?: never;
@@ -1863,7 +1863,7 @@ export interface operations {
     getFeeSchedule: {
         parameters: {
             query?: {
-                /** @description The schedule in force on this UTC day (YYYY-MM-DD, a date that exists); default today. A fee change makes a new version; older days keep theirs. */
+                /** @description The schedule in force on this UTC day; default today. A fee change makes a new version; older days keep theirs. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
                 as_of?: string;
             };
             header?: never;
