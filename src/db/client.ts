@@ -288,6 +288,24 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 }
 
 /**
+ * `db` for long background work (the export build) that must not stall requests. On embedded PGlite every
+ * statement runs on this process's one thread and its one connection, and a chain of statements awaited one after
+ * another never returns to the event loop (PGlite answers without I/O): the returned database's `query` first yields
+ * to the event loop (`setImmediate`), so requests that arrived meanwhile are read and queue their statements (PGlite
+ * runs them in arrival order) before the next statement of the work. On PostgreSQL `db` itself.
+ */
+export function yieldingDatabase(db: Database): Database {
+  if (db.kind !== 'pglite') return db;
+  return {
+    ...db,
+    async query<T>(sql: string, params?: unknown[]): Promise<T[]> {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return db.query<T>(sql, params);
+    },
+  };
+}
+
+/**
  * PGlite is one process's database: a second process opening the same directory would corrupt it.
  * Takes `<dir>/quotegate.lock` (holding the pid) and returns its release; a lock left by a dead process
  * is taken over. Throws when a live process holds it.
