@@ -203,11 +203,20 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     };
   } else {
     const dir = target.pgliteDir;
-    const release = dir.startsWith('memory://') ? () => {} : lockDirectory(dir);
+    const onDisk = !dir.startsWith('memory://');
+    const release = onDisk ? lockDirectory(dir) : () => {};
     let pglite: PGlite;
     try {
-      pglite = new PGlite(dir);
-      await pglite.waitReady;
+      if (onDisk) ownerOnly(dir); // an existing directory made with wider modes (before issue 41, point 10)
+      // PGlite sets the modes of the files it unpacks itself (0666), but its directories follow the process umask.
+      const umask = onDisk ? process.umask(0o077) : null;
+      try {
+        pglite = new PGlite(dir);
+        await pglite.waitReady;
+      } finally {
+        if (umask !== null) process.umask(umask);
+      }
+      if (onDisk) ownerOnly(dir); // what PGlite made while opening: its data files and the startup caches
     } catch (e) {
       release();
       throw e;
@@ -217,6 +226,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     raw = async <T>(sql: string, params: unknown[]) => (await pglite.query<T>(sql, params)).rows;
     closeDriver = async () => {
       await pglite.close();
+      if (onDisk) ownerOnly(dir); // the statistics file PGlite writes when it closes
       release();
     };
     readSnapshot = (work) =>
@@ -306,16 +316,42 @@ export function yieldingDatabase(db: Database): Database {
 }
 
 /**
+ * Makes the embedded database's directory owner-only (issue 41, point 10: PGlite unpacks its files with mode 0666,
+ * so any local user could write them): `dir` and every directory under it 0700, every other entry 0600 (symbolic
+ * links are not followed). Only modes that differ are changed; returns how many were. Throws when a mode cannot be set.
+ */
+export function ownerOnly(dir: string): number {
+  let changed = 0;
+  const fix = (p: string, stat: fs.Stats) => {
+    const want = stat.isDirectory() ? 0o700 : 0o600;
+    if ((stat.mode & 0o777) === want) return;
+    fs.chmodSync(p, want);
+    changed += 1;
+  };
+  const walk = (d: string) => {
+    fix(d, fs.lstatSync(d));
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      if (entry.isDirectory()) walk(p);
+      else fix(p, fs.lstatSync(p));
+    }
+  };
+  walk(dir);
+  return changed;
+}
+
+/**
  * PGlite is one process's database: a second process opening the same directory would corrupt it.
  * Takes `<dir>/quotegate.lock` (holding the pid) and returns its release; a lock left by a dead process
  * is taken over. Throws when a live process holds it.
  */
 function lockDirectory(dir: string): () => void {
-  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, 'quotegate.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
       return () => fs.rmSync(file, { force: true });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
