@@ -83,6 +83,8 @@ export interface AppDeps {
    * consumer (default 10,000); `redisUrl`: replicas also announce commits to each other's hubs over Redis pub/sub.
    */
   live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number; redisUrl?: string };
+  /** The service's public address for the pages' examples (pages/index.ts `PagesDeps.publicBaseUrl`). */
+  publicBaseUrl?: () => string;
 }
 
 /** Seconds between WebSocket pings; a connection that did not answer the previous one is closed. */
@@ -156,7 +158,7 @@ export function createApp(deps: AppDeps): App {
   const live = { hub, maxConcurrent: deps.live?.maxConcurrent ?? 10 };
   // Pages (`/`, `/docs`, `/status/page`, `/items`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();
-  const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger });
+  const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger, publicBaseUrl: deps.publicBaseUrl });
   const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}), snapshots, live };
   /** The resolvers' context of one request (both faces). */
   const makeContext = (state: RequestState, headers: HeaderReader) => createContext(db, state, headers, contextOptions);

@@ -37,6 +37,12 @@ function selfHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** The host of this service's own address as people type it: `localhost` when bound to every interface. */
+function displayHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 /** A running server. */
 export interface RunningServer {
   url: string;
@@ -81,7 +87,9 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger, leaseMs: env.RATE_LIMIT_LEASE_MS });
   logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');
   const status = { infrastructureComponents: infrastructureComponentNames(rateLimiter.ping !== undefined), distribution: env.STATUS_DISTRIBUTION };
-  const app = createApp({ db, logger, rateLimiter, status, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null, authCacheSeconds: env.AUTH_CACHE_SECONDS,
+  // The landing page's examples: PUBLIC_BASE_URL, else where this process listens (set once it does), never the Host header.
+  let listeningAt = `http://${displayHost(env.HOST)}:${env.PORT}`;
+  const app = createApp({ db, logger, rateLimiter, status, publicBaseUrl: () => env.PUBLIC_BASE_URL ?? listeningAt, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null, authCacheSeconds: env.AUTH_CACHE_SECONDS,
     creditLeases: env.CREDIT_LEASES === 'off' ? false : { leaseSeconds: env.CREDIT_LEASE_SECONDS, minBalance: env.CREDIT_LEASE_MIN_BALANCE, flushMs: env.CREDIT_LEASE_FLUSH_MS, settleMs: env.CREDIT_LEASE_SETTLE_SECONDS * 1000 },
     live: { maxConcurrent: env.LIVE_MAX_SUBSCRIPTIONS, maxQueue: env.LIVE_MAX_PENDING, redisUrl: env.REDIS_URL },
   });
@@ -107,6 +115,7 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const url = `http://localhost:${port}`;
+  listeningAt = `http://${displayHost(env.HOST)}:${port}`;
   // Operators' metrics listener (README, Operations): GET /metrics only, loopback by default.
   const metricsServer = env.METRICS_PORT === undefined ? null : http.createServer(metricsListener);
   if (metricsServer) await new Promise<void>((resolve) => metricsServer.listen(env.METRICS_PORT, env.METRICS_HOST, resolve));
