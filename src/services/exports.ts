@@ -597,9 +597,9 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
 
 /**
  * Deletes the stored fragments of app `appId` whose item is no longer in the catalogue, in keyset slices of
- * SWEEP_ROWS fragment rows (primary-key order), each one short statement. Returns how many were deleted.
+ * `rows` fragment rows (primary-key order; default SWEEP_ROWS), each one short statement. Returns how many were deleted.
  */
-async function sweepFragments(db: Pick<Database, 'query'>, appId: string): Promise<number> {
+export async function sweepFragments(db: Pick<Database, 'query'>, appId: string, rows = SWEEP_ROWS): Promise<number> {
   let after = null as { name: string; side: string } | null;
   let deleted = 0;
   for (;;) {
@@ -615,7 +615,7 @@ async function sweepFragments(db: Pick<Database, 'query'>, appId: string): Promi
          RETURNING 1
        ), last AS (SELECT market_hash_name, side FROM slice ORDER BY market_hash_name DESC, side DESC LIMIT 1)
        SELECT (SELECT market_hash_name FROM last) AS last_name, (SELECT side FROM last) AS last_side, (SELECT count(*) FROM gone)::int AS n`,
-      [appId, after?.name ?? null, after?.side ?? null, SWEEP_ROWS],
+      [appId, after?.name ?? null, after?.side ?? null, rows],
     );
     deleted += row?.n ?? 0;
     if (!row?.last_name) return deleted;
