@@ -51,6 +51,8 @@ export interface RunningServer {
   adminSocket: string | null;
   /** GET /metrics on the operators' listener (METRICS_PORT); null when there is none. */
   metricsUrl: string | null;
+  /** Resolves when the start-up work (valuation catch-up, first export build) is over; until then nothing is recorded for /status. */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,15 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   const exportStarted = (valuationJob?.startup ?? Promise.resolve()).then(() => {
     if (!closing && env.EXPORT_INTERVAL_SECONDS > 0) exportJob = startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger, opts.cli);
   });
+  // Ready once the start-up work is over: the bundled data (loaded before listening), the valuation catch-up and the
+  // first export build. Until then the status recorder records nothing (src/jobs/status-recorder.ts, `ready`).
+  let isReady = false;
+  const ready = exportStarted
+    .then(() => exportJob?.firstRun)
+    .then(() => {
+      isReady = true;
+      logger.info('start-up work done: the status recorder records from now on');
+    });
   // Slow clients (README, request limits): the headers within HTTP_HEADERS_TIMEOUT_SECONDS and the whole request
   // within HTTP_REQUEST_TIMEOUT_SECONDS, else 408 and the connection is closed. Node checks those deadlines every
   // connectionsCheckingInterval (30 s by default, which would stretch them): a quarter of the headers timeout, at most 1 s.
@@ -133,11 +144,13 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
           targets: parseProbeTargets(env.STATUS_PROBE_URLS, `http://${selfHost(env.HOST)}:${port}/health`),
           intervalSeconds: env.STATUS_PROBE_INTERVAL_SECONDS,
           logger,
+          ready: () => isReady,
         })
       : null;
   return {
     url,
     db,
+    ready,
     adminSocket: admin?.path ?? null,
     metricsUrl,
     async close() {
