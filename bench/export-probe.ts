@@ -12,7 +12,7 @@
  * answer (open loop: a stall shows in every request it holds up). A probe counts as "during a build" when it was
  * in flight at any moment between a build's start and end (the job's `export snapshots built` log line: its end
  * time and duration). Prints, per database and build, the probes' count, p50, p99 and max, and the same for the
- * probes outside the builds.
+ * probes outside the builds. BENCH_PROBE_DATABASES=pglite (or postgres) runs one of the two.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -142,10 +142,11 @@ export async function probeDuringBuilds(target: DatabaseTarget): Promise<ProbeRu
   };
 }
 
-/** The two targets of the probe bench (module doc). */
+/** The targets of the probe bench (module doc): both, or those BENCH_PROBE_DATABASES names (`pglite`, `postgres`). */
 export function probeTargets(): DatabaseTarget[] {
+  const only = (process.env.BENCH_PROBE_DATABASES ?? 'pglite,postgres').split(',').map((s) => s.trim());
   return [
-    { pgliteDir: process.env.BENCH_PROBE_PGLITE_DIR ?? path.join(projectRoot, 'var', 'bench-export-pglite') },
-    { url: process.env.BENCH_PROBE_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/qg_bench_export' },
+    ...(only.includes('pglite') ? [{ pgliteDir: process.env.BENCH_PROBE_PGLITE_DIR ?? path.join(projectRoot, 'var', 'bench-export-pglite') }] : []),
+    ...(only.includes('postgres') ? [{ url: process.env.BENCH_PROBE_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/qg_bench_export' }] : []),
   ];
 }

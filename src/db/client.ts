@@ -26,6 +26,14 @@ export interface Database {
   /** Number of SQL statements sent since start (for query-count assertions and metrics). */
   queryCount(): number;
   /**
+   * `query` for one statement of long background work (the export build) that must not hold up requests. On embedded
+   * PGlite, whose statements all run on this process's thread and its one connection, background statements run one
+   * at a time, each once no other statement (raw or Prisma's) is running or waiting, or after
+   * BACKGROUND_MAX_WAIT_MS; a request's statement then waits for at most the one background statement in flight. On
+   * PostgreSQL it is `query`.
+   */
+  backgroundQuery<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
    * Runs `work` only if no other process (PostgreSQL: a session advisory lock on a dedicated
    * connection; PGlite: this process, the only one that can open it) holds the lock `name`.
    * Returns `{ acquired: false }` at once when it is held.
@@ -81,6 +89,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let raw: <T>(sql: string, params: unknown[]) => Promise<T[]>;
   let withLock: Database['withLock'];
   let readSnapshot: Database['readSnapshot'];
+  let backgroundQuery: ((sql: string, params: unknown[]) => Promise<unknown[]>) | null = null;
   const local = new EventEmitter();
   local.setMaxListeners(0);
   let publish: (channel: ChangeChannel, payload: string) => Promise<void> = async () => {};
@@ -221,16 +230,50 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       release();
       throw e;
     }
-    adapter = new PrismaPGlite(pglite);
+    // Statements running or waiting for the one connection, from every caller: the raw driver and Prisma's adapter
+    // (which calls query, exec and transaction), so background work can give way to them.
+    let pending = 0;
+    const counted = <A extends unknown[], R>(f: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+      pending += 1;
+      try {
+        return await f(...args);
+      } finally {
+        pending -= 1;
+      }
+    };
+    const countedQuery = counted(pglite.query.bind(pglite));
+    const countedExec = counted(pglite.exec.bind(pglite));
+    const countedTransaction = counted(pglite.transaction.bind(pglite)) as PGlite['transaction'];
+    const shared = new Proxy(pglite, {
+      get(target, prop) {
+        if (prop === 'query') return countedQuery;
+        if (prop === 'exec') return countedExec;
+        if (prop === 'transaction') return countedTransaction;
+        return Reflect.get(target, prop, target);
+      },
+    });
+    adapter = new PrismaPGlite(shared);
     kind = 'pglite';
-    raw = async <T>(sql: string, params: unknown[]) => (await pglite.query<T>(sql, params)).rows;
+    raw = async <T>(sql: string, params: unknown[]) => (await countedQuery(sql, params)).rows as T[];
+    let lane: Promise<unknown> = Promise.resolve();
+    backgroundQuery = (sql, params) => {
+      const run = async () => {
+        const since = performance.now();
+        do await new Promise<void>((resolve) => setImmediate(resolve));
+        while (pending > 0 && performance.now() - since < BACKGROUND_MAX_WAIT_MS);
+        return raw<unknown>(sql, params);
+      };
+      const next = lane.then(run, run);
+      lane = next.catch(() => undefined);
+      return next;
+    };
     closeDriver = async () => {
       await pglite.close();
       if (onDisk) ownerOnly(dir); // the statistics file PGlite writes when it closes
       release();
     };
     readSnapshot = (work) =>
-      pglite.transaction(async (tx) => {
+      countedTransaction(async (tx) => {
         await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
         let chain: Promise<unknown> = Promise.resolve();
         const query = <R>(sql: string, params: unknown[] = []): Promise<R[]> => {
@@ -267,6 +310,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       return raw<T>(sql, params);
     },
     queryCount: () => count,
+    backgroundQuery: <T>(sql: string, params: unknown[] = []) => {
+      count += 1;
+      return (backgroundQuery ?? raw)(sql, params) as Promise<T[]>;
+    },
     withLock,
     readSnapshot: (work) => readSnapshot(work),
     async notify(channel, payload) {
@@ -297,22 +344,18 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   };
 }
 
+/** Longest a background statement on PGlite waits for the requests' statements to finish (`backgroundQuery`), in ms. */
+export const BACKGROUND_MAX_WAIT_MS = 100;
+
 /**
- * `db` for long background work (the export build) that must not stall requests. On embedded PGlite every
- * statement runs on this process's one thread and its one connection, and a chain of statements awaited one after
- * another never returns to the event loop (PGlite answers without I/O): the returned database's `query` first yields
- * to the event loop (`setImmediate`), so requests that arrived meanwhile are read and queue their statements (PGlite
- * runs them in arrival order) before the next statement of the work. On PostgreSQL `db` itself.
+ * `db` for long background work (the export build) that must not stall requests: its `query` is `backgroundQuery`.
+ * On embedded PGlite every statement runs on this process's one thread and its one connection, and a chain of
+ * statements awaited one after another never returned to the event loop (PGlite answers without I/O): each now
+ * waits for a turn of the event loop and for the requests' statements first. On PostgreSQL `db` itself.
  */
-export function yieldingDatabase(db: Database): Database {
+export function backgroundDatabase(db: Database): Database {
   if (db.kind !== 'pglite') return db;
-  return {
-    ...db,
-    async query<T>(sql: string, params?: unknown[]): Promise<T[]> {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      return db.query<T>(sql, params);
-    },
-  };
+  return { ...db, query: <T>(sql: string, params?: unknown[]) => db.backgroundQuery<T>(sql, params) };
 }
 
 /**

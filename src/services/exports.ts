@@ -15,8 +15,8 @@
  * file and then follows GET /prices/changes from it misses no change and gets none twice.
  * On embedded PGlite one transaction would hold the process's only connection for the whole build (every request
  * waited for it: issue 41, point 6), so there the sequence is read first and each page is read by statements of its
- * own, short ones (EMBEDDED_PAGE_ITEMS names a page), with a turn of the event loop before each
- * (db/client.ts `yieldingDatabase`): requests go between them. An item is then written as it was when its page was
+ * own, short ones (EMBEDDED_PAGE_ITEMS names a page), each after a turn of the event loop and after the
+ * requests' statements (db/client.ts `backgroundQuery`): requests go between them. An item is then written as it was when its page was
  * read, at or after the recorded sequence, so the file may already hold a change the feed delivers again after it;
  * a change carries the quote as served when it is read, so applying it again changes nothing, and still no change
  * is missed. Each item's own text is consistent: its digest is read before its rows (a write between them stores
@@ -30,7 +30,7 @@
  */
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import { yieldingDatabase, type Database } from '../db/client.js';
+import { backgroundDatabase, type Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { deflatePiece, GzipJoiner, type GzipPiece } from '../lib/gzip-pieces.js';
 import { snapshotBuildSeconds } from '../lib/metrics.js';
@@ -514,7 +514,7 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
   const started = performance.now();
   const generatedAt = opts.now ?? new Date();
   // On PGlite every statement of the build lets waiting requests go first (see the module doc).
-  const db = yieldingDatabase(database);
+  const db = backgroundDatabase(database);
   const embedded = db.kind === 'pglite';
   // Leftovers of interrupted builds (never current) go first.
   await db.query(
