@@ -2,12 +2,12 @@
  * Export snapshots (spec: GET /prices/export, ExportOut): the whole priced catalogue of one app id
  * and side as one gzip file, built every few minutes and served as stored.
  *
- * A build streams: item names are read in market-hash-name order (code-point order, `COLLATE "C"`)
- * a page at a time, their quotes loaded with the same query and rules as GET /prices, each item's
- * JSON written into gzip as it is produced, and the gzip output stored in ~1 MiB chunks as it comes.
- * All sides of an app id are built in one pass (each page is read once, written into each side's
- * gzip), the next page read while this one is written. Memory stays bounded by two pages of quotes plus one
- * chunk per side, whatever the catalogue size.
+ * A build streams: the app's item ids and names are read first and put in market-hash-name order (code-point
+ * order, as `COLLATE "C"`), then a page of items at a time has its quotes loaded with the same query and rules as
+ * GET /prices, each item's JSON written into gzip as it is produced, and the gzip output stored in ~1 MiB chunks
+ * (128 KiB on PGlite) as it comes. All sides of an app id are built in one pass (each page is read once, written
+ * into each side's gzip), the next page read while this one is written. Memory stays bounded by the names (about
+ * 40 bytes each), two pages of quotes and one chunk per side, whatever the catalogue size.
  *
  * Change sequence: on PostgreSQL a build reads its pages and the change sequence in one snapshot
  * (Database.readSnapshot, REPEATABLE READ) and records that sequence (services/changes.ts; field `change_seq` beside
