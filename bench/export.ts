@@ -17,6 +17,9 @@
  *      the database: what a client polling at the recommended 300 s meets, its cached lookup long expired;
  *    - warm: BENCH_WARM_ACCOUNTS (default 90,000: the caller cache holds 100,000) keys whose lookups the replica holds (warmed by one
  *      GET /me each; AUTH_CACHE_SECONDS=300), each used at most twice in BENCH_WARM_SECONDS (default 5).
+ * 4. Requests while the export builds (bench/export-probe.ts): GET /me every 75 ms during the builds of the service's
+ *    export job on the bundled data, on embedded PGlite and on PostgreSQL: p50, p99 and max per build.
+ * EXPORT_BENCH_ONLY=probe runs part 4 alone.
  * Options: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50), EXPORT_BENCH_BUILD=0 (skip part 2,
  * the build timing, when a snapshot exists), BENCH_PROFILE=1 (the service of part 3 writes a CPU profile of its
  * whole run, warm-up included, to bench/results/profiles/; bench/profile-summary.ts reads it). Writes bench/results/export-*.json.
@@ -38,6 +41,7 @@ import { projectRoot } from '../src/lib/paths.js';
 import { loadEnv } from '../src/env.js';
 import { exportChildArgs } from '../src/jobs/export-snapshots.js';
 import { expectedScaleQuotes, loadScaleData } from './scale-data.js';
+import { probeDuringBuilds, probeTargets, type ProbeRun } from './export-probe.js';
 import { startServerProcess } from '../test/helpers/server.js';
 
 const run = promisify(execFile);
@@ -49,6 +53,14 @@ const warmAccounts = Number(process.env.BENCH_WARM_ACCOUNTS ?? 90000);
 const warmSeconds = Number(process.env.BENCH_WARM_SECONDS ?? 5);
 const timeBuild = process.env.EXPORT_BENCH_BUILD !== '0';
 const changedItems = Number(process.env.BENCH_CHANGED_ITEMS ?? 1800);
+
+// 4 alone (EXPORT_BENCH_ONLY=probe): requests while the export builds, on PGlite and on PostgreSQL.
+if (process.env.EXPORT_BENCH_ONLY === 'probe') {
+  const probe = [];
+  for (const target of probeTargets()) probe.push(await probeDuringBuilds(target));
+  printProbe(probe);
+  process.exit(0);
+}
 
 // 1. The database and the full-scale data.
 {
@@ -229,6 +241,25 @@ const result = {
   not_modified_warm: { bare: bareWarm, quotegate: appWarm, ratio: +(appWarm.requests_per_s / bareWarm.requests_per_s).toFixed(3), accounts: warmKeys.length, seconds: warmSeconds, connections },
 };
 console.log(JSON.stringify(result, null, 2));
+// 4. Requests while the export builds, on PGlite and on PostgreSQL (the bundled data).
+const probe = [];
+for (const target of probeTargets()) probe.push(await probeDuringBuilds(target));
+printProbe(probe);
 const out = path.join(projectRoot, 'bench', 'results');
 fs.mkdirSync(out, { recursive: true });
-fs.writeFileSync(path.join(out, `export-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify(result, null, 2));
+fs.writeFileSync(path.join(out, `export-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ ...result, requests_during_builds: probe }, null, 2));
+
+/** Prints part 4: one line per database and build (GET /me p50, p99 and max), then the JSON, and writes it to bench/results. */
+function printProbe(runs: ProbeRun[]): void {
+  for (const r of runs) {
+    for (const b of r.builds) {
+      console.log(`${r.database}: build of ${b.ms} ms (${b.items_written}): GET /me during it: ${b.probes.count} probes, p50 ${b.probes.p50_ms} ms, p99 ${b.probes.p99_ms} ms, max ${b.probes.max_ms} ms, ${b.probes.failed} failed`);
+    }
+    const o = r.outside_builds;
+    console.log(`${r.database}: GET /me outside the builds: ${o.count} probes, p50 ${o.p50_ms} ms, p99 ${o.p99_ms} ms, max ${o.max_ms} ms`);
+  }
+  console.log(JSON.stringify({ requests_during_builds: runs }, null, 2));
+  const dir = path.join(projectRoot, 'bench', 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `export-probe-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify(runs, null, 2));
+}

@@ -90,6 +90,8 @@ export interface AppDeps {
    * X-Forwarded-For names the client (default: nobody's).
    */
   pages?: { rateLimit?: PageRateLimit | null; trustProxy?: TrustProxy };
+  /** The service's public address for the pages' examples (pages/index.ts `PagesDeps.publicBaseUrl`). */
+  publicBaseUrl?: () => string;
 }
 
 /** Seconds between WebSocket pings; a connection that did not answer the previous one is closed. */
@@ -164,7 +166,7 @@ export function createApp(deps: AppDeps): App {
   // Pages (`/`, `/docs`, `/status/page`, `/items`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();
   const pageLimit = createPageLimit({ limiter, limit: deps.pages?.rateLimit === undefined ? DEFAULT_PAGE_RATE_LIMIT : deps.pages.rateLimit, trustProxy: deps.pages?.trustProxy ?? null });
-  const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger });
+  const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger, publicBaseUrl: deps.publicBaseUrl });
   const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}), snapshots, live };
   /** The resolvers' context of one request (both faces). */
   const makeContext = (state: RequestState, headers: HeaderReader) => createContext(db, state, headers, contextOptions);

@@ -14,6 +14,29 @@ const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   /** HTTP bind address. */
   HOST: z.string().min(1).default('0.0.0.0'),
+  /**
+   * The address clients reach this service at (`https://api.example.com`, a path prefix allowed), used by the landing
+   * page's examples; unset: the address it listens on (`http://localhost:PORT` on every interface), never the
+   * request's Host header. Trailing slashes are dropped.
+   */
+  PUBLIC_BASE_URL: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw.trim() === '') return undefined;
+      let url: URL;
+      try {
+        url = new URL(raw.trim());
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(raw)} is not a URL` });
+        return z.NEVER;
+      }
+      if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password || url.search || url.hash) {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(raw)} must be an http(s) URL without credentials, query or fragment` });
+        return z.NEVER;
+      }
+      return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+    }),
   /** Folder holding the bundled real data (see data/PROVENANCE.md). */
   QUOTEGATE_DATA_DIR: z.string().min(1).default('./data'),
   /** Load the bundled data on start when the database holds no quotes (`false` to skip). */

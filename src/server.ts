@@ -37,6 +37,12 @@ function selfHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** The host of this service's own address as people type it: `localhost` when bound to every interface. */
+function displayHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 /** A running server. */
 export interface RunningServer {
   url: string;
@@ -45,6 +51,8 @@ export interface RunningServer {
   adminSocket: string | null;
   /** GET /metrics on the operators' listener (METRICS_PORT); null when there is none. */
   metricsUrl: string | null;
+  /** Resolves when the start-up work (valuation catch-up, first export build) is over; until then nothing is recorded for /status. */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -81,7 +89,9 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, enabled: env.QUOTEGATE_RATE_LIMITS === 'on', logger, leaseMs: env.RATE_LIMIT_LEASE_MS });
   logger.info({ rateLimits: rateLimiter.kind }, 'rate limiter ready');
   const status = { infrastructureComponents: infrastructureComponentNames(rateLimiter.ping !== undefined), distribution: env.STATUS_DISTRIBUTION };
-  const app = createApp({ db, logger, rateLimiter, status, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null, authCacheSeconds: env.AUTH_CACHE_SECONDS,
+  // The landing page's examples: PUBLIC_BASE_URL, else where this process listens (set once it does), never the Host header.
+  let listeningAt = `http://${displayHost(env.HOST)}:${env.PORT}`;
+  const app = createApp({ db, logger, rateLimiter, status, publicBaseUrl: () => env.PUBLIC_BASE_URL ?? listeningAt, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null, authCacheSeconds: env.AUTH_CACHE_SECONDS,
     creditLeases: env.CREDIT_LEASES === 'off' ? false : { leaseSeconds: env.CREDIT_LEASE_SECONDS, minBalance: env.CREDIT_LEASE_MIN_BALANCE, flushMs: env.CREDIT_LEASE_FLUSH_MS, settleMs: env.CREDIT_LEASE_SETTLE_SECONDS * 1000 },
     live: { maxConcurrent: env.LIVE_MAX_SUBSCRIPTIONS, maxQueue: env.LIVE_MAX_PENDING, redisUrl: env.REDIS_URL },
     pages: { rateLimit: env.PAGE_RATE_LIMIT, trustProxy: env.TRUST_PROXY },
@@ -93,6 +103,15 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   const exportStarted = (valuationJob?.startup ?? Promise.resolve()).then(() => {
     if (!closing && env.EXPORT_INTERVAL_SECONDS > 0) exportJob = startExportJob(db, env.EXPORT_INTERVAL_SECONDS, logger, opts.cli);
   });
+  // Ready once the start-up work is over: the bundled data (loaded before listening), the valuation catch-up and the
+  // first export build. Until then the status recorder records nothing (src/jobs/status-recorder.ts, `ready`).
+  let isReady = false;
+  const ready = exportStarted
+    .then(() => exportJob?.firstRun)
+    .then(() => {
+      isReady = true;
+      logger.info('start-up work done: the status recorder records from now on');
+    });
   // Slow clients (README, request limits): the headers within HTTP_HEADERS_TIMEOUT_SECONDS and the whole request
   // within HTTP_REQUEST_TIMEOUT_SECONDS, else 408 and the connection is closed. Node checks those deadlines every
   // connectionsCheckingInterval (30 s by default, which would stretch them): a quarter of the headers timeout, at most 1 s.
@@ -108,6 +127,7 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const url = `http://localhost:${port}`;
+  listeningAt = `http://${displayHost(env.HOST)}:${port}`;
   // Operators' metrics listener (README, Operations): GET /metrics only, loopback by default.
   const metricsServer = env.METRICS_PORT === undefined ? null : http.createServer(metricsListener);
   if (metricsServer) await new Promise<void>((resolve) => metricsServer.listen(env.METRICS_PORT, env.METRICS_HOST, resolve));
@@ -125,11 +145,13 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
           targets: parseProbeTargets(env.STATUS_PROBE_URLS, `http://${selfHost(env.HOST)}:${port}/health`),
           intervalSeconds: env.STATUS_PROBE_INTERVAL_SECONDS,
           logger,
+          ready: () => isReady,
         })
       : null;
   return {
     url,
     db,
+    ready,
     adminSocket: admin?.path ?? null,
     metricsUrl,
     async close() {

@@ -26,6 +26,14 @@ export interface Database {
   /** Number of SQL statements sent since start (for query-count assertions and metrics). */
   queryCount(): number;
   /**
+   * `query` for one statement of long background work (the export build) that must not hold up requests. On embedded
+   * PGlite, whose statements all run on this process's thread and its one connection, background statements run one
+   * at a time, each once no other statement (raw or Prisma's) is running or waiting, or after
+   * BACKGROUND_MAX_WAIT_MS; a request's statement then waits for at most the one background statement in flight. On
+   * PostgreSQL it is `query`.
+   */
+  backgroundQuery<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
    * Runs `work` only if no other process (PostgreSQL: a session advisory lock on a dedicated
    * connection; PGlite: this process, the only one that can open it) holds the lock `name`.
    * Returns `{ acquired: false }` at once when it is held.
@@ -81,6 +89,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let raw: <T>(sql: string, params: unknown[]) => Promise<T[]>;
   let withLock: Database['withLock'];
   let readSnapshot: Database['readSnapshot'];
+  let backgroundQuery: ((sql: string, params: unknown[]) => Promise<unknown[]>) | null = null;
   const local = new EventEmitter();
   local.setMaxListeners(0);
   let publish: (channel: ChangeChannel, payload: string) => Promise<void> = async () => {};
@@ -203,24 +212,68 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     };
   } else {
     const dir = target.pgliteDir;
-    const release = dir.startsWith('memory://') ? () => {} : lockDirectory(dir);
+    const onDisk = !dir.startsWith('memory://');
+    const release = onDisk ? lockDirectory(dir) : () => {};
     let pglite: PGlite;
     try {
-      pglite = new PGlite(dir);
-      await pglite.waitReady;
+      if (onDisk) ownerOnly(dir); // an existing directory made with wider modes (before issue 41, point 10)
+      // PGlite sets the modes of the files it unpacks itself (0666), but its directories follow the process umask.
+      const umask = onDisk ? process.umask(0o077) : null;
+      try {
+        pglite = new PGlite(dir);
+        await pglite.waitReady;
+      } finally {
+        if (umask !== null) process.umask(umask);
+      }
+      if (onDisk) ownerOnly(dir); // what PGlite made while opening: its data files and the startup caches
     } catch (e) {
       release();
       throw e;
     }
-    adapter = new PrismaPGlite(pglite);
+    // Statements running or waiting for the one connection, from every caller: the raw driver and Prisma's adapter
+    // (which calls query, exec and transaction), so background work can give way to them.
+    let pending = 0;
+    const counted = <A extends unknown[], R>(f: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+      pending += 1;
+      try {
+        return await f(...args);
+      } finally {
+        pending -= 1;
+      }
+    };
+    const countedQuery = counted(pglite.query.bind(pglite));
+    const countedExec = counted(pglite.exec.bind(pglite));
+    const countedTransaction = counted(pglite.transaction.bind(pglite)) as PGlite['transaction'];
+    const shared = new Proxy(pglite, {
+      get(target, prop) {
+        if (prop === 'query') return countedQuery;
+        if (prop === 'exec') return countedExec;
+        if (prop === 'transaction') return countedTransaction;
+        return Reflect.get(target, prop, target);
+      },
+    });
+    adapter = new PrismaPGlite(shared);
     kind = 'pglite';
-    raw = async <T>(sql: string, params: unknown[]) => (await pglite.query<T>(sql, params)).rows;
+    raw = async <T>(sql: string, params: unknown[]) => (await countedQuery(sql, params)).rows as T[];
+    let lane: Promise<unknown> = Promise.resolve();
+    backgroundQuery = (sql, params) => {
+      const run = async () => {
+        const since = performance.now();
+        do await new Promise<void>((resolve) => setImmediate(resolve));
+        while (pending > 0 && performance.now() - since < BACKGROUND_MAX_WAIT_MS);
+        return raw<unknown>(sql, params);
+      };
+      const next = lane.then(run, run);
+      lane = next.catch(() => undefined);
+      return next;
+    };
     closeDriver = async () => {
       await pglite.close();
+      if (onDisk) ownerOnly(dir); // the statistics file PGlite writes when it closes
       release();
     };
     readSnapshot = (work) =>
-      pglite.transaction(async (tx) => {
+      countedTransaction(async (tx) => {
         await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
         let chain: Promise<unknown> = Promise.resolve();
         const query = <R>(sql: string, params: unknown[] = []): Promise<R[]> => {
@@ -257,6 +310,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       return raw<T>(sql, params);
     },
     queryCount: () => count,
+    backgroundQuery: <T>(sql: string, params: unknown[] = []) => {
+      count += 1;
+      return (backgroundQuery ?? raw)(sql, params) as Promise<T[]>;
+    },
     withLock,
     readSnapshot: (work) => readSnapshot(work),
     async notify(channel, payload) {
@@ -287,17 +344,57 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   };
 }
 
+/** Longest a background statement on PGlite waits for the requests' statements to finish (`backgroundQuery`), in ms. */
+export const BACKGROUND_MAX_WAIT_MS = 100;
+
+/**
+ * `db` for long background work (the export build) that must not stall requests: its `query` is `backgroundQuery`.
+ * On embedded PGlite every statement runs on this process's one thread and its one connection, and a chain of
+ * statements awaited one after another never returned to the event loop (PGlite answers without I/O): each now
+ * waits for a turn of the event loop and for the requests' statements first. On PostgreSQL `db` itself.
+ */
+export function backgroundDatabase(db: Database): Database {
+  if (db.kind !== 'pglite') return db;
+  return { ...db, query: <T>(sql: string, params?: unknown[]) => db.backgroundQuery<T>(sql, params) };
+}
+
+/**
+ * Makes the embedded database's directory owner-only (issue 41, point 10: PGlite unpacks its files with mode 0666,
+ * so any local user could write them): `dir` and every directory under it 0700, every other entry 0600 (symbolic
+ * links are not followed). Only modes that differ are changed; returns how many were. Throws when a mode cannot be set.
+ */
+export function ownerOnly(dir: string): number {
+  let changed = 0;
+  const fix = (p: string, stat: fs.Stats) => {
+    const want = stat.isDirectory() ? 0o700 : 0o600;
+    if ((stat.mode & 0o777) === want) return;
+    fs.chmodSync(p, want);
+    changed += 1;
+  };
+  const walk = (d: string) => {
+    fix(d, fs.lstatSync(d));
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      if (entry.isDirectory()) walk(p);
+      else fix(p, fs.lstatSync(p));
+    }
+  };
+  walk(dir);
+  return changed;
+}
+
 /**
  * PGlite is one process's database: a second process opening the same directory would corrupt it.
  * Takes `<dir>/quotegate.lock` (holding the pid) and returns its release; a lock left by a dead process
  * is taken over. Throws when a live process holds it.
  */
 function lockDirectory(dir: string): () => void {
-  fs.mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, 'quotegate.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
       return () => fs.rmSync(file, { force: true });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;

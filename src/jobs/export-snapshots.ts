@@ -17,7 +17,7 @@ import type { Database } from '../db/client.js';
 import { pruneChanges } from '../services/changes.js';
 import { runExportSnapshots } from '../services/exports.js';
 import { recordJobRun } from '../services/status.js';
-import { startRepeatingJob, type Job } from './repeat.js';
+import { startRepeatingJob, type RepeatingJob } from './repeat.js';
 
 /** How to run `quotegate export build` in a child: node's path and the arguments before the command (flags, the CLI script). */
 export interface ExportChild {
@@ -75,7 +75,7 @@ function buildInChild(child: ExportChild, running: Set<ChildProcess>): Promise<B
  * (a PostgreSQL server only), each build runs in a child process; stopping the job stops a child still building
  * (its transaction is rolled back: the previous snapshots stay served).
  */
-export function startExportJob(db: Database, intervalSeconds: number, logger?: Logger, child?: ExportChild): Job {
+export function startExportJob(db: Database, intervalSeconds: number, logger?: Logger, child?: ExportChild): RepeatingJob {
   const inChild = child !== undefined && db.kind !== 'pglite';
   const children = new Set<ChildProcess>();
   let stopping = false;
@@ -104,6 +104,7 @@ export function startExportJob(db: Database, intervalSeconds: number, logger?: L
     }
   });
   return {
+    firstRun: job.firstRun,
     async stop() {
       stopping = true;
       for (const proc of children) proc.kill('SIGTERM');

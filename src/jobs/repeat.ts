@@ -9,11 +9,16 @@ export interface Job {
   stop(): Promise<void>;
 }
 
+/** A job started by `startRepeatingJob`: also `firstRun`, settled (never rejected) when its first tick is over. */
+export interface RepeatingJob extends Job {
+  readonly firstRun: Promise<void>;
+}
+
 /**
  * Starts `tick` now and every `intervalSeconds` (seconds > 0). `tick` must handle its own errors (log
  * them); a rejection is swallowed so the schedule goes on.
  */
-export function startRepeatingJob(intervalSeconds: number, tick: () => Promise<void>): Job {
+export function startRepeatingJob(intervalSeconds: number, tick: () => Promise<void>): RepeatingJob {
   let running: Promise<void> | null = null;
   let stopped = false;
   const run = () => {
@@ -25,9 +30,11 @@ export function startRepeatingJob(intervalSeconds: number, tick: () => Promise<v
       });
   };
   run();
+  const firstRun = running ?? Promise.resolve();
   const timer = setInterval(run, intervalSeconds * 1000);
   timer.unref();
   return {
+    firstRun,
     async stop() {
       stopped = true;
       clearInterval(timer);

@@ -26,13 +26,25 @@ export interface StatusRecorderOptions {
   intervalSeconds: number;
   logger?: Logger;
   clock?: () => Date;
+  /**
+   * False while the service's start-up work runs (the first data load, the valuation catch-up, the first export
+   * build: src/server.ts): a tick then records nothing, neither probes nor checks, so its buckets stay without data
+   * ("no data" on the status page), never down. Such a probe measures the start-up, not an outage (issue 41,
+   * point 12: a fresh install showed "Degraded: API" from its own /health probe timing out during the first
+   * load). Absent: always ready.
+   */
+  ready?: () => boolean;
 }
 
 /**
- * Runs one tick: probes, and the 5-minute work when `lastBucket` (ms) is older than now's bucket.
- * Returns the bucket it covered. Throws when the results cannot be written (the job logs it).
+ * Runs one tick: probes, and the 5-minute work when `lastBucket` (ms) is older than now's bucket; nothing before
+ * the service is ready (`opts.ready`). Returns the bucket it covered. Throws when the results cannot be written (the job logs it).
  */
 export async function statusTick(db: Database, opts: StatusRecorderOptions, lastBucket: number | null): Promise<number | null> {
+  if (opts.ready && !opts.ready()) {
+    opts.logger?.debug('status recorder: the service is starting; nothing recorded this tick');
+    return lastBucket;
+  }
   const now = (opts.clock ?? (() => new Date()))();
   if (opts.targets.length > 0) await recordServiceProbes(db, opts.targets, now);
   const bucket = bucketStart(now, INFRASTRUCTURE_BUCKET_SECONDS).getTime();

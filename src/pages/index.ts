@@ -31,6 +31,11 @@ export interface PagesDeps {
   /** The app's quote cache, read by the item pages (default: `loadQuotes` each time). */
   quoteCache?: ItemPagesDeps['quotes'];
   logger?: () => Logger | undefined;
+  /**
+   * The service's public address for the landing page's examples (PUBLIC_BASE_URL, else the address it listens on;
+   * default `http://localhost:4000`, the README's). Never taken from the request: its Host header is the client's.
+   */
+  publicBaseUrl?: () => string;
 }
 
 /** A page handler for one request. */
@@ -46,6 +51,9 @@ export interface Pages {
   renderGraphiQL(options: GraphiQLOptions): string;
 }
 
+/** The landing page's address when none is configured: the README's (`npm start` on the default port). */
+export const DEFAULT_PUBLIC_BASE_URL = 'http://localhost:4000';
+
 /** Seconds a client should wait before reloading the status page after a 503. */
 export const STATUS_RETRY_AFTER_SECONDS = 30;
 
@@ -53,10 +61,11 @@ export const STATUS_RETRY_AFTER_SECONDS = 30;
 export function createPages(deps: PagesDeps): Pages {
   const assets = createAssets();
   const clock = deps.clock ?? (() => new Date());
+  const baseUrl = deps.publicBaseUrl ?? (() => DEFAULT_PUBLIC_BASE_URL);
   const items = deps.db ? createItemPages({ db: deps.db, quotes: deps.quoteCache, clock, logger: deps.logger }) : null;
   const freshness = deps.db ? createFreshnessReader(deps.db) : null;
   const pages: Record<string, PageHandler> = {
-    '/': async (request) => htmlResponse(renderLanding(new URL(request.url).origin), { request }),
+    '/': async (request) => htmlResponse(renderLanding(baseUrl()), { request }),
     '/docs': async (request) => htmlResponse(renderDocs({ scalarScript: assets.urls.scalarScript }), { request, csp: APP_CSP }),
     '/status/page': async (request) => {
       const now = clock();

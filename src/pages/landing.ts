@@ -32,8 +32,8 @@ function endpointRows(): string {
 }
 
 /**
- * The landing page. `baseUrl` is this service's origin as the caller reached it (e.g.
- * `http://localhost:4000`); the examples use it.
+ * The landing page. `baseUrl` is this service's public address (PUBLIC_BASE_URL, else where it listens, e.g.
+ * `http://localhost:4000`; never the request's Host header); the examples use it.
  */
 export function renderLanding(baseUrl: string): string {
   const base = escapeHtml(baseUrl);

@@ -2,18 +2,25 @@
  * Export snapshots (spec: GET /prices/export, ExportOut): the whole priced catalogue of one app id
  * and side as one gzip file, built every few minutes and served as stored.
  *
- * A build streams: item names are read in market-hash-name order (code-point order, `COLLATE "C"`)
- * a page at a time, their quotes loaded with the same query and rules as GET /prices, each item's
- * JSON written into gzip as it is produced, and the gzip output stored in ~1 MiB chunks as it comes.
- * All sides of an app id are built in one pass (each page is read once, written into each side's
- * gzip), the next page read while this one is written. Memory stays bounded by two pages of quotes plus one
- * chunk per side, whatever the catalogue size.
+ * A build streams: the app's item ids and names are read first and put in market-hash-name order (code-point
+ * order, as `COLLATE "C"`), then a page of items at a time has its quotes loaded with the same query and rules as
+ * GET /prices, each item's JSON written into gzip as it is produced, and the gzip output stored in ~1 MiB chunks
+ * (128 KiB on PGlite) as it comes. All sides of an app id are built in one pass (each page is read once, written
+ * into each side's gzip), the next page read while this one is written. Memory stays bounded by the names (about
+ * 40 bytes each), two pages of quotes and one chunk per side, whatever the catalogue size.
  *
- * Change sequence: a build reads its pages and the change sequence in one snapshot (Database.readSnapshot:
- * REPEATABLE READ on PostgreSQL; on PGlite the build holds the embedded database, and its gzip chunks are stored
- * after the snapshot ends) and records that sequence (services/changes.ts; field `change_seq` beside
+ * Change sequence: on PostgreSQL a build reads its pages and the change sequence in one snapshot
+ * (Database.readSnapshot, REPEATABLE READ) and records that sequence (services/changes.ts; field `change_seq` beside
  * `generated_at`, header X-Change-Sequence): the file is exactly the state at it, so a client that downloads the
  * file and then follows GET /prices/changes from it misses no change and gets none twice.
+ * On embedded PGlite one transaction would hold the process's only connection for the whole build (every request
+ * waited for it: issue 41, point 6), so there the sequence is read first and each page is read by statements of its
+ * own, short ones (EMBEDDED_PAGE_ITEMS names a page), each after a turn of the event loop and after the
+ * requests' statements (db/client.ts `backgroundQuery`): requests go between them. An item is then written as it was when its page was
+ * read, at or after the recorded sequence, so the file may already hold a change the feed delivers again after it;
+ * a change carries the quote as served when it is read, so applying it again changes nothing, and still no change
+ * is missed. Each item's own text is consistent: its digest is read before its rows (a write between them stores
+ * the new text under the old digest, which the next build finds stale and writes again).
  *
  * Visibility: a build is published by one statement that points `export_current` at it, after its
  * last chunk is stored; a failed or interrupted build is never served and is deleted by the next
@@ -23,7 +30,7 @@
  */
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import type { Database } from '../db/client.js';
+import { backgroundDatabase, type Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { deflatePiece, GzipJoiner, type GzipPiece } from '../lib/gzip-pieces.js';
 import { snapshotBuildSeconds } from '../lib/metrics.js';
@@ -37,6 +44,15 @@ export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
 export const CHUNK_BYTES = 1024 * 1024;
 /** Item names per page read while building (about 20k quotes at 40 markets: bounds the build's memory). */
 export const PAGE_ITEMS = 250;
+/**
+ * Item names per page on embedded PGlite, whose statements run on this process's thread: a page of 250 took
+ * 75-300 ms (digests) and 180 ms-1.5 s (stored texts) on the bundled data, every request waiting meanwhile.
+ */
+export const EMBEDDED_PAGE_ITEMS = 50;
+/** Bytes per stored chunk on embedded PGlite: the INSERT of a 1 MiB chunk ran 0.6-1 s on this process's thread. */
+export const EMBEDDED_CHUNK_BYTES = 128 * 1024;
+/** Fragment rows per statement of the sweep of fragments whose item left the catalogue (keyset slices). */
+const SWEEP_ROWS = 1000;
 
 /** The snapshot currently served for an app id and side. */
 export interface Snapshot {
@@ -194,22 +210,14 @@ interface SideOutput {
   pendingBytes: number;
   /** Next chunk's sequence number. */
   seq: number;
+  /** Bytes per stored chunk (CHUNK_BYTES; EMBEDDED_CHUNK_BYTES on PGlite). */
+  chunkBytes: number;
   itemsHash: crypto.Hash;
   fileHash: crypto.Hash;
   size: number;
   items: number;
   quotes: number;
   changeSeq: string;
-  /** Chunks not yet stored (deferred output), in order. */
-  deferred: Buffer[];
-  /** Store chunks at the end (PGlite: the build's read snapshot holds its one connection). */
-  defer: boolean;
-}
-
-/** Stores a side's deferred chunks, in order. */
-async function storeDeferred(db: Database, out: SideOutput): Promise<void> {
-  for (const [seq, bytes] of out.deferred.entries()) await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [out.buildId, seq, bytes]);
-  out.deferred = [];
 }
 
 /** Adds uncompressed text to a side's file: a full segment goes to the thread pool; the oldest finished ones are appended. */
@@ -239,19 +247,27 @@ async function finishSide(db: Database, out: SideOutput): Promise<void> {
   await append(db, out, out.joiner.end(), true);
 }
 
-/** Appends gzip bytes to a side's file; a full chunk (CHUNK_BYTES or more) is stored, or kept when deferred. */
+/** Appends gzip bytes to a side's file; a full chunk (`out.chunkBytes` or more) is stored. */
 async function append(db: Database, out: SideOutput, bytes: Buffer, last = false): Promise<void> {
   out.fileHash.update(bytes);
   out.size += bytes.length;
   out.pending.push(bytes);
   out.pendingBytes += bytes.length;
-  if (out.pendingBytes < CHUNK_BYTES && !(last && out.pendingBytes > 0)) return;
-  const chunk = Buffer.concat(out.pending, out.pendingBytes);
+  if (out.pendingBytes < out.chunkBytes && !(last && out.pendingBytes > 0)) return;
+  const all = Buffer.concat(out.pending, out.pendingBytes);
   out.pending = [];
   out.pendingBytes = 0;
-  if (out.defer) out.deferred.push(chunk);
-  else await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [out.buildId, out.seq, chunk]);
-  out.seq += 1;
+  // A chunk holds at most chunkBytes (a compressed segment is larger than a chunk on PGlite).
+  for (let at = 0; at < all.length; at += out.chunkBytes) {
+    const end = Math.min(all.length, at + out.chunkBytes);
+    if (end - at < out.chunkBytes && !last) {
+      out.pending.push(all.subarray(at));
+      out.pendingBytes = end - at;
+      break;
+    }
+    await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) VALUES ($1, $2, $3)`, [out.buildId, out.seq, all.subarray(at, end)]);
+    out.seq += 1;
+  }
 }
 
 /** Creates a side's build row (not complete; its change sequence is set when the build is published). */
@@ -296,8 +312,8 @@ function itemText(name: string, quotes: readonly MarketQuote[]): string {
 }
 
 /**
- * SQL: the next page of items of app `$1` after name `$2` (code-point order, at most `$3`), each with its digest
- * (null when it has no quote row and no valuation). The digest, salted with `$4` (writerFingerprint), is the md5 of the count,
+ * SQL: the items of ids `$1` (one page), each with its name and digest (null when it has no quote row and no
+ * valuation). The digest, salted with `$2` (writerFingerprint), is the md5 of the count,
  * sum and xor of the row versions (`xmin`, the transaction that wrote the row) and places (`ctid`) of every
  * `source_quote` row of the item, chosen by the precedence or not, and of its latest valuation: the two tables
  * `loadQuotes` reads (services/quotes.ts). PostgreSQL writes a new row version on every update, with a newer
@@ -307,12 +323,11 @@ function itemText(name: string, quotes: readonly MarketQuote[]): string {
  */
 const PAGE_SQL = `
 WITH page AS (
-  SELECT id, market_hash_name FROM item WHERE app_id = $1 AND market_hash_name COLLATE "C" > $2
-   ORDER BY market_hash_name COLLATE "C" LIMIT $3
+  SELECT id, market_hash_name FROM item WHERE id = ANY($1::int[])
 ), digests AS (
-  SELECT p.market_hash_name,
+  SELECT p.id, p.market_hash_name,
          CASE WHEN h.n > 0 OR v.version IS NOT NULL THEN
-           md5($4::text || h.n::text || '|' || COALESCE(h.total, 0)::text || '|' || COALESCE(h.mix, 0)::text || '|' || COALESCE(h.places, 0)::text || '|' || COALESCE(v.version, ''))
+           md5($2::text || h.n::text || '|' || COALESCE(h.total, 0)::text || '|' || COALESCE(h.mix, 0)::text || '|' || COALESCE(h.places, 0)::text || '|' || COALESCE(v.version, ''))
          END AS digest
     FROM page p
     CROSS JOIN LATERAL (
@@ -322,7 +337,48 @@ WITH page AS (
       SELECT v.xmin::text || v.ctid::text || v.valuation_date::text AS version
         FROM valuation v WHERE v.item_id = p.id ORDER BY v.valuation_date DESC LIMIT 1) v ON true
 )
-SELECT market_hash_name, digest FROM digests ORDER BY market_hash_name COLLATE "C"`;
+SELECT id, market_hash_name, digest FROM digests`;
+
+/** Rows of the item list read per statement (keyset slices by id). */
+const ITEM_LIST_ROWS = 1000;
+
+/**
+ * Orders strings by Unicode code point, as PostgreSQL's `COLLATE "C"` orders UTF-8 text (its bytes): UTF-16 code
+ * units compare the same way except surrogates (U+10000 and up) against U+E000-U+FFFF, which this corrects.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * The items of app `appId` (id and name) in code-point order of their names (the order of the file), read in
+ * keyset slices by id (short statements, the primary key's order) and sorted here: an order by `COLLATE "C"` in SQL
+ * sorted the whole table for every page (no index has that collation). About 40 bytes a name (36k at full scale).
+ */
+async function itemList(query: <R>(sql: string, params?: unknown[]) => Promise<R[]>, appId: string): Promise<{ id: number; name: string }[]> {
+  const items: { id: number; name: string }[] = [];
+  for (let after = 0; ; ) {
+    const rows = await query<{ id: number; market_hash_name: string }>(
+      `SELECT id, market_hash_name FROM item WHERE app_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+      [appId, after, ITEM_LIST_ROWS],
+    );
+    for (const r of rows) items.push({ id: r.id, name: r.market_hash_name });
+    if (rows.length < ITEM_LIST_ROWS) break;
+    after = rows[rows.length - 1]!.id;
+  }
+  return items.sort((a, b) => compareCodePoints(a.name, b.name));
+}
 
 /** SQL: the stored fragments of names `$2` (app `$1`) on sides `$3`, by primary key (a join with the digests read them all). */
 const STORED_SQL = `
@@ -347,13 +403,18 @@ interface Page {
 const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
 /**
- * Reads one page of items after `after` (code-point order) inside the build's snapshot: their digests, the
+ * Reads one page of items (`items`, in the file's order) inside the build's snapshot: their digests, the
  * stored fragments, then the quotes of the items whose stored fragments are missing on a side or were written
- * from other rows (loadQuotes), whose fragments are written here.
+ * from other rows (loadQuotes), whose fragments are written here. An item gone since the list was read is left out.
  */
-async function readPage(query: <R>(sql: string, params?: unknown[]) => Promise<R[]>, appId: string, sides: readonly SideFilter[], after: string, pageItems: number): Promise<Page> {
-  const rows = await query<{ market_hash_name: string; digest: string | null }>(PAGE_SQL, [appId, after, pageItems, writerFingerprint()]);
-  const page: Page = { names: rows.map((r) => r.market_hash_name), fragments: new Map(), fresh: [] };
+async function readPage(query: <R>(sql: string, params?: unknown[]) => Promise<R[]>, appId: string, sides: readonly SideFilter[], items: readonly { id: number; name: string }[]): Promise<Page> {
+  const page: Page = { names: [], fragments: new Map(), fresh: [] };
+  if (items.length === 0) return page;
+  const found = new Map(
+    (await query<{ id: number; market_hash_name: string; digest: string | null }>(PAGE_SQL, [items.map((i) => i.id), writerFingerprint()])).map((r) => [r.id, r]),
+  );
+  const rows = items.flatMap((i) => found.get(i.id) ?? []);
+  page.names = rows.map((r) => r.market_hash_name);
   if (rows.length === 0) return page;
   const digests = new Map<string, string>();
   for (const r of rows) if (r.digest !== null) digests.set(r.market_hash_name, r.digest); // null: no quote and no valuation, not in the file
@@ -449,9 +510,12 @@ async function publishSide(db: Database, appId: string, out: SideOutput, generat
  * about reading the digests and stored texts plus compressing the file, and the changed items; the first build
  * writes every item.
  */
-export async function buildSnapshots(db: Database, appId: string, sides: readonly SideFilter[], opts: BuildOptions = {}): Promise<BuildResult[]> {
+export async function buildSnapshots(database: Database, appId: string, sides: readonly SideFilter[], opts: BuildOptions = {}): Promise<BuildResult[]> {
   const started = performance.now();
   const generatedAt = opts.now ?? new Date();
+  // On PGlite every statement of the build lets waiting requests go first (see the module doc).
+  const db = backgroundDatabase(database);
+  const embedded = db.kind === 'pglite';
   // Leftovers of interrupted builds (never current) go first.
   await db.query(
     `DELETE FROM export_build WHERE app_id = $1 AND side = ANY($2::text[]) AND NOT complete
@@ -460,35 +524,36 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
   );
   const ids: string[] = [];
   for (const side of sides) ids.push(await createBuild(db, appId, side, generatedAt));
-  // Every page and the change sequence are read in one snapshot (REPEATABLE READ): the file holds exactly the
-  // changes up to its change_seq, and following the feed from there gives exactly the ones after it.
-  const deferred = db.kind === 'pglite';
+  // PostgreSQL: every page and the change sequence are read in one snapshot (REPEATABLE READ): the file holds exactly
+  // the changes up to its change_seq, and following the feed from there gives exactly the ones after it. PGlite: the
+  // sequence first, then each page by short statements of its own (module doc).
+  const reads = <T>(work: (query: <R>(sql: string, params?: unknown[]) => Promise<R[]>) => Promise<T>): Promise<T> =>
+    embedded ? work(db.query) : db.readSnapshot(work);
   const comma = Buffer.from(',');
   const outs: SideOutput[] = [];
-  /** Fragments waiting to be stored: written as the build goes (PostgreSQL), or after the snapshot (PGlite). */
-  let toStore: Page['fresh'] = [];
   let storing: Promise<void> = Promise.resolve();
-  await db.readSnapshot(async (query) => {
+  await reads(async (query) => {
     const changeSeq = (await currentSequence({ query })).toString();
     for (const [i, side] of sides.entries()) {
       const out: SideOutput = {
-        side, buildId: ids[i]!, joiner: new GzipJoiner(), segment: [], segmentBytes: 0, compressing: [], pending: [], pendingBytes: 0, seq: 0, itemsHash: crypto.createHash('sha256'),
-        fileHash: crypto.createHash('sha256'), size: 0, items: 0, quotes: 0, changeSeq, deferred: [], defer: deferred,
+        side, buildId: ids[i]!, joiner: new GzipJoiner(), segment: [], segmentBytes: 0, compressing: [], pending: [], pendingBytes: 0, seq: 0,
+        chunkBytes: embedded ? EMBEDDED_CHUNK_BYTES : CHUNK_BYTES, itemsHash: crypto.createHash('sha256'), fileHash: crypto.createHash('sha256'), size: 0, items: 0, quotes: 0, changeSeq,
       };
       outs.push(out);
       await append(db, out, out.joiner.header());
       const head = `{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","change_seq":"${changeSeq}","items":[`;
       await write(db, out, Buffer.from(head, 'utf8'));
     }
-    const pageItems = opts.pageItems ?? PAGE_ITEMS;
+    const pageItems = opts.pageItems ?? (embedded ? EMBEDDED_PAGE_ITEMS : PAGE_ITEMS);
+    const items = await itemList(query, appId);
     // The next page is read while this one is written (its digests and changed quotes in flight on the
     // database's core while this process writes): two pages held at most.
-    let next = readPage(query, appId, sides, '', pageItems);
+    let next = readPage(query, appId, sides, items.slice(0, pageItems));
     let pageNo = 0;
-    for (;;) {
+    for (let at = pageItems; ; at += pageItems) {
       const page = await next;
-      if (page.names.length === 0) break;
-      next = readPage(query, appId, sides, page.names[page.names.length - 1]!, pageItems);
+      if (at - pageItems >= items.length) break;
+      next = readPage(query, appId, sides, items.slice(at, at + pageItems));
       // A failure of the read ahead is the next iteration's to throw; until then it must not go unhandled.
       next.catch(() => undefined);
       for (const name of page.names) {
@@ -504,8 +569,7 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
           await write(db, out, fragment.text);
         }
       }
-      if (deferred) toStore.push(...page.fresh);
-      else if (page.fresh.length > 0) {
+      if (page.fresh.length > 0) {
         // One statement in flight at a time; the next page is written meanwhile.
         const fresh = page.fresh;
         storing = storing.then(() => storeFragments(db, appId, fresh));
@@ -520,9 +584,6 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
     }
   });
   await storing;
-  for (const out of outs) await storeDeferred(db, out);
-  for (let i = 0; i < toStore.length; i += 2000) await storeFragments(db, appId, toStore.slice(i, i + 2000));
-  toStore = [];
   const buildMs = Math.round(performance.now() - started);
   const results: BuildResult[] = [];
   for (const out of outs) {
@@ -530,13 +591,36 @@ export async function buildSnapshots(db: Database, appId: string, sides: readonl
     snapshotBuildSeconds.observe({ side: out.side, outcome: r.published ? 'published' : 'unchanged' }, buildMs / 1000);
     results.push(r);
   }
-  // Fragments of items no longer in the catalogue.
-  await db.query(
-    `DELETE FROM export_fragment f WHERE f.app_id = $1
-        AND NOT EXISTS (SELECT 1 FROM item i WHERE i.app_id = $1 AND i.market_hash_name = f.market_hash_name)`,
-    [appId],
-  );
+  await sweepFragments(db, appId);
   return results;
+}
+
+/**
+ * Deletes the stored fragments of app `appId` whose item is no longer in the catalogue, in keyset slices of
+ * `rows` fragment rows (primary-key order; default SWEEP_ROWS), each one short statement. Returns how many were deleted.
+ */
+export async function sweepFragments(db: Pick<Database, 'query'>, appId: string, rows = SWEEP_ROWS): Promise<number> {
+  let after = null as { name: string; side: string } | null;
+  let deleted = 0;
+  for (;;) {
+    const [row]: { last_name: string | null; last_side: string | null; n: number }[] = await db.query<{ last_name: string | null; last_side: string | null; n: number }>(
+      `WITH slice AS (
+         SELECT market_hash_name, side FROM export_fragment
+          WHERE app_id = $1 AND ($2::text IS NULL OR (market_hash_name, side) > ($2::text, $3::text))
+          ORDER BY market_hash_name, side LIMIT $4
+       ), gone AS (
+         DELETE FROM export_fragment f USING slice s
+          WHERE f.app_id = $1 AND f.market_hash_name = s.market_hash_name AND f.side = s.side
+            AND NOT EXISTS (SELECT 1 FROM item i WHERE i.app_id = $1 AND i.market_hash_name = s.market_hash_name)
+         RETURNING 1
+       ), last AS (SELECT market_hash_name, side FROM slice ORDER BY market_hash_name DESC, side DESC LIMIT 1)
+       SELECT (SELECT market_hash_name FROM last) AS last_name, (SELECT side FROM last) AS last_side, (SELECT count(*) FROM gone)::int AS n`,
+      [appId, after?.name ?? null, after?.side ?? null, rows],
+    );
+    deleted += row?.n ?? 0;
+    if (!row?.last_name) return deleted;
+    after = { name: row.last_name, side: row.last_side! };
+  }
 }
 
 /** Builds and publishes one side (see buildSnapshots). */

@@ -272,8 +272,10 @@ function score(ratio: Decimal): string {
 
 /**
  * Recomputes the hourly scores of the last 24 completed UTC hours before `now` (README, Status):
- * - `infrastructure`: passed checks / (12 x components checked at least once that hour); a bucket
- *   whose check failed or did not run lowers the score. No check that hour: no score.
+ * - `infrastructure`: passed checks / (buckets x components checked at least once that hour), buckets being
+ *   the hour's 12, less those before the first bucket ever recorded (a new install's first hour is not scored
+ *   on the minutes before it existed: issue 41, point 12); a bucket whose check failed or did not run after
+ *   that lowers the score. No check that hour: no score.
  * - `service`: mean over the components probed that hour of (up probes / probes). None: no score.
  * - `datasource`: markets that received at least one quote that hour / markets that received any in
  *   the 24 hours scored. No market at all in those 24 hours: no scores.
@@ -292,7 +294,14 @@ export async function recordSummary(db: Database, now: Date): Promise<Record<str
       start.toISOString(),
       end.toISOString(),
     );
-    for (const r of infra) scores.infrastructure![unix(r.hour)] = score(Decimal.min(1, new Decimal(r.passed).div(perHour * r.components)));
+    // The first bucket recorded (rows are kept 25 hours): buckets of its hour before it did not exist yet.
+    const [first] = await tx.$queryRawUnsafe<{ first: Date | null }[]>(`SELECT min(bucket_start) AS first FROM status_infrastructure`);
+    const firstMs = first?.first ? new Date(first.first).getTime() : -Infinity;
+    for (const r of infra) {
+      const hourMs = new Date(r.hour).getTime();
+      const buckets = Math.min(perHour, Math.ceil((hourMs + 3600_000 - Math.max(hourMs, firstMs)) / (INFRASTRUCTURE_BUCKET_SECONDS * 1000)));
+      scores.infrastructure![unix(r.hour)] = score(Decimal.min(1, new Decimal(r.passed).div(buckets * r.components)));
+    }
     const service = await tx.$queryRawUnsafe<{ hour: Date; component: string; ok: number; total: number }[]>(
       `SELECT ${hourKey} AS hour, component, sum(ok_count)::int AS ok, sum(total)::int AS total
        FROM status_service WHERE bucket_start >= $1::timestamptz AND bucket_start < $2::timestamptz GROUP BY 1, 2`,
