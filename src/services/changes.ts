@@ -39,10 +39,16 @@ export const MAX_CHANGES_PAGE = 1000;
 /** Default page size. */
 export const DEFAULT_CHANGES_PAGE = 1000;
 /**
- * Rows of the sequence one statement reads at most (issue 41, point 5). Measured on embedded PGlite (2-vCPU machine
- * under load): a 5,000-row chunk filtered to nothing 8-25 ms, returning 1,000 changes 30-55 ms.
+ * Rows of the sequence one statement reads at most (issue 41, point 5), by database: on embedded PGlite a statement
+ * runs on the event loop's own thread, so its chunks are small (2,000 rows: 3-10 ms on an idle 2-vCPU machine,
+ * several times that under load); a PostgreSQL server's run elsewhere, so fewer, larger ones save round trips.
  */
-export const SCAN_CHUNK = 5000;
+export const SCAN_CHUNK = { pglite: 2000, postgres: 10_000 } as const;
+
+/** The chunk of `db`'s kind (SCAN_CHUNK). */
+export function scanChunk(db: Pick<Database, 'kind'>): number {
+  return SCAN_CHUNK[db.kind];
+}
 /** Rows of the sequence one feed page reads at most before it answers (`has_more`, fewer than `limit` changes). */
 export const MAX_SCAN_PER_PAGE = 100_000;
 
@@ -234,27 +240,27 @@ export interface ScanResult {
   read: number;
 }
 
-const SCAN_HEAD = `WITH scanned AS MATERIALIZED (
+/**
+ * One bounded read (`scanChanges`): $1 after, $2 upto (null: none), $3 rows read at most, $4 app, $5 names (null:
+ * all), $6 markets (null: all), $7 side, $8 matches at most. Each row read is matched to its item by one primary-key
+ * lookup (a LATERAL subquery fenced by its LIMIT and keyed by `id` alone, so no plan can join the chunk to the whole
+ * item table or pick the app's index, whatever the table statistics say: with an unanalyzed `item` both happened,
+ * 3-8 s a chunk); with names, only the rows of their items are looked up (their ids found once per statement
+ * by the app-and-name index and hashed: the IN under an OR stays a hashed subplan, never a join to reorder). The last row tells what was read (its last seq and count) and the pruned
+ * horizon, in the same snapshot as the rows.
+ */
+const SCAN_SQL = `WITH scanned AS MATERIALIZED (
   SELECT seq, item_id, market_code, side FROM quote_change
-   WHERE seq > $1::bigint AND ($2::bigint IS NULL OR seq <= $2::bigint) ORDER BY seq LIMIT $3)`;
-/** The last row: what was read (its last seq and count) and the pruned horizon, in the same snapshot as the rows. */
-const SCAN_TAIL = `UNION ALL
+   WHERE seq > $1::bigint AND ($2::bigint IS NULL OR seq <= $2::bigint) ORDER BY seq LIMIT $3),
+named AS MATERIALIZED (
+  SELECT s.seq, s.market_code, s.side, i.app_id, i.market_hash_name
+    FROM scanned s CROSS JOIN LATERAL (SELECT app_id, market_hash_name FROM item WHERE id = s.item_id LIMIT 1) i
+   WHERE ($6::text[] IS NULL OR s.market_code = ANY($6::text[])) AND ($7::text = 'all' OR s.side = $7::text)
+     AND ($5::text[] IS NULL OR s.item_id IN (SELECT id FROM item WHERE app_id = $4 AND market_hash_name = ANY($5::text[]))))
+(SELECT seq::text AS seq, market_hash_name, market_code, side, NULL::int AS scanned, NULL::text AS horizon FROM named
+  WHERE app_id = $4 ORDER BY named.seq LIMIT $8)
+UNION ALL
 SELECT max(seq)::text, NULL, NULL, NULL, count(*)::int, (SELECT pruned_through FROM quote_change_horizon WHERE id = 1)::text FROM scanned`;
-/** Every item of the app ($4), markets $5, side $6, at most $7 matches. */
-const SCAN_ALL_SQL = `${SCAN_HEAD}
-SELECT m.seq::text AS seq, m.market_hash_name, m.market_code, m.side, NULL::int AS scanned, NULL::text AS horizon
-  FROM (SELECT s.seq, i.market_hash_name, s.market_code, s.side FROM scanned s JOIN item i ON i.id = s.item_id
-         WHERE i.app_id = $4 AND ($5::text[] IS NULL OR s.market_code = ANY($5::text[])) AND ($6::text = 'all' OR s.side = $6::text)
-         ORDER BY s.seq LIMIT $7) m
-${SCAN_TAIL}`;
-/** Only the items named $5 (their ids looked up once per statement, then a hash join), markets $6, side $7, at most $8. */
-const SCAN_NAMED_SQL = `${SCAN_HEAD},
-wanted AS MATERIALIZED (SELECT id, market_hash_name FROM item WHERE app_id = $4 AND market_hash_name = ANY($5::text[]))
-SELECT m.seq::text AS seq, m.market_hash_name, m.market_code, m.side, NULL::int AS scanned, NULL::text AS horizon
-  FROM (SELECT s.seq, w.market_hash_name, s.market_code, s.side FROM scanned s JOIN wanted w ON w.id = s.item_id
-         WHERE ($6::text[] IS NULL OR s.market_code = ANY($6::text[])) AND ($7::text = 'all' OR s.side = $7::text)
-         ORDER BY s.seq LIMIT $8) m
-${SCAN_TAIL}`;
 
 /**
  * One bounded read of the sequence (module doc): the rows after `after` (and at most `upto`; null: no bound), at most
@@ -262,10 +268,9 @@ ${SCAN_TAIL}`;
  * returns. Throws 410 `cursor_expired` when `after` is below the pruned horizon (changes after it may be gone).
  */
 export async function scanChanges(db: Pick<Database, 'query'>, f: ScanFilter, after: bigint, upto: bigint | null, chunk: number, limit: number): Promise<ScanResult> {
-  const base = [after.toString(), upto === null ? null : upto.toString(), chunk, f.appId];
   const raw = await db.query<{ seq: string | null; market_hash_name: string | null; market_code: string | null; side: 'ask' | 'bid' | 'mid' | null; scanned: number | null; horizon: string | null }>(
-    f.names ? SCAN_NAMED_SQL : SCAN_ALL_SQL,
-    f.names ? [...base, f.names, f.markets, f.side, limit] : [...base, f.markets, f.side, limit],
+    SCAN_SQL,
+    [after.toString(), upto === null ? null : upto.toString(), chunk, f.appId, f.names, f.markets, f.side, limit],
   );
   const rows: ChangeRow[] = [];
   let scanned = 0;
@@ -312,7 +317,7 @@ export async function readChanges(db: Database, q: ChangeQuery): Promise<ChangeP
   let read = 0;
   let hasMore: boolean;
   for (;;) {
-    const chunk = Math.min(SCAN_CHUNK, MAX_SCAN_PER_PAGE - read);
+    const chunk = Math.min(scanChunk(db), MAX_SCAN_PER_PAGE - read);
     // One more than the page holds: whether more changes match after it.
     const scan = await scanChanges(db, filter, cursor, newest, chunk, q.limit + 1 - page.length);
     for (const r of scan.rows) page.push(r);

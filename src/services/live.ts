@@ -30,7 +30,7 @@
  */
 import type { Database } from '../db/client.js';
 import { dependencyUnavailable, ServiceError } from '../lib/errors.js';
-import { checkCursor, lastOfEachKey, nextTurn, scanChanges, MAX_CHANGES_PAGE, SCAN_CHUNK, type Change, type ScanFilter } from './changes.js';
+import { checkCursor, lastOfEachKey, nextTurn, scanChanges, MAX_CHANGES_PAGE, scanChunk, type Change, type ScanFilter } from './changes.js';
 import { loadQuotes, type MarketQuote } from './quotes.js';
 import type { QuoteCache } from './quote-cache.js';
 import { refreshSlots, SLOT_REFRESH_SECONDS } from './live-slots.js';
@@ -438,7 +438,7 @@ export class LiveHub {
         await sub.waitForRoom(sub.maxQueue - page); // backpressure: the client reads first
         continue;
       }
-      const read = await scanChanges(this.db, scan, sub.cursor, null, SCAN_CHUNK, page);
+      const read = await scanChanges(this.db, scan, sub.cursor, null, scanChunk(this.db), page);
       liveReplayRows.inc(read.read);
       if (sub.isEnded) return;
       if (read.rows.length > 0) {
