@@ -43,6 +43,7 @@ import { createPages } from './pages/index.js';
 import { APP_CSP } from './pages/layout.js';
 import { createPageLimit, DEFAULT_PAGE_RATE_LIMIT, type PageRateLimit, type TrustProxy } from './pages/page-limit.js';
 import { LiveHub } from './services/live.js';
+import { LiveMeter } from './services/live-billing.js';
 import { KnownHosts, plainTarget, type RequestTarget } from './lib/target.js';
 
 /** What the app needs from the outside. */
@@ -81,9 +82,10 @@ export interface AppDeps {
   /**
    * Live subscriptions (services/live.ts; README, Extensions: live changes): the most one account may have open
    * at once on all replicas (default 10) and the undelivered changes one may hold before it is closed as a slow
-   * consumer (default 10,000); `redisUrl`: replicas also announce commits to each other's hubs over Redis pub/sub.
+   * consumer (default 10,000); `redisUrl`: replicas also announce commits to each other's hubs over Redis pub/sub;
+   * `minuteMs`: milliseconds one charge of a subscription pays for (default 60,000; tests shorten it).
    */
-  live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number; redisUrl?: string };
+  live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number; redisUrl?: string; minuteMs?: number };
   /**
    * The item pages' limit per client address (src/pages/page-limit.ts): `rateLimit` pages per window (default 30 a
    * minute; null = none), counted by `rateLimiter` (so in Redis when it uses Redis); `trustProxy` says whose
@@ -162,7 +164,8 @@ export function createApp(deps: AppDeps): App {
   const leases = deps.creditLeases === false ? null : new CreditLeases(db, deps.creditLeases === true ? {} : deps.creditLeases);
   const limiter = deps.rateLimiter ?? createRateLimiter({ logger });
   const hub = new LiveHub(db, { ...(quotes ? { quotes } : {}), maxQueue: deps.live?.maxQueue, pollMs: deps.live?.pollMs, redisUrl: deps.live?.redisUrl });
-  const live = { hub, maxConcurrent: deps.live?.maxConcurrent ?? 10 };
+  const meter = new LiveMeter(hub, { db, ...(leases ? { leases } : {}), ...(callers ? { callers } : {}), maxConcurrent: deps.live?.maxConcurrent ?? 10, minuteMs: deps.live?.minuteMs });
+  const live = { hub, meter };
   // Pages (`/`, `/docs`, `/status/page`, `/items`, `/assets/*`): HTML for people, not API operations.
   const statusSettings = deps.status ?? defaultStatusSettings();
   const pageLimit = createPageLimit({ limiter, limit: deps.pages?.rateLimit === undefined ? DEFAULT_PAGE_RATE_LIMIT : deps.pages.rateLimit, trustProxy: deps.pages?.trustProxy ?? null });
@@ -387,6 +390,7 @@ export function createApp(deps: AppDeps): App {
   }
 
   async function close(): Promise<void> {
+    meter.close();
     await hub.close();
     await leases?.close();
     quotes?.close();

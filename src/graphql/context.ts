@@ -27,12 +27,13 @@ import type { QuoteCache } from '../services/quote-cache.js';
 import type { SnapshotCache } from '../services/exports.js';
 import type { CreditLeases } from '../services/credit-leases.js';
 import type { LiveHub, LiveSubscription } from '../services/live.js';
+import type { LiveMeter, LiveReservation } from '../services/live-billing.js';
 
-/** The replica's live hub and the per-account cap of open subscriptions (services/live.ts, live-billing.ts). */
+/** The replica's live hub and the meter of its subscriptions (services/live.ts, live-billing.ts). */
 export interface LiveOptions {
   hub: LiveHub;
-  /** Most live subscriptions one account may have open at once, all replicas together. */
-  maxConcurrent: number;
+  /** Slots, charges per minute and entitlement re-checks of the subscriptions (per-account cap: `meter.maxConcurrent`). */
+  meter: LiveMeter;
 }
 
 /** Loaders of one request. Keys of `quotes`: `appId + '\u0000' + marketHashName`. */
@@ -179,6 +180,11 @@ export interface RequestState {
    * directly once the pipeline admitted and started it, without a GraphQL execution per event.
    */
   live?: LiveSubscription;
+  /**
+   * What the metering plugin reserved for the subscription this request starts (its slot, services/live-billing.ts
+   * `reserve`), before its rate limit: the resolver starts the subscription with it.
+   */
+  liveReservation?: LiveReservation;
 }
 
 /** A fresh RequestState. */

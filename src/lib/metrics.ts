@@ -2,7 +2,7 @@
  * Prometheus metrics (prom-client), served at GET /metrics by every replica. One registry per
  * process; labels carry operation ids and statuses only (never account ids or keys).
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The process's registry. */
 export const registry = new Registry();
@@ -52,6 +52,28 @@ export const liveWakes = new Counter({
   name: 'quotegate_live_wakes_total',
   help: 'Reads of the change sequence by the live hub, by what woke it: postgres (NOTIFY), redis (pub/sub), poll, subscribe.',
   labelNames: ['source'] as const,
+  registers: [registry],
+});
+
+/** Live subscriptions reading their backlog now (a `since` behind the hub, services/live.ts). */
+export const liveReplays = new Gauge({
+  name: 'quotegate_live_replays',
+  help: 'Live subscriptions reading their backlog of changes now (started with a since behind the live position).',
+  registers: [registry],
+});
+
+/** Rows of the change sequence read by live replays (bounded chunks, services/changes.ts scanChanges). */
+export const liveReplayRows = new Counter({
+  name: 'quotegate_live_replay_rows_total',
+  help: 'Rows of the change sequence read by live subscriptions catching up on their backlog.',
+  registers: [registry],
+});
+
+/** Open live subscriptions ended by a re-check of their entitlement (services/live-billing.ts), by error code. */
+export const liveEntitlementEnds = new Counter({
+  name: 'quotegate_live_entitlement_ends_total',
+  help: 'Open live subscriptions ended because their key was revoked, their account disabled or a minute could not be paid, by error code.',
+  labelNames: ['code'] as const,
   registers: [registry],
 });
 

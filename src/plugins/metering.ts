@@ -23,7 +23,9 @@
  * rate limited but never billed (it sends no data); a streamed REST answer's charge is refunded when the
  * answer is not delivered whole (src/rest/facade.ts). Order of checks: credential (401/403, also for
  * machine-only mutations), arguments (422), rate limit (429), balance (402). A 402 still counts towards the
- * rate limit; a 422 or 401 does not.
+ * rate limit; a 422 or 401 does not. A subscription (live changes) is judged on its cursor (410/422) and the
+ * account's concurrent slots (429 `too_many_subscriptions`) between the arguments and the rate limit, so those
+ * refusals do not count either (services/live-billing.ts `reserve`).
  */
 import type { Plugin } from 'graphql-yoga';
 import { Kind, visit, type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
@@ -51,6 +53,8 @@ export interface MeteredField {
   cost: bigint;
   /** A conditional request (`ifNoneMatch` given): free when answered "not modified", so no balance is required up front. */
   conditional: boolean;
+  /** The field's arguments (a subscription's `since` is checked before its rate limit: services/live-billing.ts). */
+  args: Record<string, unknown>;
 }
 
 /** What the operation about to run needs from metering. */
@@ -186,7 +190,7 @@ function meteredField(responseKey: string, row: EndpointInfo, args: Record<strin
   const list = row.unitPricing ? args[camel(row.unitPricing.unitsBodyField)] : undefined;
   const units = Array.isArray(list) ? list.length : 1;
   const conditional = args.ifNoneMatch !== null && args.ifNoneMatch !== undefined;
-  return { responseKey, row, units, cost: operationCost(row, units), conditional };
+  return { responseKey, row, units, cost: operationCost(row, units), conditional, args };
 }
 
 /**
@@ -224,9 +228,19 @@ interface Admitted {
  * a conditional field is judged after it answered). Throws the refusal as a ServiceError.
  */
 async function admit(ctx: Context, plan: MeteringPlan, limiter: RateLimiter): Promise<Admitted> {
+  return admitLimits(ctx, plan, limiter, await admitCaller(ctx, plan));
+}
+
+/** The first checks of `admit`: the credential of every metered row (401/403), then the argument rules (422). */
+async function admitCaller(ctx: Context, plan: MeteringPlan): Promise<UserCaller> {
   let caller!: UserCaller;
   for (const row of plan.rows) caller = ctx.userNow(row.operationId) ?? (await ctx.requireUser(row.operationId)); // a cached key: no promise
   if (plan.problems.length > 0) throw validationError(plan.problems);
+  return caller;
+}
+
+/** The last checks of `admit`, for `caller`: rate limits (429), then the balance (402). */
+async function admitLimits(ctx: Context, plan: MeteringPlan, limiter: RateLimiter, caller: UserCaller): Promise<Admitted> {
   for (const row of plan.rows) {
     const points = plan.fields.filter((f) => f.row === row).length;
     const outcome = await limiter.consume(caller.accountId, row, points);
@@ -248,6 +262,12 @@ async function admit(ctx: Context, plan: MeteringPlan, limiter: RateLimiter): Pr
   const remaining = remainingCredits(caller.creditsTotal, caller.creditsUsed);
   if (required > remaining) throw creditInsufficient(required, remaining);
   return { caller, billable, remaining };
+}
+
+/** The `since` argument of a subscription field (a change cursor the argument rules passed), or null. */
+function sinceOf(field: MeteredField): bigint | null {
+  const since = field.args.since;
+  return typeof since === 'string' ? BigInt(since) : null;
 }
 
 /** What an envelop onExecute hook may return (its onExecuteDone). */
@@ -272,7 +292,18 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
       const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, ctx.state.trustedVariables === true);
       if (!plan || plan.rows.length === 0) return;
       try {
-        await admit(ctx, plan, limiter);
+        const caller = await admitCaller(ctx, plan);
+        // A subscription that will start (not a HEAD) is judged on its cursor and the account's concurrent slots
+        // before its rate limit: a refusal there (410, 422, 429 too_many_subscriptions) spends no rate-limit point.
+        const field = plan.fields[0];
+        const reservation = ctx.live && !ctx.state.head && field ? await ctx.live.meter.reserve(caller.accountId, sinceOf(field)) : undefined;
+        try {
+          await admitLimits(ctx, plan, limiter, caller);
+        } catch (e) {
+          if (reservation) await ctx.live!.meter.release(reservation);
+          throw e;
+        }
+        ctx.state.liveReservation = reservation;
       } catch (e) {
         if (e instanceof ServiceError) return setResultAndStopExecution({ errors: [toGraphQLError(e)] });
         throw e;

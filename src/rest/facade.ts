@@ -250,7 +250,9 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       if (state.head) return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null }; // admitted, never started
       if (!live) throw new Error(`route ${route.operationId} started no live subscription`);
       state.live = undefined;
-      input.signal.addEventListener('abort', () => void live.return(), { once: true });
+      // The client may have left while the subscription started: then it ends at once (its replay stops reading).
+      if (input.signal.aborted) void live.return();
+      else input.signal.addEventListener('abort', () => void live.return(), { once: true });
       return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null, events: eventFeed(live, requestId) };
     }
     // A heavy answer (a batch of 100 names or more) is streamed: its quotes are loaded and written a block at a time.
@@ -377,8 +379,9 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       headers['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length);
     }
     if (!res.destroyed) res.writeHead(reply.status, headers);
-    if (reply.events && !res.destroyed) {
-      writeEvents(res, reply.events); // the live REST stream: written as it comes, until either side ends it
+    if (reply.events) {
+      if (res.destroyed) reply.events.close(); // the client left before the stream began
+      else writeEvents(res, reply.events); // the live REST stream: written as it comes, until either side ends it
     } else if (stream && !state.head && !res.destroyed) {
       Readable.fromWeb(stream as NodeReadableStream<Uint8Array>)
         .on('error', (e) => {

@@ -160,6 +160,48 @@ export async function authenticateKeyHashes(db: Pick<Database, 'query'>, asks: r
   });
 }
 
+/**
+ * The callers behind API keys by key id (`UserCaller.keyId`), as they stand at `now`: each key's account state,
+ * counters and the subscription active at `now`; a key that is unknown or revoked is absent from the map. One
+ * statement for all of them. For re-checking callers that were admitted earlier (an open live subscription:
+ * services/live-billing.ts), where the key's secret is no longer at hand.
+ */
+export async function callersByKeyIds(db: Pick<Database, 'query'>, keyIds: readonly string[], now: Date): Promise<Map<string, UserCaller>> {
+  const out = new Map<string, UserCaller>();
+  if (keyIds.length === 0) return out;
+  const rows = await db.query<{
+    id: string;
+    account_id: string;
+    allowed_operations: string[] | null;
+    disabled: boolean;
+    credits_total: string;
+    credits_used: string;
+    sub_category: string | null;
+    sub_plan_id: string | null;
+    sub_expires_at: Date | null;
+  }>(
+    `SELECT k.id::text AS id, k.account_id, k.allowed_operations, a.disabled,
+            a.credits_total::text AS credits_total, a.credits_used::text AS credits_used, s.*
+       FROM api_key k
+       JOIN account a ON a.id = k.account_id ${ACTIVE_SUBSCRIPTION_JOIN}
+      WHERE k.id = ANY($1::uuid[]) AND k.revoked_at IS NULL`,
+    [[...new Set(keyIds)], now],
+  );
+  for (const row of rows) {
+    out.set(row.id, {
+      role: 'user',
+      accountId: row.account_id,
+      keyId: row.id,
+      disabled: row.disabled,
+      allowedOperations: row.allowed_operations ?? [],
+      creditsTotal: BigInt(row.credits_total),
+      creditsUsed: BigInt(row.credits_used),
+      subscription: row.sub_category !== null ? { category: row.sub_category, planId: row.sub_plan_id!, expiresAt: new Date(row.sub_expires_at!) } : null,
+    });
+  }
+  return out;
+}
+
 /** Resolves a service token to its caller; null when malformed, unknown or revoked. */
 export async function authenticateToken(db: Pick<Database, 'query'>, token: string): Promise<MachineCaller | null> {
   if (!isWellFormedToken(token)) return null;

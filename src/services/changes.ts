@@ -15,6 +15,15 @@
  * that changed several times within a page appears once, at its last seq. The export snapshot records the
  * sequence its build started at (services/exports.ts): following from it misses nothing.
  *
+ * Bounded reads (issue 41, point 5): every statement reads at most SCAN_CHUNK rows of the sequence after a cursor
+ * (`scanChanges`), whatever the filter matches, and returns at most the changes asked for. A statement on embedded
+ * PGlite runs on the event loop's own thread, so an unbounded scan of a filter that matches nothing (300,000
+ * changes behind) held every other request for its whole length; and its memory is what it returns, so it stays
+ * independent of the backlog. A feed page reads chunk after chunk, yielding to other requests between them, until
+ * it holds `limit` changes, reaches the end of the sequence, or has read MAX_SCAN_PER_PAGE rows (then `has_more`
+ * with fewer changes, possibly none, and `next_cursor` where it stopped). The live replays (services/live.ts) read
+ * the same chunks as their client reads what they sent.
+ *
  * Retention: rows older than CHANGE_WINDOW_HOURS are pruned (`pruneChanges`); a cursor below the last pruned
  * seq answers 410 `cursor_expired` (re-sync from the export).
  */
@@ -29,6 +38,19 @@ export const CHANGE_WINDOW_HOURS = 24;
 export const MAX_CHANGES_PAGE = 1000;
 /** Default page size. */
 export const DEFAULT_CHANGES_PAGE = 1000;
+/**
+ * Rows of the sequence one statement reads at most (issue 41, point 5), by database: on embedded PGlite a statement
+ * runs on the event loop's own thread, so its chunks are small (2,000 rows: 3-10 ms on an idle 2-vCPU machine,
+ * several times that under load); a PostgreSQL server's run elsewhere, so fewer, larger ones save round trips.
+ */
+export const SCAN_CHUNK = { pglite: 2000, postgres: 10_000 } as const;
+
+/** The chunk of `db`'s kind (SCAN_CHUNK). */
+export function scanChunk(db: Pick<Database, 'kind'>): number {
+  return SCAN_CHUNK[db.kind];
+}
+/** Rows of the sequence one feed page reads at most before it answers (`has_more`, fewer than `limit` changes). */
+export const MAX_SCAN_PER_PAGE = 100_000;
 
 /** One changed (item, market, side), as written. `side` is `mid` for the CSCP valuation. */
 export interface ChangeKey {
@@ -148,7 +170,10 @@ export interface ChangePage {
   changes: Change[];
   /** Pass as `since` for the next page: the last seq of this page, or the sequence read is complete up to. */
   nextCursor: bigint;
-  /** True when more changes after `nextCursor` match (ask again at once). */
+  /**
+   * True when more changes after `nextCursor` match, or may (the page stopped after reading MAX_SCAN_PER_PAGE rows of
+   * the sequence, with fewer than `limit` changes): ask again at once.
+   */
   hasMore: boolean;
 }
 
@@ -162,6 +187,19 @@ export interface ChangeQuery {
 }
 
 /**
+ * 410 `cursor_expired` (with `details.oldest_cursor`): the changes after a cursor below `horizon` (the last pruned
+ * seq) are no longer kept; the client re-syncs from the export and follows from its `change_seq`.
+ */
+export function cursorExpired(horizon: bigint): ServiceError {
+  return new ServiceError(
+    'cursor_expired',
+    410,
+    `Changes before sequence ${horizon + 1n} are no longer kept (${CHANGE_WINDOW_HOURS} h): download the export again (GET /prices/export) and follow from its change_seq.`,
+    { oldest_cursor: horizon.toString() },
+  );
+}
+
+/**
  * The sequence bounds, after checking a client's cursor against them (null: no cursor, nothing to check).
  * Throws 410 `cursor_expired` (with `details.oldest_cursor`) below the pruned horizon and 422 beyond the current sequence.
  */
@@ -169,50 +207,142 @@ export async function checkCursor(db: Pick<Database, 'query'>, since: bigint | n
   const bounds = await sequenceBounds(db);
   const { horizon, newest } = bounds;
   if (since === null) return bounds;
-  if (since < horizon) {
-    throw new ServiceError(
-      'cursor_expired',
-      410,
-      `Changes before sequence ${horizon + 1n} are no longer kept (${CHANGE_WINDOW_HOURS} h): download the export again and follow from its change_seq.`,
-      { oldest_cursor: horizon.toString() },
-    );
-  }
+  if (since < horizon) throw cursorExpired(horizon);
   if (since > newest) throw validationError([{ location: 'query', field: 'since', message: `is beyond the current change sequence ${newest}` }]);
   return bounds;
 }
 
+/** Which changes a scan returns. `names` / `markets` null: all; `side` 'all': every side. */
+export interface ScanFilter {
+  appId: string;
+  names: readonly string[] | null;
+  markets: readonly string[] | null;
+  side: 'ask' | 'bid' | 'mid' | 'all';
+}
+
+/** A matching row of the sequence (its key, not yet its quote). */
+export interface ChangeRow {
+  seq: bigint;
+  marketHashName: string;
+  marketCode: string;
+  side: 'ask' | 'bid' | 'mid';
+}
+
+/** What one bounded scan read (see scanChanges). */
+export interface ScanResult {
+  /** The matching rows, in sequence order (at most the `limit` asked for). */
+  rows: ChangeRow[];
+  /** The cursor to go on from: the last returned row's seq when `limit` was reached, else the last row read (or `after`). */
+  next: bigint;
+  /** True when the scan read fewer rows than its chunk: nothing more was committed after `next` (up to `upto`). */
+  end: boolean;
+  /** Rows of the sequence the statement read (at most its chunk). */
+  read: number;
+}
+
 /**
- * The changes after `q.since` (see the module doc). `since` null: an empty page whose cursor is the current
- * sequence (where a client without an export starts). Throws 410 `cursor_expired` for a cursor below the pruned
- * horizon and 422 for one beyond the current sequence.
+ * One bounded read (`scanChanges`): $1 after, $2 upto (null: none), $3 rows read at most, $4 app, $5 names (null:
+ * all), $6 markets (null: all), $7 side, $8 matches at most. Each row read is matched to its item by one primary-key
+ * lookup (a LATERAL subquery fenced by its LIMIT and keyed by `id` alone, so no plan can join the chunk to the whole
+ * item table or pick the app's index, whatever the table statistics say: with an unanalyzed `item` both happened,
+ * 3-8 s a chunk); with names, only the rows of their items are looked up (their ids found once per statement
+ * by the app-and-name index and hashed: the IN under an OR stays a hashed subplan, never a join to reorder). The last row tells what was read (its last seq and count) and the pruned
+ * horizon, in the same snapshot as the rows.
+ */
+const SCAN_SQL = `WITH scanned AS MATERIALIZED (
+  SELECT seq, item_id, market_code, side FROM quote_change
+   WHERE seq > $1::bigint AND ($2::bigint IS NULL OR seq <= $2::bigint) ORDER BY seq LIMIT $3),
+named AS MATERIALIZED (
+  SELECT s.seq, s.market_code, s.side, i.app_id, i.market_hash_name
+    FROM scanned s CROSS JOIN LATERAL (SELECT app_id, market_hash_name FROM item WHERE id = s.item_id LIMIT 1) i
+   WHERE ($6::text[] IS NULL OR s.market_code = ANY($6::text[])) AND ($7::text = 'all' OR s.side = $7::text)
+     AND ($5::text[] IS NULL OR s.item_id IN (SELECT id FROM item WHERE app_id = $4 AND market_hash_name = ANY($5::text[]))))
+(SELECT seq::text AS seq, market_hash_name, market_code, side, NULL::int AS scanned, NULL::text AS horizon FROM named
+  WHERE app_id = $4 ORDER BY named.seq LIMIT $8)
+UNION ALL
+SELECT max(seq)::text, NULL, NULL, NULL, count(*)::int, (SELECT pruned_through FROM quote_change_horizon WHERE id = 1)::text FROM scanned`;
+
+/**
+ * One bounded read of the sequence (module doc): the rows after `after` (and at most `upto`; null: no bound), at most
+ * `chunk` of them read, of which at most `limit` (> 0) matching `f` are returned. One statement; its memory is what it
+ * returns. Throws 410 `cursor_expired` when `after` is below the pruned horizon (changes after it may be gone).
+ */
+export async function scanChanges(db: Pick<Database, 'query'>, f: ScanFilter, after: bigint, upto: bigint | null, chunk: number, limit: number): Promise<ScanResult> {
+  const raw = await db.query<{ seq: string | null; market_hash_name: string | null; market_code: string | null; side: 'ask' | 'bid' | 'mid' | null; scanned: number | null; horizon: string | null }>(
+    SCAN_SQL,
+    [after.toString(), upto === null ? null : upto.toString(), chunk, f.appId, f.names, f.markets, f.side, limit],
+  );
+  const rows: ChangeRow[] = [];
+  let scanned = 0;
+  let last: bigint | null = null;
+  let horizon = 0n;
+  for (const r of raw) {
+    if (r.scanned !== null) {
+      scanned = r.scanned;
+      last = r.seq === null ? null : BigInt(r.seq);
+      horizon = BigInt(r.horizon ?? '0');
+    } else rows.push({ seq: BigInt(r.seq!), marketHashName: r.market_hash_name!, marketCode: r.market_code!, side: r.side! });
+  }
+  if (after < horizon) throw cursorExpired(horizon);
+  rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+  if (rows.length >= limit) return { rows, next: rows[rows.length - 1]!.seq, end: false, read: scanned };
+  return { rows, next: last ?? after, end: scanned < chunk, read: scanned };
+}
+
+/** The rows of one page with each key (item, market, side) kept once, at its last change in the page. */
+export function lastOfEachKey(rows: readonly ChangeRow[]): ChangeRow[] {
+  const last = new Map<string, number>();
+  rows.forEach((r, i) => last.set(`${r.marketHashName}\u0000${r.marketCode}\u0000${r.side}`, i));
+  return last.size === rows.length ? [...rows] : rows.filter((r, i) => last.get(`${r.marketHashName}\u0000${r.marketCode}\u0000${r.side}`) === i);
+}
+
+/** Resolves after the I/O callbacks of this turn of the event loop: a long read lets other requests in between its statements. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The changes after `q.since` (see the module doc): bounded chunks (SCAN_CHUNK rows each, other requests served in
+ * between) until the page holds `q.limit` changes, the sequence ends, or MAX_SCAN_PER_PAGE rows were read (then
+ * `hasMore` with fewer changes and `nextCursor` the last row read). `since` null: an empty page whose cursor is the
+ * current sequence (where a client without an export starts). Throws 410 `cursor_expired` for a cursor below the
+ * pruned horizon and 422 for one beyond the current sequence.
  */
 export async function readChanges(db: Database, q: ChangeQuery): Promise<ChangePage> {
   const { newest } = await checkCursor(db, q.since);
   if (q.since === null) return { since: newest, changes: [], nextCursor: newest, hasMore: false };
-  const rows = await db.query<{ seq: string; market_hash_name: string; market_code: string; side: 'ask' | 'bid' | 'mid' }>(
-    `SELECT c.seq::text AS seq, i.market_hash_name, c.market_code, c.side
-       FROM quote_change c JOIN item i ON i.id = c.item_id
-      WHERE c.seq > $1::bigint AND c.seq <= $2::bigint AND i.app_id = $3
-        AND ($4::text[] IS NULL OR c.market_code = ANY($4::text[])) AND ($5::text = 'all' OR c.side = $5::text)
-      ORDER BY c.seq LIMIT $6`,
-    [q.since.toString(), newest.toString(), q.appId, q.markets, q.side, q.limit + 1],
-  );
-  const hasMore = rows.length > q.limit;
-  const page = hasMore ? rows.slice(0, q.limit) : rows;
+  const filter: ScanFilter = { appId: q.appId, names: null, markets: q.markets, side: q.side };
+  const page: ChangeRow[] = [];
+  let cursor = q.since;
+  let read = 0;
+  let hasMore: boolean;
+  for (;;) {
+    const chunk = Math.min(scanChunk(db), MAX_SCAN_PER_PAGE - read);
+    // One more than the page holds: whether more changes match after it.
+    const scan = await scanChanges(db, filter, cursor, newest, chunk, q.limit + 1 - page.length);
+    for (const r of scan.rows) page.push(r);
+    read += chunk;
+    cursor = scan.next;
+    if (page.length > q.limit) {
+      page.length = q.limit;
+      cursor = page[q.limit - 1]!.seq;
+      hasMore = true;
+      break;
+    }
+    if (scan.end) {
+      cursor = newest;
+      hasMore = false;
+      break;
+    }
+    if (read >= MAX_SCAN_PER_PAGE) {
+      hasMore = true;
+      break;
+    }
+    await nextTurn();
+  }
   // Within the page, a key appears once, at its last change.
-  const last = new Map<string, number>();
-  page.forEach((r, i) => last.set(`${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`, i));
-  const kept = page.filter((r, i) => last.get(`${r.market_hash_name}\u0000${r.market_code}\u0000${r.side}`) === i);
-  const quotes = kept.length === 0 ? new Map<string, MarketQuote[]>() : await loadQuotes(db, q.appId, [...new Set(kept.map((r) => r.market_hash_name))]);
-  const changes = kept.map(
-    (r): Change => ({
-      seq: BigInt(r.seq),
-      marketHashName: r.market_hash_name,
-      marketCode: r.market_code,
-      side: r.side,
-      quote: (quotes.get(r.market_hash_name) ?? []).find((x) => x.marketCode === r.market_code && x.side === r.side) ?? null,
-    }),
-  );
-  const nextCursor = hasMore ? BigInt(page[page.length - 1]!.seq) : newest;
-  return { since: q.since, changes, nextCursor, hasMore };
+  const kept = lastOfEachKey(page);
+  const quotes = kept.length === 0 ? new Map<string, MarketQuote[]>() : await loadQuotes(db, q.appId, [...new Set(kept.map((r) => r.marketHashName))]);
+  const changes = kept.map((r): Change => ({ ...r, quote: (quotes.get(r.marketHashName) ?? []).find((x) => x.marketCode === r.marketCode && x.side === r.side) ?? null }));
+  return { since: q.since, changes, nextCursor: cursor, hasMore };
 }

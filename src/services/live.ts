@@ -9,25 +9,33 @@
  *   signal delays a change by at most that much.
  * - Order, gaps, duplicates: sequence numbers become visible in commit order, so reading `seq > position` pages
  *   by page misses nothing. A subscription carries its own cursor: it receives each change with seq above it
- *   once, in order. One started with `since` first reads the feed from there on its own (readChanges pages),
- *   then joins the hub; changes the hub has already passed are read by it, later ones come from the hub, and a
- *   change at or below its cursor is never handed over twice.
+ *   once, in order. It is returned at once (its transport sends its headers), then catches up on its own
+ *   (`catchUp`) until its cursor reaches the hub's position, and joins the hub in the same turn of the event loop;
+ *   changes the hub has already passed are read by it, later ones come from the hub, and a change at or below its
+ *   cursor is never handed over twice.
+ * - Replays are bounded (issue 41, points 3, 5 and 14): a subscription behind the hub reads the sequence in chunks
+ *   of SCAN_CHUNK rows (services/changes.ts scanChanges: one statement each, its filter applied there, names
+ *   included), at most half its queue bound of changes at a time, and reads on only when its client has taken
+ *   enough for the next ones to fit (backpressure). So however far behind it starts (down to the pruned horizon,
+ *   24 h), it gets every change in order as its client reads, its memory is its queue bound at most, other
+ *   requests are served between its statements, and it stops reading when its client leaves.
  * - Each change carries the quote as served now (the replica's quote cache, else one query per page for all
  *   subscriptions), so applying changes in order keeps a copy equal to what GET /prices serves. A quote that
  *   changed several times within one read is handed over once, at its last change (as a feed page does).
- * - Slow consumers: a subscription whose undelivered changes exceed `maxQueue` is ended with a terminal
+ * - Slow consumers: a subscription whose undelivered live changes exceed `maxQueue` is ended with a terminal
  *   `slow_consumer` error (its client reads it after the changes before it) and its queue is dropped, so memory
- *   stays bounded whatever a client does. Both transports pull one event at a time as the socket drains.
+ *   stays bounded whatever a client does. (A replay never overfills a queue: it waits for room.) The transports
+ *   take events as the socket drains.
  * - The hub reads nothing while no subscription is open.
  */
 import type { Database } from '../db/client.js';
-import { ServiceError } from '../lib/errors.js';
-import { checkCursor, readChanges, MAX_CHANGES_PAGE, type Change } from './changes.js';
+import { dependencyUnavailable, ServiceError } from '../lib/errors.js';
+import { checkCursor, lastOfEachKey, nextTurn, scanChanges, MAX_CHANGES_PAGE, scanChunk, type Change, type ScanFilter } from './changes.js';
 import { loadQuotes, type MarketQuote } from './quotes.js';
 import type { QuoteCache } from './quote-cache.js';
 import { refreshSlots, SLOT_REFRESH_SECONDS } from './live-slots.js';
 import { onQuotesChanged } from './quote-cache.js';
-import { liveWakes } from '../lib/metrics.js';
+import { liveReplayRows, liveReplays, liveWakes } from '../lib/metrics.js';
 import { Redis } from 'ioredis';
 
 /** Rows the hub reads per page of the sequence. */
@@ -91,6 +99,9 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
   private waiter: Waiter | null = null;
   /** A reader waiting for events without taking one (`ready()`). */
   private readyWaiter: (() => void) | null = null;
+  /** The replay waiting until at most `roomAt` events are undelivered (`waitForRoom()`). */
+  private roomWaiter: (() => void) | null = null;
+  private roomAt = 0;
   private ended = false;
   /** Cleanup hooks run once when the subscription ends (slot, timers, hub). */
   private readonly finals: (() => void)[] = [];
@@ -101,7 +112,8 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
     readonly filter: LiveFilter | null,
     readonly wantsValuations: boolean,
     cursor: bigint,
-    private readonly maxQueue: number,
+    /** Most undelivered events before a live hand-over ends it as a slow consumer. */
+    readonly maxQueue: number,
   ) {
     this.cursor = cursor;
   }
@@ -178,6 +190,7 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
   }
 
   private deliver(): void {
+    if (this.ended) this.roomFreed();
     if (this.readyWaiter && (this.pending > 0 || this.ended)) {
       const r = this.readyWaiter;
       this.readyWaiter = null;
@@ -203,7 +216,26 @@ export class LiveSubscription implements AsyncIterableIterator<LiveEvent> {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
+    if (this.roomWaiter !== null && this.pending <= this.roomAt) this.roomFreed();
     return e;
+  }
+
+  private roomFreed(): void {
+    const w = this.roomWaiter;
+    this.roomWaiter = null;
+    w?.();
+  }
+
+  /**
+   * Resolves once at most `maxPending` events are undelivered (the client took the rest) or the subscription ended;
+   * at once when either holds. One waiter at a time (the replay's backpressure, LiveHub.catchUp).
+   */
+  waitForRoom(maxPending: number): Promise<void> {
+    if (this.pending <= maxPending || this.ended) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.roomAt = maxPending;
+      this.roomWaiter = resolve;
+    });
   }
 
   /** Takes up to `max` queued events at once (none waiting: an empty list). */
@@ -270,6 +302,11 @@ export interface LiveHubOptions {
   redisUrl?: string;
 }
 
+/** 503 `dependency_unavailable`: this replica is shutting down (its subscriptions end with it). */
+function shuttingDown(): ServiceError {
+  return new ServiceError('dependency_unavailable', 503, 'This replica is shutting down; subscribe again with since = the last seq you applied.');
+}
+
 /** The Redis channel that carries "changes committed" between the replicas' hubs. */
 export const LIVE_CHANNEL = 'qg:live';
 
@@ -285,6 +322,8 @@ function removeFrom<T>(list: T[], item: T): boolean {
 /** The replica's live hub (see the module doc). */
 export class LiveHub {
   private readonly subs = new Set<LiveSubscription>();
+  /** Subscriptions still reading their backlog (not attached yet; `catchUp`). */
+  private readonly catchingUp = new Set<LiveSubscription>();
   /** Attached subscriptions by followed item (`appId \u0000 name`), and those that follow every item. */
   // Arrays, not sets: the hand-over walks them for every row of a page (indexed loops allocate no iterators).
   private readonly byName = new Map<string, LiveSubscription[]>();
@@ -342,32 +381,91 @@ export class LiveHub {
     };
   }
 
-  /** Open subscriptions on this replica. */
+  /** Open subscriptions on this replica (those still catching up on their backlog included). */
   get size(): number {
-    return this.subs.size;
+    return this.subs.size + this.catchingUp.size;
   }
 
   /**
    * Opens a subscription: changes matching `filter` (null: none) after `since` (null: from now), and valuation
    * publishes when `valuations`. Throws 410 `cursor_expired` / 422 for a `since` the feed refuses (as
-   * GET /prices/changes does), before anything is delivered.
+   * GET /prices/changes does), before anything is delivered. Returns at once: the subscription then catches up on
+   * its backlog as its client reads (see the module doc) and joins the hub; an error while catching up (the
+   * database, changes pruned meanwhile) ends it with that error.
    */
   async open(filter: LiveFilter | null, opts: { since: bigint | null; valuations: boolean }): Promise<LiveSubscription> {
-    if (this.closed) throw new ServiceError('dependency_unavailable', 503, 'This replica is shutting down; subscribe again.');
+    if (this.closed) throw shuttingDown();
     const { newest } = await checkCursor(this.db, opts.since);
+    if (this.closed) throw shuttingDown();
     const sub = new LiveSubscription(filter, opts.valuations, opts.since ?? newest, this.maxQueue);
     sub.onEnd(() => this.detach(sub));
-    // Until its cursor reaches the hub's position the subscription reads the feed itself (the same pages as
-    // GET /prices/changes, whose checks refuse an expired or future `since`); then, with no await between the
-    // check and the join, the hub delivers everything after it.
+    this.catchingUp.add(sub);
+    liveReplays.inc();
+    void this.catchUp(sub)
+      .catch((e: unknown) => sub.fail(e instanceof ServiceError ? e : dependencyUnavailable('Reading the changes after since failed; subscribe again with since = the last seq you applied.')))
+      .finally(() => {
+        this.catchingUp.delete(sub);
+        liveReplays.dec();
+      });
+    return sub;
+  }
+
+  /**
+   * Brings `sub` up to the hub's position, then attaches it (module doc). Reads at most `page` changes a statement
+   * (half the queue bound, at most a feed page), and reads on only once the client has left room for them; between
+   * statements other requests are served. Returns when attached or when the subscription ended (client gone).
+   */
+  private async catchUp(sub: LiveSubscription): Promise<void> {
+    const f = sub.filter;
+    const scan: ScanFilter | null = f ? { appId: f.appId, names: f.names ? [...f.names] : null, markets: f.markets ? [...f.markets] : null, side: f.side } : null;
+    const page = Math.max(1, Math.min(MAX_CHANGES_PAGE, Math.floor(sub.maxQueue / 2)));
     for (;;) {
-      if (this.position === null) await this.start();
-      if (this.position === null) continue;
-      if (sub.cursor >= this.position) break;
-      if (filter) await this.replay(sub, filter, sub.cursor);
-      else sub.cursor = this.position;
+      if (sub.isEnded || this.closed) return;
+      if (this.position === null) {
+        await this.start();
+        continue;
+      }
+      if (sub.cursor >= this.position) {
+        // No await between this check and the join: the hub hands over everything after the cursor.
+        this.attach(sub);
+        return;
+      }
+      if (!scan) {
+        sub.cursor = this.position; // follows no changes (valuations only)
+        continue;
+      }
+      if (sub.pending > sub.maxQueue - page) {
+        await sub.waitForRoom(sub.maxQueue - page); // backpressure: the client reads first
+        continue;
+      }
+      const read = await scanChanges(this.db, scan, sub.cursor, null, scanChunk(this.db), page);
+      liveReplayRows.inc(read.read);
+      if (sub.isEnded) return;
+      if (read.rows.length > 0) {
+        const kept = lastOfEachKey(read.rows);
+        const quotes = new Map<string, MarketQuote[] | null>();
+        await this.loadInto(quotes, new Map([[scan.appId, new Set(kept.map((r) => r.marketHashName))]]));
+        if (sub.isEnded) return;
+        sub.push(
+          kept.map((r) => {
+            const quote = (quotes.get(`${scan.appId}\u0000${r.marketHashName}`) ?? []).find((q) => q.marketCode === r.marketCode && q.side === r.side) ?? null;
+            return { kind: 'change' as const, change: { ...r, quote } };
+          }),
+        );
+      }
+      if (read.next > sub.cursor) sub.cursor = read.next;
+      else if (read.end && this.position !== null && sub.cursor < this.position) {
+        // Nothing after the cursor, yet the hub is further: those changes were pruned meanwhile (410 cursor_expired).
+        await checkCursor(this.db, sub.cursor);
+        if (this.position !== null && sub.cursor < this.position) sub.cursor = this.position;
+      }
+      await nextTurn();
     }
-    if (sub.isEnded) return sub; // ended during the replay (slow consumer): its error is queued for the client
+  }
+
+  /** Hands `sub` (caught up with the hub's position) over to the hub. */
+  private attach(sub: LiveSubscription): void {
+    const filter = sub.filter;
     this.subs.add(sub);
     if (filter?.names) {
       for (const name of filter.names) {
@@ -377,12 +475,11 @@ export class LiveHub {
         else list.push(sub); // a new subscription; its names are a set
       }
     } else if (filter) this.everyItem.push(sub);
-    if (sub.cursor > this.position) this.wake(); // it read past the hub: let the hub catch up
+    if (this.position !== null && sub.cursor > this.position) this.wake(); // it read past the hub: let the hub catch up
     if (!this.timer) {
       this.timer = setInterval(() => this.wake('poll'), this.pollMs);
       this.timer.unref();
     }
-    return sub;
   }
 
   /** The hub's first look (no subscription was open): the current sequence and valuation run, in one snapshot. */
@@ -397,20 +494,6 @@ export class LiveHub {
     const horizon = BigInt(row?.horizon ?? '0');
     this.position = seq > horizon ? seq : horizon;
     this.lastValuation = row?.run ?? '';
-  }
-
-  /** Reads the feed after `since` for `sub` up to the current sequence (pages of GET /prices/changes). */
-  private async replay(sub: LiveSubscription, filter: LiveFilter, since: bigint): Promise<void> {
-    let cursor = since;
-    for (;;) {
-      const page = await readChanges(this.db, { appId: filter.appId, since: cursor, markets: filter.markets ? [...filter.markets] : null, side: filter.side, limit: MAX_CHANGES_PAGE });
-      sub.push(
-        page.changes.filter((c) => sub.matches(filter.appId, c.marketHashName, c.marketCode, c.side)).map((change) => ({ kind: 'change' as const, change })),
-      );
-      cursor = page.nextCursor;
-      sub.cursor = cursor;
-      if (!page.hasMore || sub.isEnded) return;
-    }
   }
 
   private detach(sub: LiveSubscription): void {
@@ -514,30 +597,37 @@ export class LiveHub {
           if (lastIndex.has(k)) repeats = true;
           lastIndex.set(k, i);
         }
-        const wanted = new Map<LiveSubscription, number[]>();
-        const unloaded = new Map<string, Set<string>>();
-        const take = (sub: LiveSubscription, i: number, r: HubRow): boolean => {
-          if (seqs[i]! <= sub.cursor || !sub.accepts(r.app_id, r.market_code, r.side)) return false;
-          const list = wanted.get(sub);
-          if (list) list.push(i);
-          else wanted.set(sub, [i]);
-          return true;
-        };
-        for (let i = 0; i < n; i++) {
-          const r = rows[i]!;
-          let taken = false;
-          const every = this.everyItem;
-          for (let k = 0; k < every.length; k++) taken = take(every[k]!, i, r) || taken;
-          const named = this.byName.get(itemKeys[i]!);
-          if (named) for (let k = 0; k < named.length; k++) taken = take(named[k]!, i, r) || taken;
-          if (taken && !quotes.has(itemKeys[i]!)) {
-            // followed by a subscription that joined after the page was read
-            let set = unloaded.get(r.app_id);
-            if (!set) unloaded.set(r.app_id, (set = new Set()));
-            set.add(r.market_hash_name);
+        // Who receives which rows, decided in the same turn as the hand-over below: a subscription that joins while
+        // quotes are loaded (an await) is counted in the next round, never passed over with its cursor moved on.
+        let wanted: Map<LiveSubscription, number[]>;
+        for (;;) {
+          wanted = new Map();
+          const unloaded = new Map<string, Set<string>>();
+          const take = (sub: LiveSubscription, i: number, r: HubRow): boolean => {
+            if (seqs[i]! <= sub.cursor || !sub.accepts(r.app_id, r.market_code, r.side)) return false;
+            const list = wanted.get(sub);
+            if (list) list.push(i);
+            else wanted.set(sub, [i]);
+            return true;
+          };
+          for (let i = 0; i < n; i++) {
+            const r = rows[i]!;
+            let taken = false;
+            const every = this.everyItem;
+            for (let k = 0; k < every.length; k++) taken = take(every[k]!, i, r) || taken;
+            const named = this.byName.get(itemKeys[i]!);
+            if (named) for (let k = 0; k < named.length; k++) taken = take(named[k]!, i, r) || taken;
+            if (taken && !quotes.has(itemKeys[i]!)) {
+              // followed by a subscription that joined after the page was read
+              let set = unloaded.get(r.app_id);
+              if (!set) unloaded.set(r.app_id, (set = new Set()));
+              set.add(r.market_hash_name);
+            }
           }
+          if (unloaded.size === 0) break;
+          await this.loadInto(quotes, unloaded);
+          if (this.position === null) return; // every subscription left meanwhile
         }
-        if (unloaded.size > 0) await this.loadInto(quotes, unloaded);
         // One change event per row, shared by every subscription that receives it.
         const events = new Array<LiveEvent | undefined>(n);
         const eventAt = (i: number): LiveEvent => {
@@ -615,7 +705,7 @@ export class LiveHub {
     this.slotTimer = null;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    for (const s of [...this.subs]) s.fail(new ServiceError('dependency_unavailable', 503, 'This replica is shutting down; subscribe again with since = the last seq you applied.'));
+    for (const s of [...this.subs, ...this.catchingUp]) s.fail(shuttingDown());
     await this.idle();
   }
 }

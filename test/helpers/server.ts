@@ -5,6 +5,8 @@ import { projectRoot } from '../../src/lib/paths.js';
 
 export interface ServerProcess {
   url: string;
+  /** The child's process id (its memory: /proc/<pid>/status). */
+  pid: number;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   stop(): Promise<void>;
@@ -37,6 +39,7 @@ export async function startServerProcess(env: Record<string, string>, nodeArgs: 
   });
   return {
     url,
+    pid: child.pid!,
     output: () => out,
     stop: () =>
       new Promise<void>((resolve) => {

@@ -9,11 +9,11 @@ import { builder } from '../builder.js';
 import * as v from '../../validation/params.js';
 import { endpoint } from '../../catalogue/endpoints.js';
 import { CS2_APP_ID } from '../../services/importers.js';
-import { openMeteredSubscription } from '../../services/live-billing.js';
 import type { LiveEvent, LiveFilter, ValuationPublished } from '../../services/live.js';
 import type { Change } from '../../services/changes.js';
 import { ServiceError } from '../../lib/errors.js';
 import type { Context } from '../context.js';
+import type { UserCaller } from '../../services/accounts.js';
 import { ChangeRef } from './changes.js';
 import { SideFilterEnum } from './quotes.js';
 
@@ -40,17 +40,21 @@ function unwrap<K extends LiveEvent['kind']>(event: LiveEvent, kind: K): Extract
 /** Starts a metered subscription for the caller of `ctx` (see services/live-billing.ts). */
 async function start(ctx: Context, filter: LiveFilter | null, since: bigint | null, valuations: boolean): Promise<AsyncIterable<LiveEvent>> {
   if (!ctx.live) throw new ServiceError('dependency_unavailable', 503, 'Live subscriptions are not served by this process.');
-  const caller = await ctx.requireUser(ROW);
+  let caller: UserCaller;
+  try {
+    caller = await ctx.requireUser(ROW);
+  } catch (e) {
+    // Admitted by the metering plugin, so this does not happen; if it did, the reserved slot goes back.
+    if (ctx.state.liveReservation) await ctx.live.meter.release(ctx.state.liveReservation);
+    ctx.state.liveReservation = undefined;
+    throw e;
+  }
   // HEAD of the REST stream: admitted like a GET (credential, rate limit), never started, never billed.
   if (ctx.state.head) return (async function* (): AsyncGenerator<LiveEvent> {})();
-  const sub = await openMeteredSubscription(ctx.live.hub, { db: ctx.db, leases: ctx.leases, callers: ctx.callers, maxConcurrent: ctx.live.maxConcurrent }, {
-    caller,
-    row: endpoint(ROW),
-    requestId: ctx.requestId,
-    filter,
-    since,
-    valuations,
-  });
+  // The slot the metering plugin reserved before the rate limit (services/live-billing.ts `reserve`).
+  const reservation = ctx.state.liveReservation;
+  ctx.state.liveReservation = undefined;
+  const sub = await ctx.live.meter.open({ caller, row: endpoint(ROW), requestId: ctx.requestId, filter, since, valuations }, reservation);
   ctx.state.live = sub; // the REST event stream reads it directly (src/rest/facade.ts)
   return sub;
 }
