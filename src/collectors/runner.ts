@@ -293,7 +293,9 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       if (source.completeListing) {
         for (const m of source.markets) {
           if (!buffer.perMarket.get(m)) continue;
-          const scan = await completeMarketScanTx(rt.db.prisma, { marketCode: m, providerCode: source.providerCode, startedAt, completedAt: new Date(), delistUnseen: true });
+          // The scan completes at the run's observation time: what it lists is as of then. So the quotes it saw keep
+          // their fresh_at and daily close (already that time) and only the unseen ones are written again.
+          const scan = await completeMarketScanTx(rt.db.prisma, { marketCode: m, providerCode: source.providerCode, startedAt, completedAt: startedAt, delistUnseen: true });
           result.delisted += scan.delisted;
         }
         result.complete = true;
