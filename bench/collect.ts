@@ -5,7 +5,7 @@
  *    and a 40,000-item market list (WAXPEER) through the bench's bulk sources (bench/collect-sources.ts);
  * 2. baseline: the same rows, validated and converted by the runner's own buffer beforehand (not timed), written by
  *    the bulk ingestion alone (`ingestBatch`, the runner's chunks) into a fresh database: rows per second;
- * 3. runner: `quotegate collect --once` in a process of its own into another fresh database: fetch, stream parsing,
+ * 3. runner: `quotegate collect --once` (compiled, as `npx quotegate` runs it) in a process of its own into another fresh database: fetch, stream parsing,
  *    validation, conversion, ingestion and scan completion; rows per second from its runs' own durations (not the
  *    process start), and the process's peak RSS (VmHWM, polled);
  * 4. `GET /prices` (one item, 10 connections, BENCH_SECONDS each) against a `quotegate serve` on that database: p99
@@ -18,6 +18,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import ts from 'typescript';
 import pg from 'pg';
 import { openDatabase, type Database } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
@@ -35,8 +36,13 @@ import { benchBodies, sources } from './collect-sources.js';
 const server = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ITEMS = 30_000;
-/** Node flags of the collector process (BENCH_COLLECT_NODE_FLAGS, space-separated). */
-const collectorFlags = (process.env.BENCH_COLLECT_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+/**
+ * Node flags of the collector process (BENCH_COLLECT_NODE_FLAGS, space-separated; docs/collectors.md, Memory): by
+ * default V8's heap growth held to a quarter past the live set, as `npm start` holds the service's, and 16 MiB
+ * semi-spaces. `BENCH_COLLECT_NODE_FLAGS=none` runs it with V8's defaults.
+ */
+const flagsSetting = process.env.BENCH_COLLECT_NODE_FLAGS ?? '--heap-growing-percent=25 --max-semi-space-size=16';
+const collectorFlags = flagsSetting === 'none' ? [] : flagsSetting.split(' ').filter(Boolean);
 const LIST = 40_000;
 
 async function freshDatabase(suffix: string): Promise<{ db: Database; url: string; drop: () => Promise<void> }> {
@@ -63,6 +69,23 @@ async function freshDatabase(suffix: string): Promise<{ db: Database; url: strin
   };
 }
 
+/**
+ * The bench's sources as plain JavaScript beside the compiled service (var/bench-collect-sources.mjs, importing
+ * dist/), so the collector process runs as `npx quotegate collect` does: compiled, without tsx (whose loader alone
+ * adds some 85 MiB to a process).
+ */
+function compiledSourcesModule(): string {
+  const src = fs.readFileSync(path.join(projectRoot, 'bench', 'collect-sources.ts'), 'utf8');
+  const js = ts
+    .transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false } })
+    .outputText.replace("'../src/collectors/source.js'", "'../dist/src/collectors/source.js'");
+  const out = path.join(projectRoot, 'var', 'bench-collect-sources.mjs');
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, js);
+  return out;
+}
+const sourcesModule = compiledSourcesModule();
+
 /** Peak resident set of a process (VmHWM, KiB), or 0 when it is gone. */
 function peakRssKiB(pid: number): number {
   try {
@@ -85,7 +108,7 @@ interface CollectRun {
 function collectOnce(url: string, upstream: string): { done: Promise<{ runs: CollectRun[]; peakMiB: number }>; started: Promise<void> } {
   const child = spawn(
     process.execPath,
-    [...collectorFlags, '--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'collect', '--once', '--sources-module', 'bench/collect-sources.ts', '--only', 'bench-csgotrader,bench-list'],
+    [...collectorFlags, path.join(projectRoot, 'dist/src/cli/main.js'), 'collect', '--once', '--sources-module', sourcesModule, '--only', 'bench-csgotrader,bench-list'],
     {
       cwd: projectRoot,
       env: { ...process.env, DATABASE_URL: url, COLLECTOR_BENCH_CSGOTRADER_URL: upstream, COLLECTOR_BENCH_LIST_URL: upstream, LOG_LEVEL: 'warn' },
@@ -159,7 +182,7 @@ const runnerMs = r1.runs.reduce((a, r) => a + r.ms, 0);
 const runnerRate = runnerRows / (runnerMs / 1000);
 for (const r of r1.runs) console.log(`  ${r.source}: ${r.outcome}, ${r.rows} rows, ${r.skipped} skipped, ${(r.ms / 1000).toFixed(1)} s`);
 console.log(`runner (fetch + stream parse + validate + ingest + scans): ${runnerRows} rows in ${(runnerMs / 1000).toFixed(1)} s = ${Math.round(runnerRate)} rows/s = ${(runnerRate / bulkRate).toFixed(2)}x of the bulk rate (target >= 0.8x)`);
-console.log(`collector process peak RSS: ${r1.peakMiB.toFixed(0)} MiB (target <= 256)`);
+console.log(`collector process peak RSS: ${r1.peakMiB.toFixed(0)} MiB (target <= 256; node flags: ${collectorFlags.join(' ') || 'none'})`);
 
 // 4. GET /prices p99, idle and during a collection.
 const { key } = await createAccount(target.db, { credits: 100_000_000n });
