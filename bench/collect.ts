@@ -154,35 +154,52 @@ const bodies = benchBodies(itemNames, listNames);
 const up = await startUpstream(bodies.map((b) => ({ path: b.path, body: b.body })));
 console.log(`upstream: ${bodies.length} files, ${(bodies.reduce((a, b) => a + b.body.length, 0) / 1e6).toFixed(1)} MB, ${ITEMS} items x 7 markets + ${LIST} list items`);
 
-// 2. Baseline: the bulk ingestion alone on the same rows (made by the runner's buffer, from the same sources' parsing).
-const base = await freshDatabase('bulk');
-const [markets, rateRows] = await Promise.all([marketCatalogue(base.db.prisma), base.db.query<{ code: string; usd_rate: string }>(`SELECT code, usd_rate::text AS usd_rate FROM currency WHERE NOT is_deleted`)]);
-const rates = new Map(rateRows.map((r) => [r.code, toMoney(r.usd_rate)]));
-let bulkRows = 0;
-let bulkMs = 0;
-for (const source of sources) {
-  const buffer = new QuoteBuffer({ markets, sourceMarkets: source.markets, usdRates: rates });
-  const ctx = { baseUrl: up.url, credential: null, watchlist: [], signal: new AbortController().signal, now: new Date(), fetch: (p: string) => fetch(up.url + p) };
-  for await (const row of source.collect(ctx)) buffer.add(row);
-  const t0 = performance.now();
-  for (const chunk of buffer.observations(source.providerCode, new Date(), INGEST_CHUNK)) await ingestBatch(base.db.prisma, chunk);
-  bulkMs += performance.now() - t0;
-  bulkRows += buffer.size;
+/** 2. Baseline: the bulk ingestion alone on the same rows (made by the runner's buffer from the same sources' parsing). */
+async function baseline(): Promise<{ rows: number; rate: number; seconds: number }> {
+  const base = await freshDatabase('bulk');
+  const [markets, rateRows] = await Promise.all([marketCatalogue(base.db.prisma), base.db.query<{ code: string; usd_rate: string }>(`SELECT code, usd_rate::text AS usd_rate FROM currency WHERE NOT is_deleted`)]);
+  const rates = new Map(rateRows.map((r) => [r.code, toMoney(r.usd_rate)]));
+  let rows = 0;
+  let ms = 0;
+  for (const source of sources) {
+    const buffer = new QuoteBuffer({ markets, sourceMarkets: source.markets, usdRates: rates });
+    const ctx = { baseUrl: up.url, credential: null, watchlist: [], signal: new AbortController().signal, now: new Date(), fetch: (p: string) => fetch(up.url + p) };
+    for await (const row of source.collect(ctx)) buffer.add(row);
+    const t0 = performance.now();
+    for (const chunk of buffer.observations(source.providerCode, new Date(), INGEST_CHUNK)) await ingestBatch(base.db.prisma, chunk);
+    ms += performance.now() - t0;
+    rows += buffer.size;
+  }
+  await base.drop();
+  return { rows, rate: rows / (ms / 1000), seconds: ms / 1000 };
 }
-await base.drop();
-const bulkRate = bulkRows / (bulkMs / 1000);
-console.log(`bulk ingestion (ingestBatch, ${INGEST_CHUNK}-row chunks): ${bulkRows} rows in ${(bulkMs / 1000).toFixed(1)} s = ${Math.round(bulkRate)} rows/s`);
 
-// 3. The runner in its own process.
-const target = await freshDatabase('runner');
-const first = collectOnce(target.url, up.url);
-const r1 = await first.done;
-const runnerRows = r1.runs.reduce((a, r) => a + r.rows, 0);
-const runnerMs = r1.runs.reduce((a, r) => a + r.ms, 0);
-const runnerRate = runnerRows / (runnerMs / 1000);
-for (const r of r1.runs) console.log(`  ${r.source}: ${r.outcome}, ${r.rows} rows, ${r.skipped} skipped, ${(r.ms / 1000).toFixed(1)} s`);
-console.log(`runner (fetch + stream parse + validate + ingest + scans): ${runnerRows} rows in ${(runnerMs / 1000).toFixed(1)} s = ${Math.round(runnerRate)} rows/s = ${(runnerRate / bulkRate).toFixed(2)}x of the bulk rate (target >= 0.8x)`);
-console.log(`collector process peak RSS: ${r1.peakMiB.toFixed(0)} MiB (target <= 256; node flags: ${collectorFlags.join(' ') || 'none'})`);
+// 2 and 3, alternated BENCH_ROUNDS times (default 2): this machine's speed drifts between minutes, so each round
+// compares a baseline and a runner measured next to each other, and the median of the rounds is reported.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const rounds: { bulkRate: number; runnerRate: number; ratio: number; peakMiB: number; runs: CollectRun[] }[] = [];
+let target = await freshDatabase('runner');
+for (let round = 1; round <= ROUNDS; round++) {
+  const b = await baseline();
+  console.log(`round ${round}: bulk ingestion (ingestBatch, ${INGEST_CHUNK}-row chunks): ${b.rows} rows in ${b.seconds.toFixed(1)} s = ${Math.round(b.rate)} rows/s`);
+  if (round > 1) {
+    await target.drop();
+    target = await freshDatabase('runner');
+  }
+  // 3. The runner in its own process.
+  const r = await collectOnce(target.url, up.url).done;
+  const rows = r.runs.reduce((a, x) => a + x.rows, 0);
+  const ms = r.runs.reduce((a, x) => a + x.ms, 0);
+  const rate = rows / (ms / 1000);
+  for (const x of r.runs) console.log(`  ${x.source}: ${x.outcome}, ${x.rows} rows, ${x.skipped} skipped, ${(x.ms / 1000).toFixed(1)} s`);
+  console.log(`round ${round}: runner (fetch + parse + validate + ingest + scans): ${rows} rows in ${(ms / 1000).toFixed(1)} s = ${Math.round(rate)} rows/s = ${(rate / b.rate).toFixed(2)}x of the bulk rate; collector peak RSS ${r.peakMiB.toFixed(0)} MiB`);
+  rounds.push({ bulkRate: b.rate, runnerRate: rate, ratio: rate / b.rate, peakMiB: r.peakMiB, runs: r.runs });
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const ratio = median(rounds.map((r) => r.ratio));
+const peakMiB = Math.max(...rounds.map((r) => r.peakMiB));
+console.log(`runner / bulk ingestion: median ${ratio.toFixed(2)}x over ${ROUNDS} rounds (${rounds.map((r) => r.ratio.toFixed(2)).join(', ')}; target >= 0.8x)`);
+console.log(`collector process peak RSS: ${peakMiB.toFixed(0)} MiB (target <= 256; node flags: ${collectorFlags.join(' ') || 'none'})`);
 
 // 4. GET /prices p99, idle and during a collection.
 const { key } = await createAccount(target.db, { credits: 100_000_000n });
@@ -205,13 +222,11 @@ await target.drop();
 
 const result = {
   at: new Date().toISOString(),
-  rows: { bulk: bulkRows, runner: runnerRows },
-  bulkRowsPerSecond: Math.round(bulkRate),
-  runnerRowsPerSecond: Math.round(runnerRate),
-  ratio: Number((runnerRate / bulkRate).toFixed(3)),
-  collectorPeakRssMiB: Math.round(r1.peakMiB),
+  collectorNodeFlags: collectorFlags,
+  rounds: rounds.map((r) => ({ bulkRowsPerSecond: Math.round(r.bulkRate), runnerRowsPerSecond: Math.round(r.runnerRate), ratio: Number(r.ratio.toFixed(3)), peakRssMiB: Math.round(r.peakMiB), runs: r.runs })),
+  ratio: Number(ratio.toFixed(3)),
+  collectorPeakRssMiB: Math.round(peakMiB),
   pricesP99: { idle: idle.p99, during: during.p99, ratio: Number((during.p99 / Math.max(1, idle.p99)).toFixed(3)) },
-  runs: r1.runs,
 };
 fs.mkdirSync(path.join(projectRoot, 'bench', 'results'), { recursive: true });
 fs.writeFileSync(path.join(projectRoot, 'bench', 'results', `collect-${Date.now()}.json`), JSON.stringify(result, null, 2));

@@ -4,6 +4,9 @@
  * failed), complete listings and their scans, credentials (not configured; never logged), the breaker and the
  * state log, and the /status datasource counts. Real PGlite (or PostgreSQL with TEST_DATABASE_URL).
  */
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -320,5 +323,65 @@ describe('offline', () => {
     for (let i = 0; i < 3; i++) expect((await runSource(rt, source)).outcome).toBe('unreachable');
     expect(logLines.filter((l) => /"level":40/.test(l) && /unreachable/.test(l))).toHaveLength(1);
     await rt.close();
+  });
+});
+
+/** A minimal HTTP proxy (CONNECT tunnels and absolute-URL requests) that counts what it carried. */
+async function startProxy(): Promise<{ url: string; carried: () => number; close: () => Promise<void> }> {
+  let carried = 0;
+  const sockets = new Set<net.Socket>();
+  const server = http.createServer((req, res) => {
+    carried += 1;
+    const target = new URL(req.url!);
+    const out = http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    req.pipe(out);
+  });
+  server.on('connect', (req, socket: net.Socket, head) => {
+    carried += 1;
+    const [host, port] = req.url!.split(':');
+    const upstream = net.connect(Number(port), host, () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    sockets.add(socket).add(upstream);
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    carried: () => carried,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+describe('proxies', () => {
+  it('sends a source\'s requests through its proxies, one after the other', async () => {
+    const [a, b] = await Promise.all([startProxy(), startProxy()]);
+    const rt = runtime({ COLLECTOR_FAKE_PROXIES: `${a.url},${b.url}` });
+    serve(full(2));
+    const seen = up.requests.length;
+    for (let i = 0; i < 4; i++) expect((await runSource(rt, fakeSource())).outcome).toBe('ok');
+    expect(up.requests.length - seen).toBe(4);
+    // Each proxy carried some of them (a kept-alive tunnel may carry several requests).
+    expect(a.carried()).toBeGreaterThanOrEqual(1);
+    expect(b.carried()).toBeGreaterThanOrEqual(1);
+    await rt.close();
+    // Never around them: with a proxy that is down, the source is unreachable.
+    const down = runtime({ COLLECTOR_FAKE_PROXIES: 'http://127.0.0.1:9' });
+    const before = up.requests.length;
+    expect((await runSource(down, fakeSource({ limits: { requestsPerMinute: 600, concurrency: 1, timeoutMs: 500, retries: 0 } }))).outcome).toBe('unreachable');
+    expect(up.requests.length).toBe(before);
+    await down.close();
+    await Promise.all([a.close(), b.close()]);
   });
 });
