@@ -233,7 +233,15 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         const r = await pglite.query<any>(text, values);
         return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
       }
-      const results = await pglite.exec(text);
+      let results;
+      try {
+        results = await pglite.exec(text);
+      } catch (e) {
+        // A failed statement of a `BEGIN; ...; COMMIT;` text leaves its transaction open and aborted on the one
+        // connection every other statement shares: end it (a no-op warning when none is open).
+        await pglite.exec('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
       const last = results[results.length - 1];
       return { rows: (last?.rows as any[]) ?? [], rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
     };
