@@ -160,6 +160,19 @@ const schema = z.object({
   LIVE_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(1000).default(10),
   /** Undelivered changes a live subscription may hold before it is closed as a slow consumer. */
   LIVE_MAX_PENDING: z.coerce.number().int().min(10).max(1_000_000).default(10_000),
+  /**
+   * `on`: `quotegate serve` also runs the collectors (docs/collectors.md; on embedded PGlite the only way, one
+   * process owns the database); `off`: it serves only. `quotegate collect` runs them whatever this says.
+   */
+  COLLECTORS: z.enum(['on', 'off']).default('on'),
+  /** Multiplies every source's interval (and its breaker's pauses): `0.01` makes a 300 s source run every 3 s (tests). */
+  COLLECTOR_INTERVAL_SCALE: z.coerce.number().positive().max(1000).default(1),
+  /** Sources one collector process runs at once. */
+  COLLECTOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Proxies every source without its own `COLLECTOR_<ID>_PROXIES` uses, rotated per request (comma-separated http://, https://, socks4://, socks5:// URLs). */
+  COLLECTOR_PROXIES: z.string().optional().transform((raw, ctx) => proxyList(raw, ctx)),
+  /** A file of market hash names (one a line) that per-item sources collect; unset = none. */
+  COLLECTOR_WATCHLIST_FILE: z.string().min(1).optional(),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Seconds a client has to send a request's headers; then 408 and the connection is closed (slow clients). */
@@ -203,4 +216,83 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
     throw new Error(`invalid environment:\n${lines.join('\n')}`);
   }
   return result.data;
+}
+
+/** Proxy URL schemes a collector can use (undici ProxyAgent for http/https, fetch-socks for SOCKS). */
+const PROXY_SCHEMES = new Set(['http:', 'https:', 'socks4:', 'socks5:']);
+
+/** Parses a comma-separated proxy list; each must be an http(s):// or socks4/5:// URL with a host and port. */
+function proxyList(raw: string | undefined, ctx: z.RefinementCtx): string[] {
+  if (!raw) return [];
+  const out: string[] = [];
+  for (const item of raw.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    let url: URL | null = null;
+    try {
+      url = new URL(item);
+    } catch {
+      url = null;
+    }
+    if (!url || !PROXY_SCHEMES.has(url.protocol) || !url.hostname || !url.port) {
+      // The proxy's password must not reach the error message.
+      const shown = url ? `${url.protocol}//${url.hostname}${url.port ? `:${url.port}` : ''}` : 'an entry';
+      ctx.addIssue({ code: 'custom', message: `${shown} is not a proxy URL (http://, https://, socks4:// or socks5://host:port)` });
+      continue;
+    }
+    out.push(item);
+  }
+  return out;
+}
+
+/** A collector source's settings from the environment (docs/collectors.md). */
+export interface CollectorSourceEnv {
+  /** `COLLECTOR_<ID>_URL`: replaces the source's base URL (request paths stay the upstream's). */
+  baseUrl: string | null;
+  /** `COLLECTOR_<ID>_PROXIES`, else `COLLECTOR_PROXIES`; empty = direct. */
+  proxies: string[];
+  /** `COLLECTOR_<ID>_INTERVAL_SECONDS`: replaces the source's interval (before COLLECTOR_INTERVAL_SCALE). */
+  intervalSeconds: number | null;
+  /** The value of the source's `credentialEnv`; null when unset or blank (the source is "not configured"). */
+  credential: string | null;
+}
+
+/** `skinport` -> `SKINPORT`, `market-csgo` -> `MARKET_CSGO`: the infix of a source's variables. */
+export function collectorEnvName(id: string): string {
+  return id.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+}
+
+/**
+ * Reads one collector source's variables from `source` (default `process.env`): `COLLECTOR_<ID>_URL`,
+ * `COLLECTOR_<ID>_PROXIES`, `COLLECTOR_<ID>_INTERVAL_SECONDS` and its credential variable. `globalProxies` is
+ * `Env.COLLECTOR_PROXIES`. Throws a readable error naming each bad variable (never its credential's value).
+ */
+export function loadCollectorSourceEnv(
+  spec: { id: string; credentialEnv?: string },
+  globalProxies: string[],
+  source: Record<string, string | undefined> = process.env,
+): CollectorSourceEnv {
+  const name = collectorEnvName(spec.id);
+  const shape = z.object({
+    [`COLLECTOR_${name}_URL`]: z
+      .string()
+      .url()
+      .refine((u) => /^https?:$/.test(new URL(u).protocol), { message: 'must be an http:// or https:// URL' })
+      .optional(),
+    [`COLLECTOR_${name}_PROXIES`]: z.string().optional().transform((raw, ctx) => (raw === undefined ? null : proxyList(raw, ctx))),
+    [`COLLECTOR_${name}_INTERVAL_SECONDS`]: z.coerce.number().positive().max(7 * 86_400).optional(),
+  });
+  const r = shape.safeParse(source);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid environment:\n${lines.join('\n')}`);
+  }
+  const d = r.data as Record<string, unknown>;
+  const url = d[`COLLECTOR_${name}_URL`] as string | undefined;
+  const proxies = d[`COLLECTOR_${name}_PROXIES`] as string[] | null | undefined;
+  const credential = spec.credentialEnv ? (source[spec.credentialEnv] ?? '').trim() : '';
+  return {
+    baseUrl: url ? url.replace(/\/+$/, '') : null,
+    proxies: proxies ?? globalProxies,
+    intervalSeconds: (d[`COLLECTOR_${name}_INTERVAL_SECONDS`] as number | undefined) ?? null,
+    credential: credential === '' ? null : credential,
+  };
 }

@@ -17,6 +17,7 @@ import { startStatusRecorder } from './jobs/status-recorder.js';
 import { defaultChecks, infrastructureComponentNames, parseProbeTargets } from './services/status.js';
 import { collectProcessMetrics } from './lib/metrics.js';
 import { startAdminChannel } from './admin/channel.js';
+import { startCollectors, type RunningCollectors } from './collectors/start.js';
 
 /** The operators' metrics listener: GET (or HEAD) /metrics answers the Prometheus text, anything else 404. */
 const metricsListener: http.RequestListener = (req, res) => {
@@ -64,6 +65,17 @@ export interface RunningServer {
 export interface ServerOptions {
   /** How to run this service's CLI in a child: with it, the export job builds in child processes on PostgreSQL. */
   cli?: ExportChild;
+}
+
+/** Starts the collectors in this process when COLLECTORS=on; a failure to start is logged, and the service serves on. */
+async function maybeCollectors(env: Env, db: Database, logger: pino.Logger): Promise<RunningCollectors | null> {
+  if (env.COLLECTORS !== 'on') return null;
+  try {
+    return await startCollectors(db, logger, env);
+  } catch (err) {
+    logger.error({ err }, 'collectors not started');
+    return null;
+  }
 }
 
 export async function startServer(env: Env, opts: ServerOptions = {}): Promise<RunningServer> {
@@ -134,6 +146,8 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   const metricsAddress = metricsServer?.address();
   const metricsUrl = metricsAddress && typeof metricsAddress === 'object' ? `http://${selfHost(env.METRICS_HOST)}:${metricsAddress.port}/metrics` : null;
   if (metricsUrl) logger.info({ metricsUrl }, 'metrics listener ready');
+  // Collectors (docs/collectors.md): in this process when COLLECTORS=on (on embedded PGlite the only way: it owns the database).
+  const collectors = await maybeCollectors(env, db, logger);
   const recorder =
     env.STATUS_PROBE_INTERVAL_SECONDS > 0
       ? startStatusRecorder(db, {
@@ -163,6 +177,7 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       closing = true;
+      await collectors?.stop();
       await valuationJob?.stop();
       await exportStarted;
       await exportJob?.stop();

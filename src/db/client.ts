@@ -64,6 +64,13 @@ export interface Database {
    * is up). Caches serve long-lived entries only while this holds and fall back on a short age bound otherwise.
    */
   listening(): boolean;
+  /**
+   * Runs SQL for a job queue (pg-boss's `db` option, src/collectors/worker.ts) on this database's driver: with
+   * `values`, one statement; without, the text may hold several statements (pg-boss sends its schema changes and
+   * locked sections as one `BEGIN; ...; COMMIT;` text), and the last one's rows are returned. On PGlite a text is
+   * one turn of the embedded database, so a locked section never interleaves with another statement.
+   */
+  queueSql(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number }>;
   close(): Promise<void>;
 }
 
@@ -87,6 +94,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   let kind: Database['kind'];
   let closeDriver: () => Promise<void>;
   let raw: <T>(sql: string, params: unknown[]) => Promise<T[]>;
+  let queueSql: Database['queueSql'];
   let withLock: Database['withLock'];
   let readSnapshot: Database['readSnapshot'];
   let backgroundQuery: ((sql: string, params: unknown[]) => Promise<unknown[]>) | null = null;
@@ -111,6 +119,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     adapter = new PrismaPg(pool);
     kind = 'postgres';
     raw = async <T>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows as T[];
+    queueSql = async (text, values) => {
+      const r = (await pool.query(text, values)) as pg.QueryResult | pg.QueryResult[];
+      const last = Array.isArray(r) ? r[r.length - 1] : r;
+      return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
+    };
     closeDriver = () => pool.end();
     publish = async (channel, payload) => {
       await pool.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
@@ -267,6 +280,23 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       lane = next.catch(() => undefined);
       return next;
     };
+    queueSql = async (text, values) => {
+      if (values && values.length > 0) {
+        const r = (await countedQuery(text, values)) as { rows: any[]; affectedRows?: number };
+        return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+      }
+      let results;
+      try {
+        results = await countedExec(text);
+      } catch (e) {
+        // A failed statement of a `BEGIN; ...; COMMIT;` text leaves its transaction open and aborted on the one
+        // connection every other statement shares: end it (a no-op warning when none is open).
+        await countedExec('ROLLBACK').catch(() => undefined);
+        throw e;
+      }
+      const last = results[results.length - 1];
+      return { rows: (last?.rows as any[]) ?? [], rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
+    };
     closeDriver = async () => {
       await pglite.close();
       if (onDisk) ownerOnly(dir); // the statistics file PGlite writes when it closes
@@ -336,6 +366,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       return () => local.off(channel, listener);
     },
     listening: () => listening(),
+    queueSql: (text, values) => {
+      count += 1;
+      return queueSql(text, values);
+    },
     async close() {
       await stopListening();
       await prisma.$disconnect();

@@ -307,6 +307,9 @@ export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<
             delisted_at IS NOT NULL, changed_at, $3::timestamptz, price, price, price, 0
        FROM source_quote
       WHERE market_code = $1 AND provider_code = $2 AND GREATEST(observed_at, changed_at) <= $3::timestamptz
+        -- A quote observed at the completion itself already wrote this close (confirmed_at = observed_at) when it
+        -- was applied: writing it again changes nothing (collector runs complete at their observation time).
+        AND observed_at IS DISTINCT FROM $3::timestamptz
      ON CONFLICT (item_id, market_code, provider_code, side, day) DO UPDATE SET
        currency_code = EXCLUDED.currency_code, price = EXCLUDED.price, quantity = EXCLUDED.quantity, delisted = EXCLUDED.delisted,
        changed_at = EXCLUDED.changed_at, confirmed_at = EXCLUDED.confirmed_at,

@@ -15,7 +15,7 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `quotegate serve` on a free port with `env` added (and `nodeArgs` for node itself); resolves once it listens.
+ * Starts `quotegate serve` on a free port (collectors off unless `env` sets COLLECTORS) with `env` added (and `nodeArgs` for node itself); resolves once it listens.
  * From source through tsx, or with `compiled` the built `dist/src/cli/main.js` as `npm start` runs it (benchmarks:
  * tsx wraps every function it compiles; build first with `node scripts/build.mjs`).
  */
@@ -23,7 +23,7 @@ export async function startServerProcess(env: Record<string, string>, nodeArgs: 
   const entry = opts.compiled ? [path.join(projectRoot, 'dist/src/cli/main.js')] : ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts')];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...entry, 'serve'], {
     cwd: projectRoot,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', QUOTEGATE_AUTOLOAD: 'false', ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', QUOTEGATE_AUTOLOAD: 'false', COLLECTORS: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

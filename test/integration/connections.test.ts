@@ -40,6 +40,7 @@ beforeAll(async () => {
       EXPORT_INTERVAL_SECONDS: '0',
       STATUS_PROBE_INTERVAL_SECONDS: '0',
       VALUATION_JOB: 'off',
+      COLLECTORS: 'off',
       LOG_LEVEL: 'silent',
       METRICS_PORT: '0',
       METRICS_TOKEN,

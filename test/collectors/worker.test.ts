@@ -1,0 +1,160 @@
+/**
+ * The collector worker (src/collectors/worker.ts, pg-boss): in this process on the test database (PGlite by
+ * default: the queue runs through the embedded database), and, with TEST_DATABASE_URL, two `quotegate collect`
+ * processes on one PostgreSQL database against local upstreams for a few compressed intervals: each source runs
+ * once per interval, every quote arrives once, and a killed worker's sources are taken over.
+ */
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCollectors } from '../../src/collectors/start.js';
+import { importCatalogue } from '../../src/services/catalogue-import.js';
+import { dataDir } from '../helpers/app.js';
+import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
+import { startCollectorProcess, type CollectorProcess } from '../helpers/collector.js';
+import { startUpstream, type LocalUpstream } from './upstream.js';
+import { fakeBody, fakeSource, type FakeItem } from './fake-source.js';
+import { loadEnv } from '../../src/env.js';
+
+const SLOT_MS = 2000; // the fake sources' 100 s x COLLECTOR_INTERVAL_SCALE 0.02
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const items = (market: string, currency: string, n: number): FakeItem[] =>
+  Array.from({ length: n }, (_, i) => ({ name: `${market} item ${i}`, market, side: 'ask', currency, price: `${i + 1}.50`, quantity: 1 }));
+
+interface Run {
+  source_id: string;
+  worker: string;
+  started: number;
+  outcome: string;
+}
+
+async function runsOf(db: TestDatabase): Promise<Run[]> {
+  const rows = await db.query<{ source_id: string; worker: string; started: string; outcome: string }>(
+    `SELECT source_id, worker, (extract(epoch FROM started_at) * 1000)::bigint::text AS started, outcome FROM collector_run ORDER BY started_at`,
+  );
+  return rows.map((r) => ({ ...r, started: Number(r.started) }));
+}
+
+/** Slots (start times / SLOT_MS) in which each source ran, with how often. */
+function slotsOf(runs: Run[], source: string): Map<number, number> {
+  const m = new Map<number, number>();
+  for (const r of runs.filter((x) => x.source_id === source)) {
+    const slot = Math.floor(r.started / SLOT_MS);
+    m.set(slot, (m.get(slot) ?? 0) + 1);
+  }
+  return m;
+}
+
+async function activity(db: TestDatabase, market: string): Promise<number> {
+  const [row] = await db.query<{ n: string | null }>(`SELECT sum(count)::text AS n FROM ingest_activity WHERE market_code = $1`, [market]);
+  return Number(row?.n ?? 0);
+}
+
+describe('the worker in this process', () => {
+  let db: TestDatabase;
+  let up: LocalUpstream;
+  beforeAll(async () => {
+    db = await testDatabase();
+    await importCatalogue(db.prisma, dataDir);
+    up = await startUpstream([{ path: '/v1/list', body: fakeBody(items('BITSKINS', 'USD', 5)) }]);
+  });
+  afterAll(async () => {
+    await up.close();
+    await db.destroy();
+  });
+
+  it('runs a source once per interval through the queue and records each run', async () => {
+    const env = loadEnv({ COLLECTOR_INTERVAL_SCALE: '0.02', COLLECTOR_CONCURRENCY: '2' });
+    const source = fakeSource({ id: 'fake-local', markets: ['BITSKINS'], intervalSeconds: 100 });
+    const logger = pino({ level: 'silent' });
+    const collectors = await startCollectors(db, logger, env, {
+      extraSources: [source],
+      only: ['fake-local'],
+      sourceEnv: () => ({ baseUrl: up.url, proxies: [], intervalSeconds: null, credential: null }),
+    });
+    const started = Date.now();
+    await sleep(4 * SLOT_MS + 500);
+    await collectors.stop();
+    const runs = (await runsOf(db)).filter((r) => r.source_id === 'fake-local');
+    const slots = slotsOf(runs, 'fake-local');
+    expect([...slots.values()].every((n) => n === 1)).toBe(true);
+    const elapsedSlots = Math.floor(Date.now() / SLOT_MS) - Math.floor(started / SLOT_MS) + 1;
+    expect(runs.length).toBeGreaterThanOrEqual(elapsedSlots - 2);
+    expect(runs.length).toBeLessThanOrEqual(elapsedSlots);
+    expect(runs.every((r) => r.outcome === 'ok')).toBe(true);
+    expect(await activity(db, 'BITSKINS')).toBe(5 * runs.length);
+    expect(up.requests.length).toBe(runs.length);
+  }, 60_000);
+});
+
+describe.skipIf(!serverUrl)('two collector processes on one PostgreSQL database', () => {
+  let db: TestDatabase;
+  let upA: LocalUpstream;
+  let upB: LocalUpstream;
+  let workers: CollectorProcess[] = [];
+  const A = items('SKINPORT', 'EUR', 30);
+  const B = items('BITSKINS', 'USD', 40);
+
+  beforeAll(async () => {
+    db = await testDatabase();
+    await importCatalogue(db.prisma, dataDir);
+    upA = await startUpstream([{ path: '/v1/list', body: fakeBody(A) }]);
+    upB = await startUpstream([{ path: '/v1/list', body: fakeBody(B) }]);
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await upA.close();
+    await upB.close();
+    await db?.destroy();
+  });
+
+  it('each source runs once per interval, every quote arrives once, and a dead worker is taken over', async () => {
+    const env = {
+      DATABASE_URL: db.url!,
+      COLLECTOR_FAKE_A_URL: upA.url,
+      COLLECTOR_FAKE_B_URL: upB.url,
+      COLLECTOR_INTERVAL_SCALE: '0.02',
+      LOG_LEVEL: 'info',
+    };
+    const args = ['--sources-module', 'test/collectors/fake-source.ts', '--only', 'fake-a,fake-b'];
+    workers = await Promise.all([0, 1].map(() => startCollectorProcess(env, args)));
+    await sleep(5 * SLOT_MS);
+    const killedAt = Date.now();
+    await workers[0]!.kill('SIGKILL');
+    await sleep(5 * SLOT_MS);
+    await workers[1]!.stop();
+    const runs = await runsOf(db);
+    for (const source of ['fake-a', 'fake-b']) {
+      const slots = slotsOf(runs, source);
+      // Never twice in one interval, whatever the number of workers.
+      expect([...slots.entries()].filter(([, n]) => n > 1)).toEqual([]);
+      // Every interval from the first to the last has its run, except at most the one the killed worker held.
+      const first = Math.min(...slots.keys());
+      const last = Math.max(...slots.keys());
+      const missing = [];
+      for (let s = first; s <= last; s++) if (!slots.has(s)) missing.push(s);
+      expect(missing.length).toBeLessThanOrEqual(1);
+      expect(last - first).toBeGreaterThanOrEqual(7);
+      // After the kill, the survivor runs every later interval.
+      const after = runs.filter((r) => r.source_id === source && r.started > killedAt + SLOT_MS);
+      expect(after.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(after.map((r) => r.worker)).size).toBe(1);
+      expect(after[0]!.worker).toMatch(new RegExp(`:${workers[1]!.pid}$`));
+    }
+    // Both processes took work before the kill.
+    const before = runs.filter((r) => r.started < killedAt);
+    expect(new Set(before.map((r) => r.worker)).size).toBe(2);
+    // Every quote arrived once per run: requests, ingested observations and runs agree.
+    const okA = runs.filter((r) => r.source_id === 'fake-a' && r.outcome === 'ok').length;
+    const okB = runs.filter((r) => r.source_id === 'fake-b' && r.outcome === 'ok').length;
+    expect(await activity(db, 'SKINPORT')).toBe(A.length * okA);
+    expect(await activity(db, 'BITSKINS')).toBe(B.length * okB);
+    const allA = runs.filter((r) => r.source_id === 'fake-a').length;
+    expect(upA.requests.length).toBeGreaterThanOrEqual(okA);
+    expect(upA.requests.length).toBeLessThanOrEqual(allA + 1); // + the run the killed worker may have begun
+    const [counts] = await db.query<{ a: number; b: number }>(
+      `SELECT count(*) FILTER (WHERE provider_code = 'FAKEA')::int AS a, count(*) FILTER (WHERE provider_code = 'FAKEB')::int AS b FROM source_quote`,
+    );
+    expect(counts).toEqual({ a: A.length, b: B.length });
+  }, 120_000);
+});
