@@ -173,6 +173,8 @@ const schema = z.object({
   COLLECTOR_PROXIES: z.string().optional().transform((raw, ctx) => proxyList(raw, ctx)),
   /** A file of market hash names (one a line) that per-item sources collect; unset = none. */
   COLLECTOR_WATCHLIST_FILE: z.string().min(1).optional(),
+  /** Items per-item sources watch when no COLLECTOR_WATCHLIST_FILE is given: the most widely listed (collectors/watchlist.ts). */
+  COLLECTOR_WATCHLIST_SIZE: z.coerce.number().int().min(0).max(100_000).default(500),
   /** pino log level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Seconds a client has to send a request's headers; then 408 and the connection is closed (slow clients). */

@@ -30,6 +30,9 @@ import { socksDispatcher } from 'fetch-socks';
 import { UpstreamError, type SourceLimits } from './source.js';
 
 /** What a source's client is built from. */
+/** A request's method, headers and body (SourceContext.fetch's init). */
+export type UpstreamRequestInit = { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string };
+
 export interface SourceHttpOptions {
   sourceId: string;
   baseUrl: string;
@@ -50,8 +53,11 @@ export interface SourceHttpOptions {
 
 /** A source's client; `fetch` is the context's. */
 export interface SourceHttp {
-  /** GETs `pathAndQuery` under the base URL; resolves on 2xx with a body bounded by the timeout; throws UpstreamError. */
-  fetch(pathAndQuery: string, init: { headers?: Record<string, string> } | undefined, signal: AbortSignal): Promise<Response>;
+  /**
+   * Requests `pathAndQuery` under the base URL (GET, or `init.method` with `init.body`); resolves on 2xx with a body
+   * bounded by the timeout; throws UpstreamError.
+   */
+  fetch(pathAndQuery: string, init: UpstreamRequestInit | undefined, signal: AbortSignal): Promise<Response>;
   /** `closed`, `open` (requests fail at once) or `half-open` (the next request is a trial). */
   breakerState(): 'closed' | 'open' | 'half-open';
   close(): Promise<void>;
@@ -138,7 +144,7 @@ export function createSourceHttp(opts: SourceHttpOptions): SourceHttp {
   });
 
   /** One attempt: resolves with the response once its status is 2xx; the body keeps the attempt's deadline and slot. */
-  async function attempt(pathAndQuery: string, headers: Record<string, string>, outer: AbortSignal): Promise<Response> {
+  async function attempt(pathAndQuery: string, init: UpstreamRequestInit | undefined, outer: AbortSignal): Promise<Response> {
     return new Promise<Response>((resolve, reject) => {
       limiter
         .schedule(
@@ -162,7 +168,9 @@ export function createSourceHttp(opts: SourceHttpOptions): SourceHttp {
               const dispatcher = dispatchers[turn++ % dispatchers.length]!;
               undiciFetch(opts.baseUrl + pathAndQuery, {
                 dispatcher,
-                headers: { 'user-agent': 'quotegate-collector/0.1', accept: 'application/json, application/xml;q=0.9, */*;q=0.5', ...headers },
+                method: init?.method ?? 'GET',
+                ...(init?.body !== undefined ? { body: init.body } : {}),
+                headers: { 'user-agent': 'quotegate-collector/0.1', accept: 'application/json, application/xml;q=0.9, */*;q=0.5', ...init?.headers },
                 signal: controller.signal,
               }).then(
                 async (res) => {
@@ -194,7 +202,7 @@ export function createSourceHttp(opts: SourceHttpOptions): SourceHttp {
   return {
     async fetch(pathAndQuery, init, signal) {
       try {
-        return await breaker.execute(() => retryPolicy.execute(() => attempt(pathAndQuery, init?.headers ?? {}, signal), signal), signal);
+        return await breaker.execute(() => retryPolicy.execute(() => attempt(pathAndQuery, init, signal), signal), signal);
       } catch (e) {
         if (e instanceof BrokenCircuitError) {
           throw new UpstreamError('unreachable', `circuit open: ${opts.sourceId} failed ${opts.breakerThreshold ?? 3} requests in a row; waiting before the next try`);

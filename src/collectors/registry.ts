@@ -1,11 +1,36 @@
 /**
  * Every collector source the service knows (one adapter file each under src/collectors/sources/), in the order the
  * status page lists them. docs/collectors.md has one row per source.
+ *
+ * Markets and their sources: BUFF163 (buff163 with BUFF163_COOKIE; csgotrader), YOUPIN, CSMONEY (csgotrader), CSFLOAT
+ * (csfloat with CSFLOAT_API_KEY; csgotrader), SKINPORT (skinport; csgotrader), MARKETCSGO (marketcsgo; csgotrader's
+ * csgotm), LISSKINS (lisskins; csgotrader), WAXPEER (waxpeer), STEAM (steam, the watch list), C5GAME (c5game with
+ * C5GAME_APP_KEY). BITSKINS, DMARKET, SHADOWPAY, WHITEMARKET and HALOSKINS have no source yet: no recorded response of
+ * theirs was found to test an adapter against (docs/collectors.md, "Markets without a source").
  */
 import type { CollectorSource } from './source.js';
+import { buff163Source } from './sources/buff163.js';
+import { c5gameSource } from './sources/c5game.js';
+import { csfloatSource } from './sources/csfloat.js';
+import { CSGOTRADER_SOURCES } from './sources/csgotrader.js';
+import { lisskins } from './sources/lisskins.js';
+import { marketcsgo } from './sources/marketcsgo.js';
+import { skinportSource } from './sources/skinport.js';
+import { steamSource } from './sources/steam.js';
+import { waxpeer } from './sources/waxpeer.js';
 
-/** All sources; the lead wires each new adapter in here. */
-export const SOURCES: readonly CollectorSource[] = [];
+/** All sources: direct marketplace sources first, then the csgotrader aggregate files. */
+export const SOURCES: readonly CollectorSource[] = [
+  skinportSource,
+  waxpeer,
+  lisskins,
+  marketcsgo,
+  buff163Source,
+  csfloatSource,
+  steamSource,
+  c5gameSource,
+  ...CSGOTRADER_SOURCES,
+];
 
 /** The source with this id, or undefined. */
 export function sourceById(id: string): CollectorSource | undefined {

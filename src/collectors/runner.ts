@@ -62,8 +62,8 @@ export interface CollectorRuntimeOptions {
   sourceEnv: (source: Pick<CollectorSource, 'id' | 'credentialEnv'>) => CollectorSourceEnv;
   /** COLLECTOR_INTERVAL_SCALE: multiplies intervals and breaker pauses. Default 1. */
   intervalScale?: number;
-  /** Names per-item sources collect. */
-  watchlist?: readonly string[];
+  /** Names per-item sources collect, or a function giving them at the start of each run (src/collectors/watchlist.ts). */
+  watchlist?: readonly string[] | (() => Promise<readonly string[]>);
   /** This process, as recorded on each run. Default `host:pid`. */
   worker?: string;
   /** First retry pause in ms (tests shorten it). Default 1,000. */
@@ -254,12 +254,13 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
   opts.signal?.addEventListener('abort', onCancel, { once: true });
   let buffer: QuoteBuffer | undefined;
   try {
-    const [markets, rates] = await Promise.all([marketCatalogue(rt.db.prisma), usdRates(rt.db)]);
+    const watch = rt.opts.watchlist;
+    const [markets, rates, watchlist] = await Promise.all([marketCatalogue(rt.db.prisma), usdRates(rt.db), typeof watch === 'function' ? watch() : (watch ?? [])]);
     buffer = new QuoteBuffer({ markets, sourceMarkets: source.markets, usdRates: rates });
     const ctx: SourceContext = {
       baseUrl,
       credential: settings.credential,
-      watchlist: rt.opts.watchlist ?? [],
+      watchlist,
       signal: controller.signal,
       now: startedAt,
       fetch: (pathAndQuery, init) => http.fetch(pathAndQuery, init, controller.signal),

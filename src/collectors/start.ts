@@ -3,20 +3,21 @@
  * exchange rates, their settings from the environment, and either the shared worker (`quotegate collect`, or
  * `quotegate serve` with COLLECTORS=on) or one pass over every source (`quotegate collect --once`).
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import { loadCollectorSourceEnv, type CollectorSourceEnv, type Env } from '../env.js';
 import { SOURCES } from './registry.js';
+import { mostQuotedItems, readWatchlistFile } from './watchlist.js';
+import { CS2_APP_ID } from '../services/importers.js';
 import { RATES_TASK, runRates } from './rates.js';
 import { CollectorRuntime, runSource, type RunResult } from './runner.js';
 import type { CollectorSource } from './source.js';
 import { startCollectorWorker, type CollectorTask, type CollectorWorker } from './worker.js';
 
 /** The collector settings of `Env` this module reads. */
-export type CollectorEnv = Pick<Env, 'COLLECTOR_INTERVAL_SCALE' | 'COLLECTOR_CONCURRENCY' | 'COLLECTOR_PROXIES' | 'COLLECTOR_WATCHLIST_FILE'>;
+export type CollectorEnv = Pick<Env, 'COLLECTOR_INTERVAL_SCALE' | 'COLLECTOR_CONCURRENCY' | 'COLLECTOR_PROXIES' | 'COLLECTOR_WATCHLIST_FILE' | 'COLLECTOR_WATCHLIST_SIZE'>;
 
 /** What to collect. */
 export interface CollectorSelection {
@@ -40,21 +41,20 @@ export async function loadSourcesModule(file: string): Promise<CollectorSource[]
   return mod.sources as CollectorSource[];
 }
 
-/** The watch list of per-item sources: COLLECTOR_WATCHLIST_FILE, one name a line (blank lines and `#` comments skipped). */
-export function readWatchlist(file: string | undefined): string[] {
-  if (!file) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('#'));
-}
-
 /** The per-process collector state with settings from the environment (checked now: a bad variable throws). */
 export function collectorRuntime(db: Database, logger: Logger, env: CollectorEnv, sources: readonly CollectorSource[], settings?: CollectorSelection['sourceEnv']): CollectorRuntime {
   const sourceEnv = settings ?? ((s: Pick<CollectorSource, 'id' | 'credentialEnv'>) => loadCollectorSourceEnv(s, env.COLLECTOR_PROXIES));
   for (const s of sources) sourceEnv(s); // fail fast on a bad COLLECTOR_<ID>_* variable
-  return new CollectorRuntime({ db, logger: logger.child({ component: 'collectors' }), sourceEnv, intervalScale: env.COLLECTOR_INTERVAL_SCALE, watchlist: readWatchlist(env.COLLECTOR_WATCHLIST_FILE) });
+  return new CollectorRuntime({ db, logger: logger.child({ component: 'collectors' }), sourceEnv, intervalScale: env.COLLECTOR_INTERVAL_SCALE, watchlist: watchlistOf(db, env) });
+}
+
+/**
+ * The watch list of per-item sources: COLLECTOR_WATCHLIST_FILE (read now: a missing file throws), else, at each run,
+ * the COLLECTOR_WATCHLIST_SIZE CS2 items listed on the most markets (src/collectors/watchlist.ts).
+ */
+function watchlistOf(db: Database, env: CollectorEnv): readonly string[] | (() => Promise<readonly string[]>) {
+  if (env.COLLECTOR_WATCHLIST_FILE) return readWatchlistFile(env.COLLECTOR_WATCHLIST_FILE);
+  return () => mostQuotedItems(db.prisma, CS2_APP_ID, env.COLLECTOR_WATCHLIST_SIZE);
 }
 
 /** The sources selected (registry + extra, filtered by `only`), and whether the rates run too. Throws on an unknown or repeated id. */
