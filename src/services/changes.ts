@@ -242,25 +242,24 @@ export interface ScanResult {
 
 /**
  * One bounded read (`scanChanges`): $1 after, $2 upto (null: none), $3 rows read at most, $4 app, $5 names (null:
- * all), $6 markets (null: all), $7 side, $8 matches at most. Each row read is matched to its item by one primary-key
- * lookup (a LATERAL subquery fenced by its LIMIT and keyed by `id` alone, so no plan can join the chunk to the whole
- * item table or pick the app's index, whatever the table statistics say: with an unanalyzed `item` both happened,
- * 3-8 s a chunk); with names, only the rows of their items are looked up (their ids found once per statement
- * by the app-and-name index and hashed: the IN under an OR stays a hashed subplan, never a join to reorder). The last row tells what was read (its last seq and count) and the pruned
- * horizon, in the same snapshot as the rows.
+ * all), $6 markets (null: all), $7 side, $8 matches at most. The rows are read in seq order by the primary key and
+ * each that passes the market, side and names filters (names: their items' ids found once per statement by the
+ * app-and-name index and hashed; an IN under an OR stays a hashed subplan, never a join to reorder) is matched to its
+ * item by one primary-key lookup (a LATERAL subquery fenced by its LIMIT), in order, until $8 matched: no sort, no
+ * lookup past the last match, and no plan can join the chunk to the whole item table, whatever the table statistics
+ * say (with an unanalyzed `item`, joins took 3-8 s a chunk). The last row tells what was read (its last seq and
+ * count) and the pruned horizon, in the same snapshot.
  */
-const SCAN_SQL = `WITH scanned AS MATERIALIZED (
-  SELECT seq, item_id, market_code, side FROM quote_change
-   WHERE seq > $1::bigint AND ($2::bigint IS NULL OR seq <= $2::bigint) ORDER BY seq LIMIT $3),
-named AS MATERIALIZED (
-  SELECT s.seq, s.market_code, s.side, i.app_id, i.market_hash_name
-    FROM scanned s CROSS JOIN LATERAL (SELECT app_id, market_hash_name FROM item WHERE id = s.item_id LIMIT 1) i
-   WHERE ($6::text[] IS NULL OR s.market_code = ANY($6::text[])) AND ($7::text = 'all' OR s.side = $7::text)
-     AND ($5::text[] IS NULL OR s.item_id IN (SELECT id FROM item WHERE app_id = $4 AND market_hash_name = ANY($5::text[]))))
-(SELECT seq::text AS seq, market_hash_name, market_code, side, NULL::int AS scanned, NULL::text AS horizon FROM named
-  WHERE app_id = $4 ORDER BY named.seq LIMIT $8)
+const SCAN_SQL = `(SELECT c.seq::text AS seq, i.market_hash_name, c.market_code, c.side, NULL::int AS scanned, NULL::text AS horizon
+  FROM (SELECT seq, item_id, market_code, side FROM quote_change
+         WHERE seq > $1::bigint AND ($2::bigint IS NULL OR seq <= $2::bigint) ORDER BY seq LIMIT $3) c
+  CROSS JOIN LATERAL (SELECT app_id, market_hash_name FROM item WHERE id = c.item_id LIMIT 1) i
+ WHERE i.app_id = $4 AND ($6::text[] IS NULL OR c.market_code = ANY($6::text[])) AND ($7::text = 'all' OR c.side = $7::text)
+   AND ($5::text[] IS NULL OR c.item_id IN (SELECT id FROM item WHERE app_id = $4 AND market_hash_name = ANY($5::text[])))
+ ORDER BY c.seq LIMIT $8)
 UNION ALL
-SELECT max(seq)::text, NULL, NULL, NULL, count(*)::int, (SELECT pruned_through FROM quote_change_horizon WHERE id = 1)::text FROM scanned`;
+SELECT max(seq)::text, NULL, NULL, NULL, count(*)::int, (SELECT pruned_through FROM quote_change_horizon WHERE id = 1)::text
+  FROM (SELECT seq FROM quote_change WHERE seq > $1::bigint AND ($2::bigint IS NULL OR seq <= $2::bigint) ORDER BY seq LIMIT $3) r`;
 
 /**
  * One bounded read of the sequence (module doc): the rows after `after` (and at most `upto`; null: no bound), at most

@@ -15,8 +15,8 @@
  *   cursor is never handed over twice.
  * - Replays are bounded (issue 41, points 3, 5 and 14): a subscription behind the hub reads the sequence in chunks
  *   of SCAN_CHUNK rows (services/changes.ts scanChanges: one statement each, its filter applied there, names
- *   included), at most half its queue bound of changes at a time, and reads on only when its client has taken
- *   enough for the next ones to fit (backpressure). So however far behind it starts (down to the pruned horizon,
+ *   included), at most REPLAY_PAGE (250) changes and half its queue bound at a time, and reads on only when its
+ *   client has taken enough for the next ones to fit (backpressure). So however far behind it starts (down to the pruned horizon,
  *   24 h), it gets every change in order as its client reads, its memory is its queue bound at most, other
  *   requests are served between its statements, and it stops reading when its client leaves.
  * - Each change carries the quote as served now (the replica's quote cache, else one query per page for all
@@ -30,7 +30,7 @@
  */
 import type { Database } from '../db/client.js';
 import { dependencyUnavailable, ServiceError } from '../lib/errors.js';
-import { checkCursor, lastOfEachKey, nextTurn, scanChanges, MAX_CHANGES_PAGE, scanChunk, type Change, type ScanFilter } from './changes.js';
+import { checkCursor, lastOfEachKey, nextTurn, scanChanges, scanChunk, type Change, type ScanFilter } from './changes.js';
 import { loadQuotes, type MarketQuote } from './quotes.js';
 import type { QuoteCache } from './quote-cache.js';
 import { refreshSlots, SLOT_REFRESH_SECONDS } from './live-slots.js';
@@ -40,6 +40,13 @@ import { Redis } from 'ioredis';
 
 /** Rows the hub reads per page of the sequence. */
 const HUB_PAGE = 2000;
+/**
+ * Most changes a replay statement returns (and queues) at a time (at most half the queue bound too). The statement
+ * (on embedded PGlite), the load of those changes' quotes and the making of their events run on the event loop's
+ * thread: at 1,000 at a time, a 300,000-change backlog delivered at full speed held it 200-550 ms at a time
+ * (`npm run bench:replay`, loaded 2-vCPU machine).
+ */
+const REPLAY_PAGE = 250;
 /** Default bound of one subscription's undelivered changes (a 10,000-row ingestion fits whole). */
 export const DEFAULT_MAX_QUEUE = 10_000;
 
@@ -412,13 +419,13 @@ export class LiveHub {
 
   /**
    * Brings `sub` up to the hub's position, then attaches it (module doc). Reads at most `page` changes a statement
-   * (half the queue bound, at most a feed page), and reads on only once the client has left room for them; between
+   * (REPLAY_PAGE, at most half the queue bound), and reads on only once the client has left room for them; between
    * statements other requests are served. Returns when attached or when the subscription ended (client gone).
    */
   private async catchUp(sub: LiveSubscription): Promise<void> {
     const f = sub.filter;
     const scan: ScanFilter | null = f ? { appId: f.appId, names: f.names ? [...f.names] : null, markets: f.markets ? [...f.markets] : null, side: f.side } : null;
-    const page = Math.max(1, Math.min(MAX_CHANGES_PAGE, Math.floor(sub.maxQueue / 2)));
+    const page = Math.max(1, Math.min(REPLAY_PAGE, Math.floor(sub.maxQueue / 2)));
     for (;;) {
       if (sub.isEnded || this.closed) return;
       if (this.position === null) {
@@ -443,6 +450,8 @@ export class LiveHub {
       if (sub.isEnded) return;
       if (read.rows.length > 0) {
         const kept = lastOfEachKey(read.rows);
+        await nextTurn(); // the scan and the quotes' load are two waits for other requests, not one
+        if (sub.isEnded) return;
         const quotes = new Map<string, MarketQuote[] | null>();
         await this.loadInto(quotes, new Map([[scan.appId, new Set(kept.map((r) => r.marketHashName))]]));
         if (sub.isEnded) return;

@@ -120,6 +120,7 @@ describe('a replay of 300,000 changes whose filter matches nothing', () => {
       signal: ctl.signal,
     });
     expect(res.status).toBe(200);
+    expect(await metric('quotegate_live_replays')).toBe(1); // replaying when the client leaves
     ctl.abort();
     await expect.poll(() => metric('quotegate_live_replays'), { timeout: 60_000 }).toBe(0);
     const stopped = await metric('quotegate_live_replay_rows_total');
