@@ -108,7 +108,7 @@ interface CollectRun {
 function collectOnce(url: string, upstream: string): { done: Promise<{ runs: CollectRun[]; peakMiB: number }>; started: Promise<void> } {
   const child = spawn(
     process.execPath,
-    [...collectorFlags, path.join(projectRoot, 'dist/src/cli/main.js'), 'collect', '--once', '--sources-module', sourcesModule, '--only', 'bench-csgotrader,bench-list'],
+    [...collectorFlags, path.join(projectRoot, 'dist/src/cli/collect.js'), 'collect', '--once', '--sources-module', sourcesModule, '--only', 'bench-csgotrader,bench-list'],
     {
       cwd: projectRoot,
       env: { ...process.env, DATABASE_URL: url, COLLECTOR_BENCH_CSGOTRADER_URL: upstream, COLLECTOR_BENCH_LIST_URL: upstream, LOG_LEVEL: 'warn' },

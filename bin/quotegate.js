@@ -17,8 +17,11 @@ try {
   process.exit(1);
 }
 
+// `quotegate collect` runs from its own entry (src/cli/collect.ts): a collector process loads none of the HTTP service.
+const collect = process.argv[2] === 'collect';
 if (distIsFresh()) {
-  await import(pathToFileURL(path.join(root, 'dist', 'src', 'cli', 'main.js')).href);
+  if (collect) await (await import(pathToFileURL(path.join(root, 'dist', 'src', 'cli', 'collect.js')).href)).collectMain(process.argv);
+  else await import(pathToFileURL(path.join(root, 'dist', 'src', 'cli', 'main.js')).href);
 } else {
   let register;
   try {
@@ -28,5 +31,6 @@ if (distIsFresh()) {
     process.exit(1);
   }
   register();
-  await import(pathToFileURL(path.join(root, 'src', 'cli', 'main.ts')).href);
+  if (collect) await (await import(pathToFileURL(path.join(root, 'src', 'cli', 'collect.ts')).href)).collectMain(process.argv);
+  else await import(pathToFileURL(path.join(root, 'src', 'cli', 'main.ts')).href);
 }

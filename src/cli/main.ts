@@ -23,7 +23,7 @@ import { exportChildArgs } from '../jobs/export-snapshots.js';
 import { computeValuations, latestValuableDate, parseDate, utcDay, valuationJson } from '../services/valuation.js';
 import { backtestDays, runBacktest, runWalkForward } from '../services/backtest.js';
 import { formatDate } from '../lib/time.js';
-import { collectOnce, loadSourcesModule, startCollectors } from '../collectors/start.js';
+import { addCollectCommand } from './collect.js';
 
 const env = loadEnv();
 const open = () => openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR });
@@ -54,55 +54,8 @@ program
     process.once('SIGTERM', stop);
   });
 
-program
-  .command('collect')
-  .description(
-    'run the collectors as their own process (docs/collectors.md): every source once per interval, shared with any other ' +
-      'collector process on the same PostgreSQL; on embedded PGlite only while the service is stopped (`npm start` runs them itself)',
-  )
-  .option('--sources-module <file>', 'also run the collector sources this module exports as `sources` (an adapter in development; the tests\' fake source)')
-  .option('--only <ids>', 'comma-separated source ids (and `rates`) to run; default all')
-  .option('--once', 'run each selected source once now, without the queue, print each run as a JSON line, and exit')
-  .action(async (opts: { sourcesModule?: string; only?: string; once?: boolean }) => {
-    const pino = (await import('pino')).default;
-    const logger = pino({ level: env.LOG_LEVEL });
-    let sel;
-    try {
-      sel = { extraSources: opts.sourcesModule ? await loadSourcesModule(opts.sourcesModule) : [], only: opts.only?.split(',').map((s) => s.trim()).filter((s) => s !== '') };
-    } catch (e) {
-      return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    let db: Database;
-    try {
-      db = await open();
-    } catch (e) {
-      return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    if (opts.once) {
-      try {
-        await collectOnce(db, logger, env, sel, (r) => console.log(JSON.stringify({ source: r.sourceId, outcome: r.outcome, rows: r.rowsAccepted, skipped: r.rowsSkipped, delisted: r.delisted, error_kind: r.errorKind, error: r.errorMessage, ms: r.finishedAt.getTime() - r.startedAt.getTime() })));
-      } catch (e) {
-        await db.close();
-        return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
-      }
-      return db.close();
-    }
-    let collectors;
-    try {
-      collectors = await startCollectors(db, logger, env, sel);
-    } catch (e) {
-      await db.close();
-      return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
-    }
-    console.log(`Quotegate collectors are running on ${env.DATABASE_URL ? 'PostgreSQL' : `embedded PGlite (${env.PGLITE_DIR})`} (pid ${process.pid})`);
-    const stop = async () => {
-      await collectors.stop();
-      await db.close();
-      process.exit(0);
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+// `quotegate collect` (src/cli/collect.ts; bin/quotegate.js runs it from its own lean entry).
+addCollectCommand(program, env);
 
 program
   .command('import')

@@ -1,4 +1,4 @@
-/** A `quotegate collect` child process (the real CLI from source), for tests across several collector processes. */
+/** A `quotegate collect` child process (the real CLI from source, its own entry as bin/quotegate.js runs it), for tests across several collector processes. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { projectRoot } from '../../src/lib/paths.js';
@@ -14,7 +14,7 @@ export interface CollectorProcess {
 
 /** Starts `quotegate collect <args>` with `env` added; resolves once its collectors run. */
 export async function startCollectorProcess(env: Record<string, string>, args: string[] = []): Promise<CollectorProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), 'collect', ...args], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/collect.ts'), 'collect', ...args], {
     cwd: projectRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
