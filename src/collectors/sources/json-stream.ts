@@ -38,12 +38,12 @@ export class JsonNumber {
 }
 
 /**
- * A JSON value as the entries hold it: numbers as `JsonNumber`, objects without a prototype (a `__proto__` key
+ * A JSON value as the entries hold it: numbers as `JsonNumber`, objects inheriting nothing (a `__proto__` key
  * stays data), everything else as JSON.parse gives it.
  */
 export type JsonValue = null | boolean | string | JsonNumber | JsonValue[] | { [key: string]: JsonValue };
 
-/** A JSON object as the entries hold it (prototype-less). */
+/** A JSON object as the entries hold it (inheriting nothing: every property is its own). */
 export type JsonObject = { [key: string]: JsonValue };
 
 /** One entry of the listing: `key` is the property name (object of items) or the index (array of items). */
@@ -84,6 +84,15 @@ export interface JsonEntriesOptions {
 
 type Token = { name: string; value?: unknown };
 
+/**
+ * The objects entries are built of: their prototype is an empty object with no prototype of its own, so nothing
+ * is inherited (`'toString' in o` is false) and there is no `__proto__` setter (a `__proto__` key is an own
+ * property, data like any other). Unlike `Object.create(null)`, which V8 keeps as a slow dictionary, objects made
+ * by a constructor keep V8's fast property layout (the Lis-skins export builds 2.3M of them a run).
+ */
+const JsonObjectOf = function JsonObject(this: JsonObject) {} as unknown as new () => JsonObject;
+JsonObjectOf.prototype = Object.create(null);
+
 /** Builds one value from its tokens (numbers as `JsonNumber`), within MAX_DEPTH and MAX_ENTRY_TOKENS. */
 class ValueBuilder {
   private stack: Array<JsonValue[] | JsonObject> = [];
@@ -102,7 +111,7 @@ class ValueBuilder {
       case 'startObject':
       case 'startArray':
         if (this.stack.length >= MAX_DEPTH) this.fail(`an entry is nested deeper than ${MAX_DEPTH} levels`);
-        this.stack.push(t.name === 'startObject' ? Object.create(null) : []);
+        this.stack.push(t.name === 'startObject' ? new JsonObjectOf() : []);
         this.keys.push(null);
         return;
       case 'endObject':
@@ -141,7 +150,7 @@ class ValueBuilder {
       this.value = v;
       this.done = true;
     } else if (Array.isArray(parent)) parent.push(v);
-    // A prototype-less object has no `__proto__` setter: every key, that one included, becomes an own property.
+    // A JsonObjectOf inherits no `__proto__` setter: every key, that one included, becomes an own property.
     else parent[this.keys[this.keys.length - 1]!] = v;
   }
 }
