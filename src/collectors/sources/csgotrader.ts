@@ -45,7 +45,7 @@
  */
 import type { CollectorSource, RawQuote, SourceContext, SourceLimits } from '../source.js';
 import { UpstreamError } from '../source.js';
-import { isJsonObject, jsonEntries, priceText, type JsonValue } from './json-stream.js';
+import { isJsonObject, jsonEntries, priceText, requireFields, type JsonValue } from './json-stream.js';
 
 /** Provider code of every csgotrader quote (an aggregator). */
 export const CSGOTRADER_PROVIDER = 'CSGOTRADER';
@@ -106,19 +106,16 @@ export function csgotraderRows(f: CsgotraderFile, name: string, value: JsonValue
     if (!('price' in value)) throw new UpstreamError('format', `${where}: an object without \`price\` (renamed upstream?)`);
     return row('ask', priceText(value.price, `${where}, price`));
   }
-  if (!isJsonObject(value)) throw new UpstreamError('format', `${where}: expected an object of fields, found ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a number' : typeof value}`);
   if (fmt.kind === 'field') {
-    if (!(fmt.field in value)) throw new UpstreamError('format', `${where}: no \`${fmt.field}\` field (renamed upstream?)`);
-    return row('ask', priceText(value[fmt.field], `${where}, ${fmt.field}`));
+    const item = requireFields(value, [fmt.field], where, 'an object of fields');
+    return row('ask', priceText(item[fmt.field], `${where}, ${fmt.field}`));
   }
   const rows: RawQuote[] = [];
   for (const { field, side } of fmt.fields) {
-    if (!(field in value)) throw new UpstreamError('format', `${where}: no \`${field}\` field (renamed upstream?)`);
-    const sideValue = value[field];
+    const sideValue = requireFields(value, [field], where, 'an object of fields')[field]!;
     if (sideValue === null || sideValue === 'null') continue;
-    if (!isJsonObject(sideValue)) throw new UpstreamError('format', `${where}, ${field}: expected an object with \`price\``);
-    if (!('price' in sideValue)) throw new UpstreamError('format', `${where}, ${field}: no \`price\` field (renamed upstream?)`);
-    rows.push(...row(side, priceText(sideValue.price, `${where}, ${field}.price`)));
+    const sideObject = requireFields(sideValue, ['price'], `${where}, ${field}`, 'an object with `price`');
+    rows.push(...row(side, priceText(sideObject.price, `${where}, ${field}.price`)));
   }
   return rows;
 }
@@ -136,7 +133,7 @@ export function csgotraderSource(f: CsgotraderFile): CollectorSource {
     completeListing: false,
     async *collect(ctx: SourceContext) {
       const res = await ctx.fetch(path, { headers: { Accept: 'application/json' } });
-      for await (const { key, value } of jsonEntries(res, { what: `csgotrader ${path}`, top: 'object', signal: ctx.signal })) {
+      for await (const { key, value } of jsonEntries(res, { what: `csgotrader ${path}`, list: 'object', signal: ctx.signal })) {
         yield* csgotraderRows(f, key as string, value);
       }
     },

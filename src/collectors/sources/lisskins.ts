@@ -13,57 +13,49 @@
  * keyed API); the file is regenerated periodically, so one request per run every 10 minutes is the polite default.
  */
 import type { CollectorSource, RawQuote, SourceContext } from '../source.js';
-import { UpstreamError } from '../source.js';
-import { Money, formatDecimal } from '../../lib/money.js';
-import { isRecord, readJsonListing } from './bulk-json.js';
+import { formatDecimal, type Money } from '../../lib/money.js';
+import { JsonNumber, jsonEntries, positiveDecimal, requireFields, scalarText, statusFieldChecks, type JsonValue } from './json-stream.js';
 
 /** Request path (as upstream) of the full CS2 export. */
 export const LISSKINS_FULL_PATH = '/market_export_json/api_csgo_full.json';
 
-const DECIMAL = /^\d{1,20}(\.\d{1,20})?$/;
+/** Fields every listing must have (a renamed one fails the run). */
+const LISTING_FIELDS = ['name', 'price', 'unlock_at'];
 
 interface Best {
-  min: InstanceType<typeof Money>;
+  min: Money;
   count: number;
 }
 
 /** True when a listing with this `unlock_at` can be delivered at `now` (null, or a date not after now). */
-export function lisskinsUnlocked(unlockAt: unknown, now: Date): boolean {
+export function lisskinsUnlocked(unlockAt: JsonValue | undefined, now: Date): boolean {
   if (unlockAt === null) return true;
-  if (typeof unlockAt !== 'string') return false;
-  const t = Date.parse(unlockAt);
+  const text = unlockAt instanceof JsonNumber ? unlockAt.text : unlockAt;
+  if (typeof text !== 'string') return false;
+  const t = Date.parse(text);
   return Number.isFinite(t) && t <= now.getTime();
 }
 
 async function* collect(ctx: SourceContext): AsyncGenerator<RawQuote> {
-  const label = 'Lis-skins api_csgo_full.json';
+  const what = 'Lis-skins api_csgo_full.json';
   const res = await ctx.fetch(LISSKINS_FULL_PATH, { headers: { Accept: 'application/json' } });
   const best = new Map<string, Best>();
-  for await (const ev of readJsonListing(res, { label, listKey: 'items', fields: ['status', 'success', 'error'] }, ctx.signal)) {
-    if (ev.kind === 'field') {
-      if (ev.key === 'status' && ev.value !== 'success') throw new UpstreamError('format', `${label}: status=${JSON.stringify(ev.value)}`);
-      if (ev.key === 'success' && ev.value !== true) throw new UpstreamError('format', `${label}: success=${JSON.stringify(ev.value)}`);
-      if (ev.key === 'error' && ev.value) throw new UpstreamError('format', `${label}: error ${JSON.stringify(ev.value)}`);
+  const fields = statusFieldChecks(what, { status: 'success' });
+  for await (const { key, value } of jsonEntries(res, { what, list: 'array', listKey: 'items', fields, signal: ctx.signal })) {
+    const listing = requireFields(value, LISTING_FIELDS, `${what}, listing ${key}`);
+    const name = scalarText(listing.name!);
+    if (!lisskinsUnlocked(listing.unlock_at, ctx.now)) continue;
+    const text = listing.price === null ? '' : scalarText(listing.price!);
+    const price = positiveDecimal(text);
+    if (!price) {
+      yield { marketHashName: name, marketCode: 'LISSKINS', side: 'ask', currencyCode: 'USD', price: text, quantity: null };
       continue;
     }
-    for (const { value } of ev.items) {
-      if (!isRecord(value) || !('name' in value) || !('price' in value) || !('unlock_at' in value)) {
-        throw new UpstreamError('format', `${label}: a listing without name, price and unlock_at (fields renamed?)`);
-      }
-      const name = typeof value.name === 'string' ? value.name : String(value.name);
-      if (!lisskinsUnlocked(value.unlock_at, ctx.now)) continue;
-      const text = value.price === null ? '' : String(value.price);
-      const price = DECIMAL.test(text) ? new Money(text) : null;
-      if (!price || price.isZero()) {
-        yield { marketHashName: name, marketCode: 'LISSKINS', side: 'ask', currencyCode: 'USD', price: text, quantity: null };
-        continue;
-      }
-      const b = best.get(name);
-      if (!b) best.set(name, { min: price, count: 1 });
-      else {
-        b.count += 1;
-        if (price.lt(b.min)) b.min = price;
-      }
+    const b = best.get(name);
+    if (!b) best.set(name, { min: price, count: 1 });
+    else {
+      b.count += 1;
+      if (price.lt(b.min)) b.min = price;
     }
   }
   for (const [name, b] of best) {

@@ -21,71 +21,56 @@
  */
 import type { CollectorSource, RawQuote, SourceContext } from '../source.js';
 import { UpstreamError } from '../source.js';
-import { Money, formatDecimal } from '../../lib/money.js';
-import { isRecord, readJsonListing } from './bulk-json.js';
+import { formatDecimal, type Money } from '../../lib/money.js';
+import { jsonEntries, positiveDecimal, requireFields, scalarText, statusFieldChecks, type JsonValue } from './json-stream.js';
 
 /** Request path (as upstream) of the class/instance price list in USD. */
 export const MARKETCSGO_CLASS_INSTANCE_PATH = '/api/v2/prices/class_instance/USD.json';
 
-const DECIMAL = /^\d{1,20}(\.\d{1,20})?$/;
 const CURRENCY = /^[A-Z]{3}$/;
-
-type Dec = InstanceType<typeof Money>;
-
-/** A positive decimal from a price's JSON text, else null. */
-function positive(text: string): Dec | null {
-  if (!DECIMAL.test(text)) return null;
-  const d = new Money(text);
-  return d.isZero() ? null : d;
-}
+/** Fields every class/instance must have (a renamed one fails the run). */
+const ITEM_FIELDS = ['market_hash_name', 'price', 'buy_order'];
 
 async function* collect(ctx: SourceContext): AsyncGenerator<RawQuote> {
-  const label = 'market.csgo prices/class_instance';
+  const what = 'market.csgo prices/class_instance';
   const res = await ctx.fetch(MARKETCSGO_CLASS_INSTANCE_PATH, { headers: { Accept: 'application/json' } });
   let currency: string | null = null;
-  const asks = new Map<string, Dec>();
-  const bids = new Map<string, Dec>();
+  const asks = new Map<string, Money>();
+  const bids = new Map<string, Money>();
   const rejected: { name: string; side: 'ask' | 'bid'; text: string }[] = [];
   const names: string[] = []; // first-seen order
   const seen = new Set<string>();
-  const shape = { label, listKey: 'items', listKind: 'object' as const, fields: ['success', 'error', 'currency'] };
-  for await (const ev of readJsonListing(res, shape, ctx.signal)) {
-    if (ev.kind === 'field') {
-      // A 200 with an error object: {"success": false, "error": "..."} (centrual/market-csgo's error response type).
-      if (ev.key === 'success' && ev.value !== true) throw new UpstreamError('format', `${label}: success=${JSON.stringify(ev.value)}`);
-      if (ev.key === 'error' && ev.value) throw new UpstreamError('format', `${label}: error ${JSON.stringify(ev.value)}`);
-      if (ev.key === 'currency') {
-        if (typeof ev.value !== 'string' || !CURRENCY.test(ev.value)) throw new UpstreamError('format', `${label}: currency=${JSON.stringify(ev.value)}`);
-        currency = ev.value;
-      }
-      continue;
+  const fields = {
+    // A 200 with an error object: {"success": false, "error": "..."} (centrual/market-csgo's error response type).
+    ...statusFieldChecks(what),
+    currency: (v: JsonValue) => {
+      if (typeof v !== 'string' || !CURRENCY.test(v)) throw new UpstreamError('format', `${what}: currency=${scalarText(v)}, not an ISO 4217 code`);
+      currency = v;
+    },
+  };
+  for await (const { key, value } of jsonEntries(res, { what, list: 'object', listKey: 'items', fields, signal: ctx.signal })) {
+    const item = requireFields(value, ITEM_FIELDS, `${what}, item ${JSON.stringify(key)}`);
+    const name = scalarText(item.market_hash_name!);
+    if (!seen.has(name)) {
+      seen.add(name);
+      names.push(name);
     }
-    for (const { value } of ev.items) {
-      if (!isRecord(value) || !('market_hash_name' in value) || !('price' in value) || !('buy_order' in value)) {
-        throw new UpstreamError('format', `${label}: an item without market_hash_name, price and buy_order (fields renamed?)`);
+    for (const [side, raw, best, better] of [
+      ['ask', item.price, asks, (a: Money, b: Money) => a.lt(b)],
+      ['bid', item.buy_order, bids, (a: Money, b: Money) => a.gt(b)],
+    ] as const) {
+      if (raw === null || raw === undefined) continue;
+      const text = scalarText(raw);
+      const d = positiveDecimal(text);
+      if (!d) {
+        rejected.push({ name, side, text });
+        continue;
       }
-      const name = typeof value.market_hash_name === 'string' ? value.market_hash_name : String(value.market_hash_name);
-      if (!seen.has(name)) {
-        seen.add(name);
-        names.push(name);
-      }
-      for (const [side, raw, best, better] of [
-        ['ask', value.price, asks, (a: Dec, b: Dec) => a.lt(b)],
-        ['bid', value.buy_order, bids, (a: Dec, b: Dec) => a.gt(b)],
-      ] as const) {
-        if (raw === null) continue;
-        const text = String(raw);
-        const d = positive(text);
-        if (!d) {
-          rejected.push({ name, side, text });
-          continue;
-        }
-        const cur = best.get(name);
-        if (!cur || better(d, cur)) best.set(name, d);
-      }
+      const cur = best.get(name);
+      if (!cur || better(d, cur)) best.set(name, d);
     }
   }
-  if (currency === null) throw new UpstreamError('format', `${label}: no "currency" in the response (renamed or missing)`);
+  if (currency === null) throw new UpstreamError('format', `${what}: no "currency" in the response (renamed or missing)`);
   const row = (name: string, side: 'ask' | 'bid', price: string): RawQuote => ({
     marketHashName: name,
     marketCode: 'MARKETCSGO',

@@ -23,7 +23,7 @@
 import { Money } from '../../lib/money.js';
 import type { CollectorSource, RawQuote, SourceContext, SourceLimits } from '../source.js';
 import { UpstreamError } from '../source.js';
-import { isJsonObject, JsonNumber, jsonEntries, priceText, type JsonValue } from './json-stream.js';
+import { JsonNumber, jsonEntries, priceText, requireFields, type JsonValue } from './json-stream.js';
 
 /** Skinport's API host (no trailing slash); `COLLECTOR_SKINPORT_URL` overrides it. */
 export const SKINPORT_BASE_URL = 'https://api.skinport.com';
@@ -42,21 +42,20 @@ const REQUIRED = ['market_hash_name', 'currency', 'min_price', 'quantity'] as co
 /** The SKINPORT ask of one /v1/items entry (see the module doc); throws UpstreamError('format') when its shape changed. */
 export function skinportRow(entry: JsonValue, index: number): RawQuote {
   const where = `skinport /v1/items, entry ${index}`;
-  if (!isJsonObject(entry)) throw new UpstreamError('format', `${where}: expected an object`);
-  for (const k of REQUIRED) if (!(k in entry)) throw new UpstreamError('format', `${where}: no \`${k}\` field (renamed upstream?)`);
-  const name = entry.market_hash_name;
-  const currency = entry.currency;
+  const item = requireFields(entry, REQUIRED, where);
+  const name = item.market_hash_name;
+  const currency = item.currency;
   if (typeof name !== 'string') throw new UpstreamError('format', `${where}: \`market_hash_name\` is not a string`);
   if (typeof currency !== 'string') throw new UpstreamError('format', `${where} (${name}): \`currency\` is not a string`);
-  const q = entry.quantity;
+  const q = item.quantity;
   if (!(q instanceof JsonNumber)) throw new UpstreamError('format', `${where} (${name}): \`quantity\` is not a number`);
   // A listing count: its source text as a JS number (an integer, not money). A fractional or negative count is
   // handed on as is and refused by the runner's row checks.
   const quantity = Number(q.text);
-  const min = priceText(entry.min_price, `${where} (${name}), min_price`);
+  const min = priceText(item.min_price, `${where} (${name}), min_price`);
   const base = { marketHashName: name, marketCode: 'SKINPORT', side: 'ask' as const, currencyCode: currency, isQuantityMinimum: false };
   if (min === null || quantity === 0) return { ...base, price: null, quantity: 0, isAllItemsSamePrice: null, delisted: true };
-  const max = priceText(entry.max_price, `${where} (${name}), max_price`);
+  const max = priceText(item.max_price, `${where} (${name}), max_price`);
   let same: boolean | null = null;
   if (max !== null) {
     try {
@@ -79,7 +78,7 @@ export const skinportSource: CollectorSource = {
   completeListing: true,
   async *collect(ctx: SourceContext) {
     const res = await ctx.fetch(SKINPORT_ITEMS_PATH, { headers: { 'Accept-Encoding': 'br', Accept: 'application/json' } });
-    for await (const { key, value } of jsonEntries(res, { what: 'skinport /v1/items', top: 'array', signal: ctx.signal })) {
+    for await (const { key, value } of jsonEntries(res, { what: 'skinport /v1/items', list: 'array', signal: ctx.signal })) {
       yield skinportRow(value, key as number);
     }
   },

@@ -11,46 +11,37 @@
  * cause 429 error code or IP ban"); one run is one request.
  */
 import type { CollectorSource, RawQuote, SourceContext } from '../source.js';
-import { UpstreamError } from '../source.js';
-import { Money, formatDecimal } from '../../lib/money.js';
-import { countOf, isRecord, readJsonListing } from './bulk-json.js';
+import { formatDecimal } from '../../lib/money.js';
+import { countOf, decimalOf, jsonEntries, requireFields, scalarText, statusFieldChecks } from './json-stream.js';
 
 /** Request path (as upstream) of the whole-market price list. */
 export const WAXPEER_PRICES_PATH = '/v1/prices?game=csgo&minified=1';
 
-const DECIMAL = /^\d{1,20}(\.\d{1,20})?$/;
+/** Fields every item must have (a renamed one fails the run). */
+const ITEM_FIELDS = ['name', 'min', 'count'];
 
 /** Thousandths of USD (`"937999"`) to a USD decimal string (`"937.999"`); other text passes unchanged for the runner to reject. */
 export function waxpeerPrice(min: string): string {
-  return DECIMAL.test(min) ? formatDecimal(new Money(min).div(1000)) : min;
+  const d = decimalOf(min);
+  return d ? formatDecimal(d.div(1000)) : min;
 }
 
 async function* collect(ctx: SourceContext): AsyncGenerator<RawQuote> {
   const res = await ctx.fetch(WAXPEER_PRICES_PATH, { headers: { Accept: 'application/json' } });
-  const label = 'Waxpeer /v1/prices';
-  for await (const ev of readJsonListing(res, { label, listKey: 'items', fields: ['success', 'error'] }, ctx.signal)) {
-    if (ev.kind === 'field') {
-      // A 200 with an error object: {"success":false,"msg":...} (Waxpeer) or {"success":false,"error":...}.
-      if (ev.key === 'success' && ev.value !== true) throw new UpstreamError('format', `${label}: success=${JSON.stringify(ev.value)}`);
-      if (ev.key === 'error' && ev.value) throw new UpstreamError('format', `${label}: error ${JSON.stringify(ev.value)}`);
-      continue;
-    }
-    for (const { value } of ev.items) {
-      if (!isRecord(value) || !('name' in value) || !('min' in value) || !('count' in value)) {
-        throw new UpstreamError('format', `${label}: an item without name, min and count (fields renamed?)`);
-      }
-      const name = value.name;
-      const min = value.min;
-      const count = countOf(value.count);
-      yield {
-        marketHashName: typeof name === 'string' ? name : String(name),
-        marketCode: 'WAXPEER',
-        side: 'ask',
-        currencyCode: 'USD',
-        price: count === 0 || min === null ? null : waxpeerPrice(String(min)),
-        quantity: count,
-      };
-    }
+  const what = 'Waxpeer /v1/prices';
+  // A 200 with an error object: {"success":false,"msg":...} (Waxpeer) or {"success":false,"error":...}.
+  const entries = jsonEntries(res, { what, list: 'array', listKey: 'items', fields: statusFieldChecks(what), signal: ctx.signal });
+  for await (const { key, value } of entries) {
+    const item = requireFields(value, ITEM_FIELDS, `${what}, item ${key}`);
+    const count = countOf(item.count);
+    yield {
+      marketHashName: scalarText(item.name!),
+      marketCode: 'WAXPEER',
+      side: 'ask',
+      currencyCode: 'USD',
+      price: count === 0 || item.min === null ? null : waxpeerPrice(scalarText(item.min!)),
+      quantity: count,
+    };
   }
 }
 
