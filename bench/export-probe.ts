@@ -132,7 +132,9 @@ export async function probeDuringBuilds(target: DatabaseTarget): Promise<ProbeRu
     await server.stop();
   }
   builds();
-  if (done.length < 2) throw new Error(`probe bench (${kind}): fewer than 2 export builds within 15 minutes:\n${server.output().slice(-2000)}`);
+  const tail = server.output().slice(-2000);
+  server.removeLog();
+  if (done.length < 2) throw new Error(`probe bench (${kind}): fewer than 2 export builds within 15 minutes:\n${tail}`);
   const windows = done.slice(0, 2).map((b) => ({ from: b.end - b.ms, to: b.end, ms: b.ms }));
   const during = (w: { from: number; to: number }) => samples.filter((s) => s.start <= w.to && s.end >= w.from);
   return {
@@ -148,7 +150,7 @@ export async function probeDuringBuilds(target: DatabaseTarget): Promise<ProbeRu
  * Linux a child writes to a pipe synchronously, so a pipe this process read late would stall the service it measures.
  * Resolves once it listens.
  */
-async function startService(env: Record<string, string>): Promise<{ url: string; output(): string; newOutput(): string; stop(): Promise<void> }> {
+async function startService(env: Record<string, string>): Promise<{ url: string; output(): string; newOutput(): string; stop(): Promise<void>; removeLog(): void }> {
   const dir = path.join(projectRoot, 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
   const logFile = path.join(dir, `export-probe-service-${process.pid}.log`);
@@ -189,8 +191,8 @@ async function startService(env: Record<string, string>): Promise<{ url: string;
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
-      fs.rmSync(logFile, { force: true });
     },
+    removeLog: () => fs.rmSync(logFile, { force: true }),
   };
 }
 
