@@ -38,10 +38,10 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ITEMS = 30_000;
 /**
  * Node flags of the collector process (BENCH_COLLECT_NODE_FLAGS, space-separated; docs/collectors.md, Memory): by
- * default V8's heap growth held to a quarter past the live set, as `npm start` holds the service's, and 16 MiB
- * semi-spaces. `BENCH_COLLECT_NODE_FLAGS=none` runs it with V8's defaults.
+ * default those of `npm run collect`: V8's heap growth held to a quarter past the live set (as `npm start` holds the
+ * service's) and 4 MiB semi-spaces. `BENCH_COLLECT_NODE_FLAGS=none` runs it with V8's defaults.
  */
-const flagsSetting = process.env.BENCH_COLLECT_NODE_FLAGS ?? '--heap-growing-percent=25 --max-semi-space-size=16';
+const flagsSetting = process.env.BENCH_COLLECT_NODE_FLAGS ?? '--heap-growing-percent=25 --max-semi-space-size=4';
 const collectorFlags = flagsSetting === 'none' ? [] : flagsSetting.split(' ').filter(Boolean);
 const LIST = 40_000;
 
@@ -102,6 +102,7 @@ interface CollectRun {
   rows: number;
   skipped: number;
   ms: number;
+  phases_ms: { readMs: number; ingestMs: number; scanMs: number };
 }
 
 /** Runs `quotegate collect --once` on `url`; resolves with its runs and peak RSS when it exits. */
@@ -191,7 +192,10 @@ for (let round = 1; round <= ROUNDS; round++) {
   const rows = r.runs.reduce((a, x) => a + x.rows, 0);
   const ms = r.runs.reduce((a, x) => a + x.ms, 0);
   const rate = rows / (ms / 1000);
-  for (const x of r.runs) console.log(`  ${x.source}: ${x.outcome}, ${x.rows} rows, ${x.skipped} skipped, ${(x.ms / 1000).toFixed(1)} s`);
+  for (const x of r.runs) {
+    const p = x.phases_ms;
+    console.log(`  ${x.source}: ${x.outcome}, ${x.rows} rows, ${x.skipped} skipped, ${(x.ms / 1000).toFixed(1)} s (read ${(p.readMs / 1000).toFixed(1)}, ingest ${(p.ingestMs / 1000).toFixed(1)}, scans ${(p.scanMs / 1000).toFixed(1)})`);
+  }
   console.log(`round ${round}: runner (fetch + parse + validate + ingest + scans): ${rows} rows in ${(ms / 1000).toFixed(1)} s = ${Math.round(rate)} rows/s = ${(rate / b.rate).toFixed(2)}x of the bulk rate; collector peak RSS ${r.peakMiB.toFixed(0)} MiB`);
   rounds.push({ bulkRate: b.rate, runnerRate: rate, ratio: rate / b.rate, peakMiB: r.peakMiB, runs: r.runs });
 }

@@ -12,7 +12,8 @@
  * answer (open loop: a stall shows in every request it holds up). A probe counts as "during a build" when it was
  * in flight at any moment between a build's start and end (the job's `export snapshots built` log line: its end
  * time and duration). Prints, per database and build, the probes' count, p50, p99 and max, and the same for the
- * probes outside the builds. BENCH_PROBE_DATABASES=pglite (or postgres) runs one of the two.
+ * probes outside the builds. BENCH_PROBE_DATABASES=pglite (or postgres) runs one of the two. The service writes its
+ * log to a file (bench/results/export-probe-service-<pid>.log, removed at the end), not to a pipe this process reads.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,7 +25,7 @@ import { importPath, isEmpty } from '../src/services/importers.js';
 import { catchUpDate } from '../src/services/valuation.js';
 import { runValuationJob } from '../src/jobs/valuation.js';
 import { projectRoot } from '../src/lib/paths.js';
-import { startServerProcess } from '../test/helpers/server.js';
+import { spawn } from 'node:child_process';
 
 /** Latency figures of a set of probes, in milliseconds. */
 export interface ProbeFigures {
@@ -90,21 +91,21 @@ export async function probeDuringBuilds(target: DatabaseTarget): Promise<ProbeRu
     NODE_ENV: 'production',
     ...('url' in target ? { DATABASE_URL: target.url } : { PGLITE_DIR: target.pgliteDir }),
   };
-  const server = await startServerProcess(env, serviceNodeFlags(), { compiled: true });
+  const server = await startService(env);
   const samples: { start: number; end: number; ms: number; ok: boolean }[] = [];
   // The builds logged so far, read from the service's output as it grows (only the new lines: rescanning all of it
   // every 75 ms cost this process enough CPU to delay the probes' answers it measures).
   const done: { end: number; ms: number }[] = [];
-  let scanned = 0;
+  let partial = '';
   const builds = (): { end: number; ms: number }[] => {
-    const out = server.output();
-    const end = out.lastIndexOf('\n') + 1;
-    for (const line of out.slice(scanned, end).split('\n')) {
+    const text = partial + server.newOutput();
+    const end = text.lastIndexOf('\n') + 1;
+    partial = text.slice(end);
+    for (const line of text.slice(0, end).split('\n')) {
       if (!line.includes('"export snapshots built"')) continue;
       const l = JSON.parse(line) as { time: number; ms: number };
       done.push({ end: l.time, ms: l.ms });
     }
-    scanned = Math.max(scanned, end);
     return done;
   };
   const inFlight = new Set<Promise<void>>();
@@ -131,7 +132,9 @@ export async function probeDuringBuilds(target: DatabaseTarget): Promise<ProbeRu
     await server.stop();
   }
   builds();
-  if (done.length < 2) throw new Error(`probe bench (${kind}): fewer than 2 export builds within 15 minutes:\n${server.output().slice(-2000)}`);
+  const tail = server.output().slice(-2000);
+  server.removeLog();
+  if (done.length < 2) throw new Error(`probe bench (${kind}): fewer than 2 export builds within 15 minutes:\n${tail}`);
   const windows = done.slice(0, 2).map((b) => ({ from: b.end - b.ms, to: b.end, ms: b.ms }));
   const during = (w: { from: number; to: number }) => samples.filter((s) => s.start <= w.to && s.end >= w.from);
   return {
@@ -139,6 +142,57 @@ export async function probeDuringBuilds(target: DatabaseTarget): Promise<ProbeRu
     catalogue: catalogue!,
     builds: windows.map((w, i) => ({ ms: w.ms, items_written: i === 0 ? 'every item' : 'none changed', probes: figures(during(w)) })),
     outside_builds: figures(samples.filter((s) => windows.every((w) => !(s.start <= w.to && s.end >= w.from)))),
+  };
+}
+
+/**
+ * Starts `quotegate serve` (compiled, `npm start`'s node flags) with `env` added, its output going to a file: on
+ * Linux a child writes to a pipe synchronously, so a pipe this process read late would stall the service it measures.
+ * Resolves once it listens.
+ */
+async function startService(env: Record<string, string>): Promise<{ url: string; output(): string; newOutput(): string; stop(): Promise<void>; removeLog(): void }> {
+  const dir = path.join(projectRoot, 'bench', 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const logFile = path.join(dir, `export-probe-service-${process.pid}.log`);
+  const fd = fs.openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...serviceNodeFlags(), path.join(projectRoot, 'dist/src/cli/main.js'), 'serve'], {
+    cwd: projectRoot,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', QUOTEGATE_AUTOLOAD: 'false', ...env },
+    stdio: ['ignore', fd, fd],
+  });
+  fs.closeSync(fd);
+  const output = () => fs.readFileSync(logFile, 'utf8');
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let url: string | null = null;
+  for (let i = 0; i < 1200 && url === null; i++) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${output().slice(-2000)}`);
+    const m = /GraphiQL: (http:\/\/\S+)\/graphql/.exec(output());
+    if (m) url = m[1]!.replace('localhost', '127.0.0.1');
+    else await new Promise((r) => setTimeout(r, 250));
+  }
+  if (url === null) throw new Error(`the service did not listen within 5 minutes:\n${output().slice(-2000)}`);
+  let offset = 0;
+  return {
+    url,
+    output,
+    /** The output written since the last call (read from where that one stopped). */
+    newOutput() {
+      const fdr = fs.openSync(logFile, 'r');
+      try {
+        const size = fs.fstatSync(fdr).size;
+        const buf = Buffer.alloc(Math.max(0, size - offset));
+        const n = fs.readSync(fdr, buf, 0, buf.length, offset);
+        offset += n;
+        return buf.subarray(0, n).toString('utf8');
+      } finally {
+        fs.closeSync(fdr);
+      }
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+    removeLog: () => fs.rmSync(logFile, { force: true }),
   };
 }
 

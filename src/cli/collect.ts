@@ -39,7 +39,7 @@ export function addCollectCommand(program: Command, env: Env): void {
       if (opts.once) {
         try {
           await collectOnce(db, logger, env, sel, (r) =>
-            console.log(JSON.stringify({ source: r.sourceId, outcome: r.outcome, rows: r.rowsAccepted, skipped: r.rowsSkipped, delisted: r.delisted, error_kind: r.errorKind, error: r.errorMessage, ms: r.finishedAt.getTime() - r.startedAt.getTime() })),
+            console.log(JSON.stringify({ source: r.sourceId, outcome: r.outcome, rows: r.rowsAccepted, skipped: r.rowsSkipped, delisted: r.delisted, error_kind: r.errorKind, error: r.errorMessage, ms: r.finishedAt.getTime() - r.startedAt.getTime(), phases_ms: r.phases })),
           );
         } catch (e) {
           await db.close();

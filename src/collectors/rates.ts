@@ -184,6 +184,7 @@ export async function runRates(rt: CollectorRuntime, opts: { now?: Date; signal?
     delisted: 0,
     errorKind: null,
     errorMessage: null,
+    phases: { readMs: 0, ingestMs: 0, scanMs: 0 },
   };
   const problems: { kind: string; message: string }[] = [];
   const skips: Record<string, number> = {};

@@ -52,6 +52,8 @@ export interface RunResult {
   delisted: number;
   errorKind: string | null;
   errorMessage: string | null;
+  /** Milliseconds spent reading (fetch, parse, validation), ingesting and completing scans. */
+  phases: { readMs: number; ingestMs: number; scanMs: number };
 }
 
 /** What the runner needs besides the source: the database, the log, settings and the per-process state. */
@@ -221,6 +223,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
     delisted: 0,
     errorKind: null,
     errorMessage: null,
+    phases: { readMs: 0, ingestMs: 0, scanMs: 0 },
   };
   const { http, baseUrl, settings } = rt.client(source);
   const secrets = settings.credential ? [settings.credential] : [];
@@ -265,6 +268,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       now: startedAt,
       fetch: (pathAndQuery, init) => http.fetch(pathAndQuery, init, controller.signal),
     };
+    let t = performance.now();
     try {
       for await (const row of source.collect(ctx)) {
         buffer.add(row);
@@ -275,6 +279,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       const c = classify(err, secrets);
       return await finish(c.kind === 'unreachable' ? 'unreachable' : 'failed', c, buffer);
     }
+    result.phases.readMs = Math.round(performance.now() - t);
     // Judged as a whole before anything is written: a complete listing that lost more than half of a market fails.
     if (source.completeListing) {
       const last = await lastCompleteListing(rt.db, source.id);
@@ -290,7 +295,10 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       }
     }
     try {
+      t = performance.now();
       for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) await ingestBatch(rt.db.prisma, chunk);
+      result.phases.ingestMs = Math.round(performance.now() - t);
+      t = performance.now();
       if (source.completeListing) {
         for (const m of source.markets) {
           if (!buffer.perMarket.get(m)) continue;
@@ -301,6 +309,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
         }
         result.complete = true;
       }
+      result.phases.scanMs = Math.round(performance.now() - t);
     } catch (e) {
       return await finish('failed', { kind: 'database', message: e instanceof Error ? e.message : String(e) }, buffer);
     }

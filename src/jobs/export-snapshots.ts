@@ -12,6 +12,7 @@
  * build runs here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import { pruneChanges } from '../services/changes.js';
@@ -25,6 +26,9 @@ export interface ExportChild {
   /** Node flags and the CLI entry script, e.g. `['--import', 'tsx', 'src/cli/main.ts']`; see `exportChildArgs`. */
   args: string[];
 }
+
+/** The scheduling priority (nice, 0-19) of an export build child: below the service's, which serves requests meanwhile. */
+export const EXPORT_CHILD_NICE = 10;
 
 /** Node flags the service's process has that an export build child does not take (see the module doc). */
 const SERVICE_ONLY_FLAGS = ['--heap-growing-percent', '--max-semi-space-size', '--max-old-space-size', '--no-allocation-site-pretenuring'];
@@ -52,6 +56,14 @@ function buildInChild(child: ExportChild, running: Set<ChildProcess>): Promise<B
   return new Promise((resolve, reject) => {
     const proc = spawn(child.execPath, [...child.args, 'export', 'build', '--json', '--skip-if-busy'], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
     running.add(proc);
+    // Background work: the build gives the CPU to the requests this process serves (issue 41, point 6).
+    if (proc.pid !== undefined) {
+      try {
+        os.setPriority(proc.pid, EXPORT_CHILD_NICE);
+      } catch {
+        // not permitted here: the build runs at the service's priority
+      }
+    }
     let out = '';
     let err = '';
     proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));

@@ -26,7 +26,9 @@ export const PriceChangesOut = z
     app_id: z.string(),
     since: sequence,
     next_cursor: sequence.meta({ description: 'Pass as `since` for the next page.' }),
-    has_more: z.boolean().meta({ description: 'True when more changes follow next_cursor: ask again at once.' }),
+    has_more: z.boolean().meta({
+      description: 'True when more changes follow next_cursor, or may: a page reads at most 100,000 changes of the sequence, so far behind with a narrow filter it can hold fewer than `limit` (even none). Ask again at once.',
+    }),
     changes: z.array(ChangeOut),
   })
   .meta({ id: 'PriceChangesOut' });

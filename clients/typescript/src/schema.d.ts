@@ -464,7 +464,7 @@ export interface components {
             since: string;
             /** @description Pass as `since` for the next page. */
             next_cursor: string;
-            /** @description True when more changes follow next_cursor: ask again at once. */
+            /** @description True when more changes follow next_cursor, or may: a page reads at most 100,000 changes of the sequence, so far behind with a narrow filter it can hold fewer than `limit` (even none). Ask again at once. */
             has_more: boolean;
             changes: components["schemas"]["ChangeOut"][];
         };

@@ -37,7 +37,9 @@ const ChangePageRef = builder.objectRef<PageShape>('PriceChanges').implement({
     appId: t.exposeString('appId'),
     since: t.string({ resolve: (p) => p.since.toString() }),
     nextCursor: t.string({ description: 'Pass as `since` for the next page.', resolve: (p) => p.nextCursor.toString() }),
-    hasMore: t.exposeBoolean('hasMore', { description: 'True when more changes follow nextCursor.' }),
+    hasMore: t.exposeBoolean('hasMore', {
+      description: 'True when more changes follow nextCursor, or may: a page reads at most 100,000 changes of the sequence, so it can hold fewer than `limit` (even none). Ask again at once.',
+    }),
     changes: t.field({ type: [ChangeRef], extensions: listComplexity(MAX_CHANGES_PAGE), resolve: (p) => p.changes }),
   }),
 });
