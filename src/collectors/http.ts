@@ -164,7 +164,9 @@ export function createSourceHttp(opts: SourceHttpOptions): SourceHttp {
                 finish();
               }, opts.limits.timeoutMs);
               const onOuter = () => controller.abort(outer.reason);
-              outer.addEventListener('abort', onOuter, { once: true });
+              // A request that waited in the limiter while its run was cancelled never starts.
+              if (outer.aborted) onOuter();
+              else outer.addEventListener('abort', onOuter, { once: true });
               const dispatcher = dispatchers[turn++ % dispatchers.length]!;
               undiciFetch(opts.baseUrl + pathAndQuery, {
                 dispatcher,
@@ -217,7 +219,9 @@ export function createSourceHttp(opts: SourceHttpOptions): SourceHttp {
     },
     async close() {
       await limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
-      await Promise.all(dispatchers.map((d) => d.close().catch(() => undefined)));
+      // destroy, not close: close waits for requests in flight, and an upstream that never answers (a network that
+      // drops packets) held a stopping service for the whole request timeout.
+      await Promise.all(dispatchers.map((d) => d.destroy().catch(() => undefined)));
     },
   };
 }
