@@ -4,7 +4,9 @@
  * 1. serves locally a synthetic full csgotrader-like set (30,000 items x 7 markets, Buff163 ask and bid: 240,000 rows)
  *    and a 40,000-item market list (WAXPEER) through the bench's bulk sources (bench/collect-sources.ts);
  * 2. baseline: the same rows, validated and converted by the runner's own buffer beforehand (not timed), written by
- *    the bulk ingestion alone (`ingestBatch`, the runner's chunks) into a fresh database: rows per second;
+ *    the bulk ingestion alone (`ingestBatch`, the runner's chunks) into a fresh database: rows per second; also, in the
+ *    run itself, the share of its time spent in that same ingestion (drift of the machine's speed between the
+ *    baseline and the run does not touch this one);
  * 3. runner: `quotegate collect --once` (compiled, as `npx quotegate` runs it) in a process of its own into another fresh database: fetch, stream parsing,
  *    validation, conversion, ingestion and scan completion; rows per second from its runs' own durations (not the
  *    process start), and the process's peak RSS (VmHWM, polled);
@@ -178,7 +180,7 @@ async function baseline(): Promise<{ rows: number; rate: number; seconds: number
 // 2 and 3, alternated BENCH_ROUNDS times (default 2): this machine's speed drifts between minutes, so each round
 // compares a baseline and a runner measured next to each other, and the median of the rounds is reported.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const rounds: { bulkRate: number; runnerRate: number; ratio: number; peakMiB: number; runs: CollectRun[] }[] = [];
+const rounds: { bulkRate: number; runnerRate: number; ratio: number; inRun: number; peakMiB: number; runs: CollectRun[] }[] = [];
 let target = await freshDatabase('runner');
 for (let round = 1; round <= ROUNDS; round++) {
   const b = await baseline();
@@ -196,13 +198,19 @@ for (let round = 1; round <= ROUNDS; round++) {
     const p = x.phases_ms;
     console.log(`  ${x.source}: ${x.outcome}, ${x.rows} rows, ${x.skipped} skipped, ${(x.ms / 1000).toFixed(1)} s (read ${(p.readMs / 1000).toFixed(1)}, ingest ${(p.ingestMs / 1000).toFixed(1)}, scans ${(p.scanMs / 1000).toFixed(1)})`);
   }
-  console.log(`round ${round}: runner (fetch + parse + validate + ingest + scans): ${rows} rows in ${(ms / 1000).toFixed(1)} s = ${Math.round(rate)} rows/s = ${(rate / b.rate).toFixed(2)}x of the bulk rate; collector peak RSS ${r.peakMiB.toFixed(0)} MiB`);
-  rounds.push({ bulkRate: b.rate, runnerRate: rate, ratio: rate / b.rate, peakMiB: r.peakMiB, runs: r.runs });
+  // The same comparison inside the run: its ingestion phase is ingestBatch on the same rows at the same moment.
+  const ingestMs = r.runs.reduce((a, x) => a + x.phases_ms.ingestMs, 0);
+  console.log(
+    `round ${round}: runner (fetch + parse + validate + ingest + scans): ${rows} rows in ${(ms / 1000).toFixed(1)} s = ${Math.round(rate)} rows/s = ` +
+      `${(rate / b.rate).toFixed(2)}x of the bulk rate measured before it, ${(ingestMs / ms).toFixed(2)}x of its own ingestion phase's rate; collector peak RSS ${r.peakMiB.toFixed(0)} MiB`,
+  );
+  rounds.push({ bulkRate: b.rate, runnerRate: rate, ratio: rate / b.rate, inRun: ingestMs / ms, peakMiB: r.peakMiB, runs: r.runs });
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 const ratio = median(rounds.map((r) => r.ratio));
 const peakMiB = Math.max(...rounds.map((r) => r.peakMiB));
 console.log(`runner / bulk ingestion: median ${ratio.toFixed(2)}x over ${ROUNDS} rounds (${rounds.map((r) => r.ratio.toFixed(2)).join(', ')}; target >= 0.8x)`);
+console.log(`runner / its own ingestion phase: ${rounds.map((r) => r.inRun.toFixed(2)).join(', ')} (the share of a run spent ingesting)`);
 console.log(`collector process peak RSS: ${peakMiB.toFixed(0)} MiB (target <= 256; node flags: ${collectorFlags.join(' ') || 'none'})`);
 
 // 4. GET /prices p99, idle and during a collection.
@@ -227,7 +235,7 @@ await target.drop();
 const result = {
   at: new Date().toISOString(),
   collectorNodeFlags: collectorFlags,
-  rounds: rounds.map((r) => ({ bulkRowsPerSecond: Math.round(r.bulkRate), runnerRowsPerSecond: Math.round(r.runnerRate), ratio: Number(r.ratio.toFixed(3)), peakRssMiB: Math.round(r.peakMiB), runs: r.runs })),
+  rounds: rounds.map((r) => ({ bulkRowsPerSecond: Math.round(r.bulkRate), runnerRowsPerSecond: Math.round(r.runnerRate), ratio: Number(r.ratio.toFixed(3)), inRunRatio: Number(r.inRun.toFixed(3)), peakRssMiB: Math.round(r.peakMiB), runs: r.runs })),
   ratio: Number(ratio.toFixed(3)),
   collectorPeakRssMiB: Math.round(peakMiB),
   pricesP99: { idle: idle.p99, during: during.p99, ratio: Number((during.p99 / Math.max(1, idle.p99)).toFixed(3)) },

@@ -364,7 +364,63 @@ async function startProxy(): Promise<{ url: string; carried: () => number; close
   };
 }
 
+/** A minimal SOCKS5 proxy (no authentication, CONNECT only) that counts its connections. */
+async function startSocks5(): Promise<{ url: string; carried: () => number; close: () => Promise<void> }> {
+  let carried = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('error', () => undefined);
+    client.once('data', (greeting) => {
+      if (greeting[0] !== 5) return client.destroy();
+      client.write(Buffer.from([5, 0])); // no authentication
+      client.once('data', (req) => {
+        // VER CMD RSV ATYP ADDR PORT; ATYP 1 = IPv4, 3 = domain name
+        let host: string;
+        let at: number;
+        if (req[3] === 1) {
+          host = [...req.subarray(4, 8)].join('.');
+          at = 8;
+        } else if (req[3] === 3) {
+          host = req.subarray(5, 5 + req[4]!).toString();
+          at = 5 + req[4]!;
+        } else return client.destroy();
+        const port = req.readUInt16BE(at);
+        carried += 1;
+        const upstream = net.connect(port, host, () => {
+          client.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
+          upstream.pipe(client);
+          client.pipe(upstream);
+        });
+        sockets.add(upstream);
+        upstream.on('error', () => client.destroy());
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `socks5://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    carried: () => carried,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
 describe('proxies', () => {
+  it('a SOCKS5 proxy carries the requests', async () => {
+    const socks = await startSocks5();
+    const rt = runtime({ COLLECTOR_FAKE_PROXIES: socks.url });
+    serve(full(2));
+    const seen = up.requests.length;
+    expect((await runSource(rt, fakeSource())).outcome).toBe('ok');
+    expect(up.requests.length - seen).toBe(1);
+    expect(socks.carried()).toBeGreaterThanOrEqual(1);
+    await rt.close();
+    await socks.close();
+  });
+
   it('sends a source\'s requests through its proxies, one after the other', async () => {
     const [a, b] = await Promise.all([startProxy(), startProxy()]);
     const rt = runtime({ COLLECTOR_FAKE_PROXIES: `${a.url},${b.url}` });
