@@ -3,7 +3,9 @@
  * adapter tests, each with its PROVENANCE) on 127.0.0.1 and plays the upstream's failures on demand, so
  * collectors are tested without the internet (issue 42, "Tests without the internet").
  *
- * Routes map a path (without the query string) to a fixture; `play` switches a path into a failure mode:
+ * Routes map a path to a fixture: a route whose path has a query string answers exactly that request (a page number,
+ * one item of a per-item upstream), else the route of the path without its query string answers; `play` switches a
+ * path (without the query string: every request of that path) into a failure mode:
  * - `429`: 429 with `Retry-After: <retryAfterSeconds>` (default 1);
  * - `500` / `503`: a 5xx with a short text body;
  * - `hang`: headers never come (a timeout);
@@ -21,7 +23,10 @@ export type FailureMode = '429' | '500' | '503' | 'hang' | 'truncated' | 'html' 
 
 /** One served path: a fixture file (or inline body) and its content type. */
 export interface UpstreamRoute {
-  /** Path without the query string, e.g. `/v1/items`. */
+  /**
+   * Path without the query string, e.g. `/v1/items` (every request of that path), or with one
+   * (`/api/market/goods?game=csgo&page_num=2&page_size=80`: only that exact request, before the path's own route).
+   */
   path: string;
   /** A fixture file path, or the body itself. */
   file?: string;
@@ -57,9 +62,9 @@ export async function startUpstream(routes: UpstreamRoute[]): Promise<LocalUpstr
     const failure = failures.get(path);
     if (failure && failure.left !== 0) {
       if (failure.left > 0) failure.left -= 1;
-      return fail(failure.mode, failure.retryAfterSeconds, table.get(path), res);
+      return fail(failure.mode, failure.retryAfterSeconds, table.get(full) ?? table.get(path), res);
     }
-    const route = table.get(path);
+    const route = table.get(full) ?? table.get(path);
     if (!route) {
       res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"error":"not found"}');
       return;
