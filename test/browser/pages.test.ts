@@ -14,8 +14,12 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (SKIP_BROWSER) return;
-  t = await testApp();
+  // The landing page's examples use the service's public address (PUBLIC_BASE_URL, else where it listens): here, where
+  // the test serves it.
+  let base = '';
+  t = await testApp({ publicBaseUrl: () => base });
   served = await serve(t.app);
+  base = served.url;
   browser = await launchBrowser();
 });
 afterAll(async () => {
