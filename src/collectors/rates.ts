@@ -17,7 +17,7 @@ import { parse as parseLossless } from 'lossless-json';
 import type { Database } from '../db/client.js';
 import { Money, toMoney } from '../lib/money.js';
 import { scrub } from './http.js';
-import type { CollectorRuntime, RunResult } from './runner.js';
+import { emptyRun, type CollectorRuntime, type RunResult } from './runner.js';
 import { UpstreamError, type SourceLimits } from './source.js';
 
 /** The rates task's id (collector_run.source_id) and interval: hourly, so the ECB's ~16:00 CET publication is taken within an hour. */
@@ -171,21 +171,7 @@ function dayOf(lastModified: string | null, now: Date): string {
 export async function runRates(rt: CollectorRuntime, opts: { now?: Date; signal?: AbortSignal } = {}): Promise<RunResult> {
   const startedAt = opts.now ?? new Date();
   const signal = opts.signal ?? new AbortController().signal;
-  const result: RunResult = {
-    sourceId: RATES_TASK.id,
-    outcome: 'ok',
-    startedAt,
-    finishedAt: startedAt,
-    markets: {},
-    rowsAccepted: 0,
-    rowsSkipped: 0,
-    skips: {},
-    complete: false,
-    delisted: 0,
-    errorKind: null,
-    errorMessage: null,
-    phases: { readMs: 0, ingestMs: 0, scanMs: 0 },
-  };
+  const result = emptyRun(RATES_TASK.id, startedAt);
   const problems: { kind: string; message: string }[] = [];
   const skips: Record<string, number> = {};
   const addSkips = (a: RatesApplied) => {

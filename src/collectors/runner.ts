@@ -204,14 +204,10 @@ export interface RunOptions {
   deadlineMs?: number;
 }
 
-/**
- * Runs `source` once and records the run (see the file comment). Never throws for an upstream's failure: the
- * outcome says it. Throws only when the database fails while recording.
- */
-export async function runSource(rt: CollectorRuntime, source: CollectorSource, opts: RunOptions = {}): Promise<RunResult> {
-  const startedAt = opts.now ?? new Date();
-  const result: RunResult = {
-    sourceId: source.id,
+/** The result of a run of task `sourceId` started at `startedAt` before it did anything: outcome ok, nothing counted. */
+export function emptyRun(sourceId: string, startedAt: Date): RunResult {
+  return {
+    sourceId,
     outcome: 'ok',
     startedAt,
     finishedAt: startedAt,
@@ -225,6 +221,15 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
     errorMessage: null,
     phases: { readMs: 0, ingestMs: 0, scanMs: 0 },
   };
+}
+
+/**
+ * Runs `source` once and records the run (see the file comment). Never throws for an upstream's failure: the
+ * outcome says it. Throws only when the database fails while recording.
+ */
+export async function runSource(rt: CollectorRuntime, source: CollectorSource, opts: RunOptions = {}): Promise<RunResult> {
+  const startedAt = opts.now ?? new Date();
+  const result = emptyRun(source.id, startedAt);
   const { http, baseUrl, settings } = rt.client(source);
   const secrets = settings.credential ? [settings.credential] : [];
   const finish = async (outcome: RunOutcome, error: { kind: string; message: string } | null, buffer?: QuoteBuffer): Promise<RunResult> => {
