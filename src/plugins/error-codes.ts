@@ -8,8 +8,9 @@
  *   before any other check (graphql-js reports them without a code);
  * - `BAD_REQUEST`: anything else without a code that is not a resolver error (those are mapped by
  *   the error masking, `internal_error` at worst).
- * Parse errors already carry Yoga's `GRAPHQL_PARSE_FAILED`. An answer whose `data` is not null is a 200 whatever
- * its errors (GraphQL over HTTP: data present means 2xx): its errors then set no HTTP status.
+ * Parse errors already carry Yoga's `GRAPHQL_PARSE_FAILED`. An answer that delivers data (some root field of `data`
+ * is not null) is a 200 whatever its errors (GraphQL over HTTP: data present means 2xx): its errors then set no HTTP
+ * status. An answer whose root fields are all null delivers nothing and keeps its errors' status.
  *
  * The same plugin logs every error of an execution that is not an expected refusal (a ServiceError, a GraphQL
  * input error, a lost database) with the request's logger, so the line carries its request id; the answer
@@ -110,7 +111,8 @@ export function useErrorCodes(fallback?: Logger): Plugin {
       if (!r.errors || r.errors.length === 0) return;
       // GraphQL over HTTP: an answer whose data is not null is a 200, errors or not (a partial answer, which metering
       // charges: README, Billing); its errors keep their codes and headers but set no HTTP status.
-      const partial = r.data !== null && r.data !== undefined;
+      // Data means a root field's value: `{ item: null }` delivers nothing, so its errors keep their status (422, 503).
+      const partial = r.data !== null && r.data !== undefined && Object.values(r.data).some((v) => v !== null && v !== undefined);
       if (!partial && r.errors.every(hasCode)) return;
       setResult({ ...r, errors: r.errors.map((e) => withoutStatus(hasCode(e) ? e : withCode(e, fallbackCode(e)), partial)) });
     },
