@@ -146,10 +146,16 @@ export function createSourceHttp(opts: SourceHttpOptions): SourceHttp {
   /** One attempt: resolves with the response once its status is 2xx; the body keeps the attempt's deadline and slot. */
   async function attempt(pathAndQuery: string, init: UpstreamRequestInit | undefined, outer: AbortSignal): Promise<Response> {
     return new Promise<Response>((resolve, reject) => {
+      // A run cancelled while this request waits for its slot (a minute away at 1 request a minute) ends now; the
+      // slot, when it comes, is given back at once.
+      const onAbortWhileQueued = () => reject(networkError(outer.reason, `request to ${pathAndQuery} cancelled before it started`, secrets));
+      if (outer.aborted) return onAbortWhileQueued();
+      outer.addEventListener('abort', onAbortWhileQueued, { once: true });
       limiter
         .schedule(
           () =>
             new Promise<void>((release) => {
+              outer.removeEventListener('abort', onAbortWhileQueued);
               const controller = new AbortController();
               let done = false;
               const finish = () => {

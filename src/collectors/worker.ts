@@ -59,8 +59,18 @@ export async function startCollectorWorker(opts: CollectorWorkerOptions): Promis
   const { db, logger, tasks } = opts;
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const shortest = Math.min(...tasks.map(slotSeconds), 60);
+  // pg-boss does not await a job's completion (`complete`/`fail`) nor always its polling statement, so the statements
+  // it has in flight are tracked here; `stop` waits for them before the caller may close the database.
+  const inflight = new Set<Promise<unknown>>();
+  const executeSql = (text: string, values?: unknown[]): Promise<unknown> => {
+    const p = db.queueSql(text, values);
+    inflight.add(p);
+    const done = () => void inflight.delete(p);
+    p.then(done, done);
+    return p;
+  };
   const boss = new PgBoss({
-    db: { executeSql: (text: string, values?: unknown[]) => db.queueSql(text, values) },
+    db: { executeSql },
     schema: 'pgboss',
     schedule: false,
     archiveCompletedAfterSeconds: 3600,
@@ -139,7 +149,15 @@ export async function startCollectorWorker(opts: CollectorWorkerOptions): Promis
       for (const t of timers) clearTimeout(t);
       timers.clear();
       controller.abort();
+      const deadline = Date.now() + timeoutMs;
       await boss.stop({ graceful: true, wait: true, timeout: timeoutMs } as PgBoss.StopOptions).catch((err: unknown) => logger.warn({ err }, 'collector queue stop failed'));
+      // The statements pg-boss left running (a job's completion, a poll) settle before the database may close; a
+      // statement started while waiting (a poll that returned a job: its `complete`) is waited for too.
+      while (inflight.size > 0 && Date.now() < deadline) {
+        await Promise.race([Promise.allSettled([...inflight]), new Promise((r) => setTimeout(r, Math.max(1, deadline - Date.now())).unref())]);
+        await new Promise((r) => setImmediate(r));
+      }
+      if (inflight.size > 0) logger.warn({ statements: inflight.size }, 'collector queue statements still running at stop');
     },
   };
 }

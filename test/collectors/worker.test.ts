@@ -87,6 +87,42 @@ describe('the worker in this process', () => {
   }, 60_000);
 });
 
+describe("stopping the worker while a run waits for its source's rate limit", () => {
+  it('stops at once and leaves no statement running: the database closes right after, no unhandled rejection', async () => {
+    const db = await testDatabase();
+    await importCatalogue(db.prisma, dataDir);
+    const up = await startUpstream([{ path: '/v1/list', body: fakeBody(items('BITSKINS', 'USD', 5)) }]);
+    up.play('/v1/list', '503'); // retryable: the retry waits for the limiter's next slot, a minute away
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => void rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const env = loadEnv({ COLLECTOR_INTERVAL_SCALE: '0.02', COLLECTOR_CONCURRENCY: '2' });
+      const collectors = await startCollectors(db, pino({ level: 'silent' }), env, {
+        extraSources: [fakeSource({ id: 'fake-local', markets: ['BITSKINS'], intervalSeconds: 100, limits: { requestsPerMinute: 1, concurrency: 1, timeoutMs: 2000, retries: 2 } })],
+        only: ['fake-local'],
+        sourceEnv: () => ({ baseUrl: up.url, proxies: [], intervalSeconds: null, credential: null }),
+      });
+      for (let i = 0; i < 100 && up.requests.length === 0; i++) await sleep(100);
+      expect(up.requests.length).toBeGreaterThan(0); // the first attempt was answered 503; the retry waits
+      await sleep(300);
+      await collectors.stop();
+      // The run ended on the cancellation and recorded it before stop returned (it did not sit in the limiter's
+      // queue for its slot a minute away, past the stop's cap, and write after the database closed).
+      const runs = (await runsOf(db)).filter((r) => r.source_id === 'fake-local');
+      expect(runs.map((r) => r.outcome)).toEqual(['unreachable']);
+      const [last] = await db.query<{ error: string }>(`SELECT error_message AS error FROM collector_run WHERE source_id = 'fake-local'`);
+      expect(last?.error).toMatch(/cancelled/);
+      await db.destroy(); // what the server's close does next
+      await sleep(1500); // pg-boss's own timers would fire here
+      expect(rejections.map(String)).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      await up.close();
+    }
+  }, 60_000);
+});
+
 describe.skipIf(!serverUrl)('two collector processes on one PostgreSQL database', () => {
   let db: TestDatabase;
   let upA: LocalUpstream;

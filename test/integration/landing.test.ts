@@ -22,6 +22,7 @@ async function serve(extra: Record<string, string>): Promise<{ port: number }> {
       EXPORT_INTERVAL_SECONDS: '0',
       STATUS_PROBE_INTERVAL_SECONDS: '0',
       VALUATION_JOB: 'off',
+      COLLECTORS: 'off', // hermetic: no requests to the real marketplaces (the worker's stop is tested with it)
       LOG_LEVEL: 'silent',
       ...extra,
     }),

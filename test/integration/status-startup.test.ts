@@ -118,6 +118,7 @@ describe('a running service', () => {
         EXPORT_INTERVAL_SECONDS: '3600',
         STATUS_PROBE_INTERVAL_SECONDS: '1',
         VALUATION_JOB: 'off',
+        COLLECTORS: 'off', // hermetic: no requests to the real marketplaces (the worker's stop is tested with it)
         LOG_LEVEL: 'silent',
       }),
     );
