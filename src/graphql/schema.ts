@@ -13,6 +13,7 @@ import './types/meta.js';
 import './types/account.js';
 import './types/exports.js';
 import './types/ingestion.js';
+import './types/graph.js';
 
 /** The executable schema of both faces. */
 export const schema = builder.toSchema();

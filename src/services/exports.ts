@@ -36,7 +36,7 @@ import { deflatePiece, GzipJoiner, type GzipPiece } from '../lib/gzip-pieces.js'
 import { snapshotBuildSeconds } from '../lib/metrics.js';
 import { formatTimestamp } from '../lib/time.js';
 import { currentSequence } from './changes.js';
-import { filterQuotes, loadQuotes, quoteJson, QUOTES_SQL, quotesText, type MarketQuote, type SideFilter } from './quotes.js';
+import { filterQuotes, loadQuotes, quoteJson, quoteOfRow, QUOTES_SQL, quotesText, valuationQuoteOfRow, type MarketQuote, type SideFilter } from './quotes.js';
 
 /** The sides a snapshot is built for. */
 export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
@@ -294,15 +294,15 @@ function writerFingerprint(): string {
   if (fingerprint) return fingerprint;
   const at = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
   const sample: MarketQuote[] = [
-    { marketCode: 'A', providerCode: 'B', side: 'ask', currencyCode: 'USD', price: toMoney('1.5'), quantity: 2, isQuantityMinimum: true, isAllItemsSamePrice: false, changedAt: at, observedAt: at, delistedAt: at, freshAt: at, valuation: null },
+    { appId: '730', marketHashName: 'S', marketCode: 'A', providerCode: 'B', side: 'ask', currencyCode: 'USD', price: toMoney('1.5'), quantity: 2, isQuantityMinimum: true, isAllItemsSamePrice: false, changedAt: at, observedAt: at, delistedAt: at, freshAt: at, valuation: null },
     {
-      marketCode: 'CSCP', providerCode: 'CSCP', side: 'mid', currencyCode: 'CNY', price: toMoney('10.25'), quantity: null, isQuantityMinimum: null, isAllItemsSamePrice: null, changedAt: at, observedAt: null, delistedAt: null, freshAt: at,
-      valuation: { valuationDate: at, uncertainty: 0.25, credibility: Math.exp(-0.25), isTwoSided: true, askAmount: toMoney('11'), bidAmount: toMoney('9.5'), askQuoteCount: 3, bidQuoteCount: 1, askUncertainty: 0.1, bidUncertainty: 0.2 },
+      appId: '730', marketHashName: 'S', marketCode: 'CSCP', providerCode: 'CSCP', side: 'mid', currencyCode: 'CNY', price: toMoney('10.25'), quantity: null, isQuantityMinimum: null, isAllItemsSamePrice: null, changedAt: at, observedAt: null, delistedAt: null, freshAt: at,
+      valuation: { valuationDate: at, uncertainty: 0.25, credibility: Math.exp(-0.25), isTwoSided: true, askAmount: toMoney('11'), bidAmount: toMoney('9.5'), askQuoteCount: 3, bidQuoteCount: 1, askUncertainty: 0.1, bidUncertainty: 0.2, mid: toMoney('10.25'), computedAt: at },
     },
   ];
   // The code that reads and writes an item (its statement and functions as this process runs them) and a sample
   // output: any change to how the rows become the text, precedence included, writes every item again.
-  const code = [QUOTES_SQL, loadQuotes, filterQuotes, quoteJson, itemText].map(String).join('\u0000');
+  const code = [QUOTES_SQL, loadQuotes, quoteOfRow, valuationQuoteOfRow, filterQuotes, quoteJson, itemText].map(String).join('\u0000');
   return (fingerprint = crypto.createHash('sha256').update(code).update(itemText('S', sample)).update(`|zlib ${process.versions.zlib}|level ${FRAGMENT_LEVEL}`).digest('hex'));
 }
 

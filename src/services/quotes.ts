@@ -8,7 +8,7 @@
  * Quotes are sorted by market code then side, by code point.
  */
 import type { Database } from '../db/client.js';
-import { formatDecimal, toMoney, type Money } from '../lib/money.js';
+import { formatDecimal, Money, toMoney } from '../lib/money.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
 import type { MarketQuoteJson } from '../shapes/quote.js';
 import { byCodePoint } from '../lib/order.js';
@@ -35,10 +35,30 @@ export interface Valuation {
    */
   askUncertainty: number | null;
   bidUncertainty: number | null;
+  /** The consensus mid in CNY, as published (6 decimals; the CSCP quote's price). GraphQL `Valuation.mid`. */
+  mid: Money;
+  /** When the valuation was computed (the CSCP quote's changed_at and fresh_at). GraphQL `Valuation.asOf`. */
+  computedAt: Date;
 }
 
-/** One published quote (spec: MarketQuoteOut). `price` is in `currencyCode`, never converted. */
+/**
+ * The band of a published valuation (docs/valuation.md sections 2 and 5): mid x e^(-u) and mid x e^(+u), 4 decimals,
+ * half-even, where u is the valuation's uncertainty (log scale); about 68 % of the next day's quotes are meant to lie
+ * inside. The same figures as GET /prices/history's `band_low` / `band_high` for the valuation's day.
+ */
+export function valuationBand(mid: Money, uncertainty: number): { low: Money; high: Money } {
+  const factor = Money.exp(new Money(String(uncertainty)));
+  return { low: new Money(mid).div(factor).toDecimalPlaces(4), high: new Money(mid).times(factor).toDecimalPlaces(4) };
+}
+
+/**
+ * One published quote (spec: MarketQuoteOut). `price` is in `currencyCode`, never converted. `appId` and
+ * `marketHashName` name its item (not in the REST shape, which lists quotes under their item; GraphQL's
+ * `MarketQuote.item` edge follows them).
+ */
 export interface MarketQuote {
+  appId: string;
+  marketHashName: string;
   marketCode: string;
   providerCode: string;
   side: 'ask' | 'bid' | 'mid';
@@ -134,6 +154,66 @@ export function sortQuotes(quotes: MarketQuote[]): MarketQuote[] {
 }
 
 /**
+ * A market quote row of QUOTES_SQL or MARKET_PAGES_SQL (kind `q`) as a MarketQuote of item (`appId`, its name).
+ * Exported for the export's writer fingerprint (services/exports.ts), which must change when this does.
+ */
+export function quoteOfRow(appId: string, r: QuoteRow): MarketQuote {
+  return {
+    appId,
+    marketHashName: r.market_hash_name,
+    marketCode: r.market_code,
+    providerCode: r.provider_code,
+    side: r.side,
+    currencyCode: r.currency_code,
+    price: r.price === null ? null : toMoney(r.price),
+    quantity: r.quantity,
+    isQuantityMinimum: r.is_quantity_minimum,
+    isAllItemsSamePrice: r.is_all_items_same_price,
+    changedAt: new Date(r.changed_at),
+    observedAt: r.observed_at === null ? null : new Date(r.observed_at),
+    delistedAt: r.delisted_at === null ? null : new Date(r.delisted_at),
+    freshAt: new Date(r.fresh_at),
+    valuation: null,
+  };
+}
+
+/** A valuation row of QUOTES_SQL (kind `v`) as the CSCP `mid` quote of item (`appId`, its name); exported as quoteOfRow. */
+export function valuationQuoteOfRow(appId: string, v: QuoteRow): MarketQuote {
+  const mid = toMoney(v.price!);
+  const computedAt = new Date(v.changed_at);
+  return {
+    appId,
+    marketHashName: v.market_hash_name,
+    marketCode: VALUATION_MARKET,
+    providerCode: VALUATION_MARKET,
+    side: 'mid',
+    currencyCode: VALUATION_CURRENCY,
+    price: mid,
+    quantity: null,
+    isQuantityMinimum: null,
+    isAllItemsSamePrice: null,
+    changedAt: computedAt,
+    observedAt: null,
+    delistedAt: null,
+    freshAt: new Date(v.fresh_at),
+    valuation: {
+      valuationDate: v.valuation_date!,
+      uncertainty: v.uncertainty!,
+      credibility: Math.exp(-v.uncertainty!),
+      isTwoSided: v.is_two_sided!,
+      askAmount: toMoney(v.ask_amount!),
+      bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
+      askQuoteCount: v.ask_quote_count!,
+      bidQuoteCount: v.bid_quote_count!,
+      askUncertainty: v.ask_uncertainty,
+      bidUncertainty: v.bid_uncertainty,
+      mid,
+      computedAt,
+    },
+  };
+}
+
+/**
  * Loads the published quotes (one per market and side, plus CSCP) of the given names of one app.
  * One SQL query whatever the number of names. Returns a map with an entry for every name that has
  * at least one quote; names without quotes are absent.
@@ -147,54 +227,106 @@ export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, nam
     if (r.kind === 'v') continue;
     let list = out.get(r.market_hash_name);
     if (!list) out.set(r.market_hash_name, (list = []));
-    list.push({
-      marketCode: r.market_code,
-      providerCode: r.provider_code,
-      side: r.side,
-      currencyCode: r.currency_code,
-      price: r.price === null ? null : toMoney(r.price),
-      quantity: r.quantity,
-      isQuantityMinimum: r.is_quantity_minimum,
-      isAllItemsSamePrice: r.is_all_items_same_price,
-      changedAt: new Date(r.changed_at),
-      observedAt: r.observed_at === null ? null : new Date(r.observed_at),
-      delistedAt: r.delisted_at === null ? null : new Date(r.delisted_at),
-      freshAt: new Date(r.fresh_at),
-      valuation: null,
-    });
+    list.push(quoteOfRow(appId, r));
   }
   for (const v of rows) {
     if (v.kind !== 'v') continue;
     let list = out.get(v.market_hash_name);
     if (!list) out.set(v.market_hash_name, (list = []));
-    list.push({
-      marketCode: VALUATION_MARKET,
-      providerCode: VALUATION_MARKET,
-      side: 'mid',
-      currencyCode: VALUATION_CURRENCY,
-      price: toMoney(v.price!),
-      quantity: null,
-      isQuantityMinimum: null,
-      isAllItemsSamePrice: null,
-      changedAt: new Date(v.changed_at),
-      observedAt: null,
-      delistedAt: null,
-      freshAt: new Date(v.fresh_at),
-      valuation: {
-        valuationDate: v.valuation_date!,
-        uncertainty: v.uncertainty!,
-        credibility: Math.exp(-v.uncertainty!),
-        isTwoSided: v.is_two_sided!,
-        askAmount: toMoney(v.ask_amount!),
-        bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
-        askQuoteCount: v.ask_quote_count!,
-        bidQuoteCount: v.bid_quote_count!,
-        askUncertainty: v.ask_uncertainty,
-        bidUncertainty: v.bid_uncertainty,
-      },
-    });
+    list.push(valuationQuoteOfRow(appId, v));
   }
   for (const list of out.values()) sortQuotes(list);
+  return out;
+}
+
+/** A position in one market's quote list, which is ordered by item name then side (`ask` before `bid`). */
+export interface QuotePosition {
+  marketHashName: string;
+  side: 'ask' | 'bid';
+}
+
+/**
+ * One page of one market's published quotes (GraphQL `Website.quotes`): the quotes strictly between `after` and
+ * `before` (either may be null), in item-name then side order, or the last ones before `before` when `inverted`,
+ * at most `limit` of them.
+ */
+export interface MarketQuotePageRequest {
+  appId: string;
+  marketCode: string;
+  side: SideFilter;
+  after: QuotePosition | null;
+  before: QuotePosition | null;
+  /** True: the `limit` quotes nearest `before` (or the end), returned in descending order (Relay `last`). */
+  inverted: boolean;
+  limit: number;
+}
+
+/**
+ * SQL of `loadMarketQuotePages`: one row per published quote of each requested page, by the precedence rule of
+ * QUOTES_SQL (one quote per item, market and side). Each request is one row of the unnested arrays; its page is
+ * a LATERAL subquery that walks the item index in name order (descending when inverted) and stops at its limit,
+ * so a page costs about its size, not its market's.
+ */
+/** One direction of MARKET_PAGES_SQL: the pages of the requests whose `inverted` is `inverted`, each row numbered in its page (`rn`). */
+const marketPageSql = (inverted: boolean) => {
+  const dir = inverted ? ' DESC' : '';
+  return `SELECT k.ord, row_number() OVER (PARTITION BY k.ord ORDER BY p.market_hash_name${dir}, p.side${dir}) AS rn, p.* FROM k CROSS JOIN LATERAL (
+  SELECT DISTINCT ON (i.market_hash_name, q.side)
+    'q' AS kind, i.market_hash_name, q.market_code, q.provider_code, q.side::text AS side, q.currency_code,
+    q.price::text AS price, q.quantity, q.is_quantity_minimum, q.is_all_items_same_price, ${epochMs('q.changed_at')} AS changed_at,
+    ${epochMs('q.observed_at')} AS observed_at, ${epochMs('q.delisted_at')} AS delisted_at, ${epochMs('q.fresh_at')} AS fresh_at
+  FROM item i JOIN source_quote q ON q.item_id = i.id
+  WHERE i.app_id = k.app_id AND q.market_code = k.market_code AND (k.side = 'all' OR q.side::text = k.side)
+    AND (k.after_name IS NULL OR (i.market_hash_name, q.side) > (k.after_name, k.after_side::quote_side))
+    AND (k.before_name IS NULL OR (i.market_hash_name, q.side) < (k.before_name, k.before_side::quote_side))
+  ORDER BY i.market_hash_name${dir}, q.side${dir}, (q.delisted_at IS NULL) DESC, (q.provider_code = q.market_code) DESC, q.fresh_at DESC, q.provider_code
+  LIMIT k.lim
+) p
+WHERE ${inverted ? '' : 'NOT '}k.inverted`;
+};
+
+/**
+ * SQL of `loadMarketQuotePages`: one row per published quote of each requested page, chosen by the precedence rule
+ * of QUOTES_SQL (one quote per item, market and side), with the request's ordinal (`ord`). The requests are the rows
+ * of the unnested arrays; each page is a LATERAL subquery in item-name order (descending when inverted) stopped at
+ * its limit.
+ */
+export const MARKET_PAGES_SQL = `
+WITH k AS (
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bool[], $10::int[])
+    AS k(ord, app_id, market_code, side, after_name, after_side, before_name, before_side, inverted, lim)
+)
+SELECT * FROM (
+${marketPageSql(false)}
+UNION ALL
+${marketPageSql(true)}
+) pages
+ORDER BY ord, rn`;
+
+/**
+ * The pages of `requests` (see MarketQuotePageRequest), in one SQL statement whatever their number: for each
+ * request, its quotes in the page's order (item name then side; reversed when inverted). Quotes are built as
+ * `loadQuotes` builds them, so a quote here equals the same item's quote on the same market and side there.
+ * Throws when the database fails.
+ */
+export async function loadMarketQuotePages(db: Pick<Database, 'query'>, requests: readonly MarketQuotePageRequest[]): Promise<MarketQuote[][]> {
+  const out: MarketQuote[][] = requests.map(() => []);
+  if (requests.length === 0) return out;
+  const col = <T,>(f: (r: MarketQuotePageRequest, i: number) => T) => requests.map(f);
+  const rows = await db.query<QuoteRow & { ord: number }>(MARKET_PAGES_SQL, [
+    col((_r, i) => i),
+    col((r) => r.appId),
+    col((r) => r.marketCode),
+    col((r) => r.side),
+    col((r) => r.after?.marketHashName ?? null),
+    col((r) => r.after?.side ?? null),
+    col((r) => r.before?.marketHashName ?? null),
+    col((r) => r.before?.side ?? null),
+    col((r) => r.inverted),
+    col((r) => r.limit),
+  ]);
+  // In page order: by request, then the page's own order (the database's collation decides, as for the cursors).
+  for (const r of rows) out[r.ord]!.push(quoteOfRow(requests[r.ord]!.appId, r));
   return out;
 }
 
