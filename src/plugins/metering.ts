@@ -17,6 +17,11 @@
  *   that sends data always is.
  * - When the charge cannot be taken at the end (concurrent requests spent the balance), the answer is replaced
  *   by 402 `credit_insufficient` and none of the data is sent.
+ * - Metered edges (nested fields that reach priced data from anywhere, free roots included: `Website.quotes`,
+ *   `MarketQuote.item`, `Item.routes`/`Item.history` below a quote; docs/graphql.md) are charged per value the answer
+ *   carries (`deliveredInstances`, `edgeCost`), except directly on a metered root field's value, which that root
+ *   covers. Admission asks for one value's credits per edge and counts one rate-limit point per edge selection; a
+ *   subscription may not select one (422).
  * Besides: 401/403/422/429 and 5xx refused before execution cost nothing; an export answered "not modified"
  * (`state.waived`, the 304 of GraphQL) costs nothing, whatever the balance, and needs no balance up front
  * (spec: a 304 is never billed); an active subscription makes non-premium operations free; a HEAD request is
