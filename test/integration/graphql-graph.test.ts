@@ -11,6 +11,7 @@ import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, QUOTE_SELECTION } from '../helpers/shapes.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { loadMarketQuotePages, quoteJson, type MarketQuotePageRequest } from '../../src/services/quotes.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 /** Items with a BUFF163 ask and bid each (names sort alike in every collation: same prefix, two-digit numbers). */
@@ -124,6 +125,30 @@ describe('Website.quotes: a marketplace\'s quotes as a cursor connection', () =>
     }
     const ask = edges.find((e: any) => e.node.marketHashName === ITEM && e.node.side === 'ask').node;
     expect([ask.providerCode, ask.marketPriceAmount, ask.quantity]).toEqual(['BUFF163', '201.85', 12]);
+  });
+
+  it('the page is the same whichever way the market is read (item by item on a dense market, sorted whole on a sparse one)', async () => {
+    const all = (await data(PAGE, { first: 100 })).website.quotes.edges.map((e: any) => e.node);
+    const at = (i: number) => ({ marketHashName: all[i].marketHashName, side: all[i].side });
+    const base: MarketQuotePageRequest = { appId: '730', marketCode: 'BUFF163', side: 'all', after: null, before: null, inverted: false, limit: 8 };
+    const requests: MarketQuotePageRequest[] = [
+      base,
+      { ...base, after: at(6) },
+      { ...base, after: at(6), before: at(12) },
+      { ...base, inverted: true },
+      { ...base, inverted: true, before: at(20), limit: 5 },
+      { ...base, inverted: true, after: at(3), before: at(9) },
+      { ...base, side: 'bid', after: at(1), limit: 100 },
+      { ...base, marketCode: 'STEAM' },
+      { ...base, marketCode: 'OPSKINS' },
+      { ...base, appId: '570' },
+    ];
+    const text = (pages: Awaited<ReturnType<typeof loadMarketQuotePages>>) => pages.map((p) => p.map((q) => `${q.marketHashName} ${JSON.stringify(quoteJson(q))}`));
+    const dense = text(await loadMarketQuotePages(t.db, requests, 0)); // every market read item by item
+    const sorted = text(await loadMarketQuotePages(t.db, requests, 1_000_000)); // every market sorted whole
+    expect(dense).toEqual(sorted);
+    expect(dense.map((p) => p.length)).toEqual([8, 8, 5, 8, 5, 5, NAMES.length, 1, 0, 0]);
+    expect(dense[1]!.map((l) => l.split(' {')[0])).toEqual(all.slice(7, 15).map((q: any) => q.marketHashName));
   });
 
   it('a bad argument is a validation error on the field, which is then null (the website is still answered)', async () => {
