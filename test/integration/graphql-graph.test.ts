@@ -344,4 +344,29 @@ describe('billing follows the data of the new edges', () => {
     expect(anonymous.body.data ?? null).toBeNull();
     expect((await t.gql('{ websites { code } }')).status).toBe(200);
   });
+
+  it('each selection of an edge counts one request towards its row\'s rate limit (POST /prices/batch: 20 a minute)', async () => {
+    const x = await testApp(); // the default limiter
+    try {
+      await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '1' })]);
+      const a = await createAccount(x.db, { credits: 1000n });
+      const two = '{ a: website(code: "BUFF163") { quotes(first: 1) { edges { cursor } } } b: website(code: "STEAM") { quotes(first: 1) { edges { cursor } } } }';
+      for (let i = 0; i < 10; i++) expect((await x.gql(two, {}, bearer(a.key))).status).toBe(200);
+      const refused = await x.gql('{ website(code: "BUFF163") { quotes(first: 1) { edges { cursor } } } }', {}, bearer(a.key));
+      expect(refused.status).toBe(429);
+      expect(refused.body.errors[0].extensions.code).toBe('rate_limited');
+      // The free fields of the same root are not limited.
+      expect((await x.gql('{ website(code: "BUFF163") { code } }', {}, bearer(a.key))).status).toBe(200);
+    } finally {
+      await x.close();
+    }
+  });
+
+  it('a subscription may not select an edge (its data would go out with every event): 422 before it starts, nothing charged', async () => {
+    const a = await createAccount(t.db, { credits: 10n });
+    const res = await t.gql('subscription { quoteChanged { marketHashName quote { item { valuation { mid } } } } }', {}, { ...bearer(a.key), Accept: 'text/event-stream' });
+    expect(res.text).toContain('validation_failed');
+    expect(res.text).toContain('MarketQuote.item cannot be selected in a subscription');
+    expect(await used(a.key)).toBe(0);
+  });
 });
