@@ -145,15 +145,15 @@ const schema = z.object({
   CREDIT_LEASE_SETTLE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   /**
    * V8 old-generation cap (MiB) of `quotegate jobs run valuation`, which runs the job in a child process with
-   * `--max-old-space-size` set to it; 0 runs it in the CLI's own process, uncapped. The job's live set stays
-   * under about 200 MiB at full scale, but without a cap V8 lets the heap grow to about four times what the last
-   * full collection left (docs/valuation.md section 6).
+   * `--max-old-space-size` set to it; 0 runs it in the CLI's own process, uncapped. The job's live set is small
+   * beside the default, but without a cap V8 lets the heap grow to several times what the last full collection
+   * left (docs/valuation.md section 6; docs/benchmarks.md).
    */
   VALUATION_JOB_HEAP_MB: z.coerce.number().int().min(0).max(65_536).default(320),
   /**
    * V8 old-generation cap (MiB) of the export job's child process (on a PostgreSQL server each snapshot build runs
-   * in one, src/jobs/export-snapshots.ts); 0: no cap. The full-scale build (36k items x 40 markets) peaked at about
-   * 320 MiB RSS with V8's default heap growth.
+   * in one, src/jobs/export-snapshots.ts); 0: no cap. The default leaves room above the full-scale build's
+   * (36k items x 40 markets) peak with V8's default heap growth (docs/benchmarks.md).
    */
   EXPORT_JOB_HEAP_MB: z.coerce.number().int().min(0).max(65_536).default(448),
   /** Most live subscriptions (SSE, WebSocket, REST stream) one account may have open at once, all replicas together. */
