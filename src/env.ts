@@ -18,8 +18,9 @@ const schema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   /**
    * The address clients reach this service at (`https://api.example.com`, a path prefix allowed), used by the landing
-   * page's examples; unset: the address it listens on (`http://localhost:PORT` on every interface), never the
-   * request's Host header. Trailing slashes are dropped.
+   * page's examples (unset: the address it listens on, `http://localhost:PORT` on every interface) and as the
+   * `servers` entry of /openapi.json (unset: `/`, relative to the document); never the request's Host header.
+   * Trailing slashes are dropped.
    */
   PUBLIC_BASE_URL: z
     .string()
