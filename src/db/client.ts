@@ -108,11 +108,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     const url = target.url;
     // Session settings of the service's connections (an `options` parameter in DATABASE_URL replaces them):
     // - jit=off: the planner turned JIT on for the valuation's and the export's large reads, where compiling took
-    //   longer than the query (a valuation page: 475 ms with JIT, 197 ms without; docs/valuation.md section 6);
-    // - work_mem=32MB: a valuation page's sort (~13 MB) spilled to disk at the default 4 MB and ran on three
-    //   processes; in memory it takes one and leaves the other core to this process.
+    //   longer than the query (docs/valuation.md section 6; figures in docs/benchmarks.md);
+    // - work_mem=32MB: a valuation page's sort spilled to disk at the default 4 MB and ran on three processes; in
+    //   memory it takes one and leaves the other core to this process.
     // - idleTimeoutMillis 5 min (pg's default: 10 s): a connection idle that long closes, and the next burst opens new
-    //   ones; on the 2-vCPU bench machine each new backend cost PostgreSQL 100-200 ms of CPU (`npm run bench`:
+    //   ones; on the 2-vCPU bench machine each new backend cost PostgreSQL a lot of CPU (`npm run bench`:
     //   PostgreSQL's CPU per request of the subscription GET, whose accounts' key lookups come back every 30 s).
     const pool = new pg.Pool({ connectionString: target.url, max: 10, idleTimeoutMillis: 300_000, options: '-c jit=off -c work_mem=32MB' });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it

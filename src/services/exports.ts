@@ -45,11 +45,14 @@ export const CHUNK_BYTES = 1024 * 1024;
 /** Item names per page read while building (about 20k quotes at 40 markets: bounds the build's memory). */
 export const PAGE_ITEMS = 250;
 /**
- * Item names per page on embedded PGlite, whose statements run on this process's thread: a page of 250 took
- * 75-300 ms (digests) and 180 ms-1.5 s (stored texts) on the bundled data, every request waiting meanwhile.
+ * Item names per page on embedded PGlite, whose statements run on this process's thread: a page of 250 held the
+ * thread long enough to stall every request waiting meanwhile (figures: docs/benchmarks.md).
  */
 export const EMBEDDED_PAGE_ITEMS = 50;
-/** Bytes per stored chunk on embedded PGlite: the INSERT of a 1 MiB chunk ran 0.6-1 s on this process's thread. */
+/**
+ * Bytes per stored chunk on embedded PGlite: the INSERT of a 1 MiB chunk held this process's thread too long
+ * (docs/benchmarks.md).
+ */
 export const EMBEDDED_CHUNK_BYTES = 128 * 1024;
 /** Fragment rows per statement of the sweep of fragments whose item left the catalogue (keyset slices). */
 const SWEEP_ROWS = 1000;
@@ -318,8 +321,9 @@ function itemText(name: string, quotes: readonly MarketQuote[]): string {
  * `source_quote` row of the item, chosen by the precedence or not, and of its latest valuation: the two tables
  * `loadQuotes` reads (services/quotes.ts). PostgreSQL writes a new row version on every update, with a newer
  * transaction id, so any insert, update or delete of those rows changes the digest; reading the versions costs
- * no text conversion of the rows (hashing their text was 7 s of a full-scale build). A rewrite of the table
- * (VACUUM FULL, a restore) changes every digest: the next build writes every item again, and nothing is lost.
+ * no text conversion of the rows (hashing their text was a large part of a full-scale build; docs/benchmarks.md).
+ * A rewrite of the table (VACUUM FULL, a restore) changes every digest: the next build writes every item again,
+ * and nothing is lost.
  */
 const PAGE_SQL = `
 WITH page AS (

@@ -93,7 +93,7 @@ interface QuoteRow {
 /**
  * A timestamptz column as milliseconds since the epoch (float8, exact below 2^53; truncated to the
  * millisecond as a JS Date holds it): `new Date(ms)` costs a fraction of parsing the timestamp's text,
- * which was 7 % of an export build's CPU (bench:export profile).
+ * which showed in the bench:export profile (docs/benchmarks.md).
  */
 const epochMs = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)::float8`;
 
@@ -248,7 +248,7 @@ export function quoteJson(q: MarketQuote): MarketQuoteJson {
  * The slot where a quote object, or a list of them, keeps its JSON text once written (cached quotes keep
  * theirs while they stay cached). A symbol-keyed property, not a WeakMap: JSON.stringify and Object.keys do
  * not see it, and a WeakMap of millions of quotes (a full-scale export build, batches missing the cache)
- * cost the garbage collector about a quarter of the batch's CPU (npm run bench on the full-scale catalogue).
+ * cost the garbage collector much of the batch's CPU (npm run bench on the full-scale catalogue; docs/benchmarks.md).
  */
 const TEXT = Symbol('JSON text');
 

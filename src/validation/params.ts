@@ -153,7 +153,8 @@ export const quoteChangedArgs = z.looseObject({ appId, marketHashNames: marketHa
  * Argument rules of the metered GraphQL root fields, checked by the metering plugin before rate limits and billing
  * (a REST route checks the same rules on its parameters, and metering then trusts them). The only check of those
  * arguments: the fields carry no Pothos `validate` of their own, which could never refuse anything metering had let
- * through and, wrapping the resolver, cost about 5 % of a GET /prices's CPU (`npm run -s bench:compare`, both orders).
+ * through and, wrapping the resolver, cost a measurable share of a GET /prices's CPU (`npm run -s bench:compare`,
+ * both orders; docs/benchmarks.md).
  * `test/unit/metered-args.test.ts` holds every metered root field to having a rule here.
  */
 export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs };

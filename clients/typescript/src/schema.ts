@@ -10,6 +10,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Public configuration
+         * @description The service's public settings: the home currency. The caller's own base currency is an account setting (GET /me). Sent with `Cache-Control: no-store`.
+         */
         get: operations["getConfig"];
         put?: never;
         post?: never;
@@ -26,6 +30,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List official currencies
+         * @description The official currencies with their USD rates (`usd_rate`: US dollars per unit), ordered by code. `search` keeps the codes containing it, case-insensitively.
+         */
         get: operations["listCurrencies"];
         put?: never;
         post?: never;
@@ -42,6 +50,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * One currency
+         * @description The currency with this id (the `id` field GET /currencies gives). 404 when the id does not exist, was deleted or is not an official currency.
+         */
         get: operations["getCurrency"];
         put?: never;
         post?: never;
@@ -58,6 +70,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Access and cost of every operation
+         * @description One entry per method and path of every documented operation, sorted by path then method: who may call it, what it costs in credits (per request or per block of units), its rate limit and the recommended polling interval. The same data is each operation's `x-quotegate` extension in this document.
+         */
         get: operations["listEndpoints"];
         put?: never;
         post?: never;
@@ -74,6 +90,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Liveness
+         * @description Answers while the process serves requests. It checks no database or other dependency, so a 200 does not promise that the data operations work (see GET /status). A bare object, without the envelope.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -90,6 +110,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Your account
+         * @description The account of the API key: profile, the subscription active now (null when none) and the credit counters billing is applied against. Changes made in the dashboard show within about a minute. 404: the account has not reached the API yet; retry shortly. Free.
+         */
         get: operations["getMe"];
         put?: never;
         post?: never;
@@ -106,6 +130,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Quotes of one item
+         * @description The current quotes of one item on every marketplace: at most one per market and side, sorted by market code then side, each in the market's own currency. When several sources report a market, a listed quote wins over a delisted one, then data taken from the marketplace itself over an aggregator, then the most recently confirmed. An item with enough market data also has its CSCP valuation (market `CSCP`, side `mid`, CNY) with the `valuation` object.
+         *
+         *     1 credit per answer (`meta.credit`); 404 when the item has no quote at all for `app_id` (not charged); when `markets` or `side` exclude every quote, 200 with empty `markets`.
+         */
         get: operations["getPrices"];
         put?: never;
         post?: never;
@@ -124,6 +154,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Quotes of up to 1,000 items
+         * @description The quotes of many items in one request: one `items` entry per requested name, in request order (duplicates keep their own entries), each with the same quotes GET /prices gives. An unknown name is not an error: its `markets` is empty (this operation never answers 404). `markets` and `side` filter every item alike.
+         *
+         *     1 credit per started block of 100 names, counted over the whole list; checked before the lookup (402 when the balance is too low) and charged only on success.
+         */
         post: operations["batchPrices"];
         delete?: never;
         options?: never;
@@ -138,6 +174,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Quotes changed after a cursor
+         * @description The changes after `since`, in sequence order: each names the item, market and side that changed and carries the quote as GET /prices serves it now (null when none is served any more); a quote changed twice within a page appears once, at its last sequence number. Pass `next_cursor` as the next `since`; `has_more` says to ask again at once.
+         *
+         *     Start from an export's `change_seq`. Changes are kept 24 hours: an older cursor is 410 `cursor_expired` (download the export again). 1 credit per page, however many changes it holds.
+         */
         get: operations["getPriceChanges"];
         put?: never;
         post?: never;
@@ -154,6 +196,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Live stream of quote changes
+         * @description The change sequence pushed as it commits, as server-sent events: event `change` with `id` = its sequence number and `data` = a ChangeOut. With `since` (or `Last-Event-ID`) the changes after it are replayed first, so a reconnecting `EventSource` misses nothing. A `: ping` comment follows 15 s without an event.
+         *
+         *     Refusals come before the stream starts, in the error envelope (401, 402, 403, 410, 422, 429 `rate_limited` or `too_many_subscriptions`). Once streaming, a terminal event `error` carries the envelope (`slow_consumer`, `credit_insufficient`, `dependency_unavailable`) before the stream closes. 1 credit per started minute connected, the first up front.
+         */
         get: operations["subscribePriceChanges"];
         put?: never;
         post?: never;
@@ -170,6 +218,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Download every quote of a game
+         * @description One file with every item that has a quote on the requested side (default `ask`; `mid` exports only the valuations), ordered by market hash name: a snapshot rebuilt every few minutes, sent gzip-compressed and not enveloped. Billing travels in headers (`X-Billable`, `X-Credit-Cost`, `X-Credit-Remaining`).
+         *
+         *     Send the received `ETag` back as `If-None-Match`: while the snapshot is unchanged the answer is 304 without a body, never billed. Every 200 costs 10 credits. `change_seq` (also header `X-Change-Sequence`) is where to start following GET /prices/changes. 503 `dependency_unavailable`: the first snapshot is not built yet; retry in a minute.
+         */
         get: operations["exportPrices"];
         put?: never;
         post?: never;
@@ -186,6 +240,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Price history of one item
+         * @description An item's candles per market (open, high, low, close, observations, last quantity) and its CSCP valuation series with the band mid x e^(-u) to mid x e^(+u), per day, ISO week (dated by its Monday) or month (dated by its first day). Imported series are labelled: `listing_minimum` (Buff163 archive 2021-07 to 2024-02, a minimum listing price, never an ask) and `sales` (Steam daily sales, USD, with units sold in `volume`).
+         *
+         *     Range: `to` defaults to today, `from` to the longest span the interval allows (366 days by day, 1,830 by week, 3,660 by month). A bad date, a reversed or too long range is 422; an item never seen is 404. 1 credit per answer.
+         */
         get: operations["getPriceHistory"];
         put?: never;
         post?: never;
@@ -202,6 +262,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Buy-here-sell-there routes of one item
+         * @description Every pair of a market to buy on (its ask) and a market to sell on (its ask or bid) for one item, with what the purchase costs and the sale pays after each market's official fees, every amount converted at official rates into `currency`. Each leg lists its fee steps with the running amount and the rates it used. Routes are ranked by margin; a leg whose fee is unknown is `unpriced` (an unknown fee is never free), never profitable.
+         *
+         *     `fund` and `payout` say whether money moves through the markets' deposit and withdrawal fees (cash) or stays on a balance there. 1 credit per answer; 404 when the item has no quotes.
+         */
         get: operations["getRoutes"];
         put?: never;
         post?: never;
@@ -218,6 +284,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Service health history
+         * @description Recorded monitoring data (a history view, not a live probe): hourly scores per area, 15-minute service probes, quotes received per market, infrastructure checks and where the collectors' proxies are. Components or buckets without data are empty or absent, never zero. 503 when the monitoring data cannot be read: partial results are never returned.
+         */
         get: operations["getStatus"];
         put?: never;
         post?: never;
@@ -234,6 +304,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Accuracy of the CSCP valuation
+         * @description Each valuation day, scored once it has passed against that day's closes (fees included), per segment: all items; by target side; one- or two-sided; by price band; by item type. For each: the items and targets scored, the median and 90th-percentile error |ln(target / valuation)| and the calibration, the share of targets inside valuation x e^(+-uncertainty), which the uncertainty promises to be 0.6827.
+         *
+         *     `source` says whether the day's published valuations were scored or, before the service published any, the valuations it would have published from the closes before that day. Default range: the 90 days ending yesterday; at most 366 days. Public and free.
+         */
         get: operations["getValuationAccuracy"];
         put?: never;
         post?: never;
@@ -250,6 +326,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List marketplaces
+         * @description Every supported marketplace, ordered by code. Deprecated marketplaces are hidden unless `include_deprecated=true`; then they appear with `is_deprecated: true`.
+         */
         get: operations["listWebsites"];
         put?: never;
         post?: never;
@@ -266,6 +346,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * One marketplace
+         * @description The marketplace with this code, deprecated ones included. 404 when no marketplace has the code.
+         */
         get: operations["getWebsite"];
         put?: never;
         post?: never;
@@ -282,6 +366,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * A marketplace's fee schedule
+         * @description The official fees of a marketplace as calculation chains, one slot per purpose: `deposit` (paying money in), `sale` (what a sale pays) and `withdraw` (cashing out). A slot is null when no official chain is published for it: the fee is unknown or the purpose not offered, never free. Each chain lists its steps in order: fees (add, sub, mul, div) and conversions at official rates.
+         *
+         *     `as_of` gives the schedule in force that day: a fee change makes a new version and older days keep theirs. 404 when no marketplace has the code.
+         */
         get: operations["getFeeSchedule"];
         put?: never;
         post?: never;
@@ -295,6 +385,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "market_hash_names": [
+         *         "AK-47 | Redline (Field-Tested)",
+         *         "Recoil Case"
+         *       ],
+         *       "markets": [
+         *         "BUFF163",
+         *         "SKINPORT"
+         *       ]
+         *     }
+         */
         BatchPricesIn: {
             market_hash_names: string[];
             app_id?: string;
@@ -302,18 +404,57 @@ export interface components {
             /** @enum {string} */
             side?: "ask" | "bid" | "mid" | "all";
         };
+        /**
+         * @example {
+         *       "home_currency": "USD"
+         *     }
+         */
         ConfigOut: {
             home_currency: string;
         };
+        /**
+         * @example {
+         *       "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+         *       "billable": true,
+         *       "credit": {
+         *         "cost": 1,
+         *         "remaining": 999
+         *       }
+         *     }
+         */
         Meta: {
             request_id: string;
             billable?: boolean | null;
             credit?: components["schemas"]["CreditMeta"] | null;
         };
+        /**
+         * @example {
+         *       "cost": 1,
+         *       "remaining": 999
+         *     }
+         */
         CreditMeta: {
+            /** @description Credits this request cost. */
             cost: number;
+            /** @description Estimated balance after the request: a hint, may be slightly off under concurrent requests. */
             remaining: number;
         };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "credit_insufficient",
+         *         "message": "This request costs 10 credits; 3 remain.",
+         *         "details": {
+         *           "required": 10,
+         *           "remaining": 3
+         *         }
+         *       },
+         *       "meta": {
+         *         "request_id": "b704a5dc-d8a1-455b-95bc-e6b7386d4603",
+         *         "billable": false
+         *       }
+         *     }
+         */
         ErrorEnvelope: {
             error: {
                 code: string;
@@ -322,18 +463,44 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
-        /** @description Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`. */
+        /**
+         * @description Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`.
+         * @example {
+         *       "required": 10,
+         *       "remaining": 3
+         *     }
+         */
         ErrorDetails: ({
             errors?: components["schemas"]["ValidationDetail"][];
         } & {
             [key: string]: unknown;
         }) | null;
+        /**
+         * @example {
+         *       "location": "query",
+         *       "field": "market_hash_name",
+         *       "message": "must be 1-255 characters long"
+         *     }
+         */
         ValidationDetail: {
             /** @enum {string} */
             location: "query" | "path" | "header" | "body" | "argument";
             field: string;
             message: string;
         };
+        /**
+         * @example {
+         *       "id": 8,
+         *       "code": "CNY",
+         *       "name": "Chinese yuan renminbi",
+         *       "kind": "fiat",
+         *       "usd_rate": "0.1463665176",
+         *       "owner_user_id": null,
+         *       "is_official": true,
+         *       "ref_count": 1,
+         *       "is_deleted": false
+         *     }
+         */
         CurrencyOut: {
             id: number | null;
             code: string;
@@ -346,6 +513,27 @@ export interface components {
             ref_count: number;
             is_deleted: boolean;
         };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "validation_failed",
+         *         "message": "The request has invalid parameters.",
+         *         "details": {
+         *           "errors": [
+         *             {
+         *               "location": "query",
+         *               "field": "market_hash_name",
+         *               "message": "must be 1-255 characters long"
+         *             }
+         *           ]
+         *         }
+         *       },
+         *       "meta": {
+         *         "request_id": "9020f4ef-9729-4df2-aba4-2079681672b0",
+         *         "billable": false
+         *       }
+         *     }
+         */
         ValidationErrorEnvelope: {
             error: {
                 /** @enum {string} */
@@ -355,15 +543,44 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
+        /**
+         * @example {
+         *       "errors": [
+         *         {
+         *           "location": "query",
+         *           "field": "market_hash_name",
+         *           "message": "must be 1-255 characters long"
+         *         }
+         *       ]
+         *     }
+         */
         ValidationDetails: {
             errors: components["schemas"]["ValidationDetail"][];
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @example {
+         *       "method": "GET",
+         *       "path": "/prices",
+         *       "premium": false,
+         *       "credit_cost": 1,
+         *       "recommended_interval_seconds": 60,
+         *       "rate_limit": {
+         *         "max_requests": 120,
+         *         "window_seconds": 60
+         *       },
+         *       "unit_pricing": null,
+         *       "roles": [
+         *         "user"
+         *       ]
+         *     }
+         */
         EndpointInfoOut: {
             method: string;
             path: string;
             premium: boolean;
+            /** @description Credits per request (with unit_pricing: per block of units); 0 = free. */
             credit_cost: number;
             recommended_interval_seconds: number | null;
             rate_limit: {
@@ -377,10 +594,35 @@ export interface components {
             } | null;
             roles: string[];
         };
+        /**
+         * @example {
+         *       "status": "ok"
+         *     }
+         */
         HealthOut: {
             /** @constant */
             status: "ok";
         };
+        /**
+         * @example {
+         *       "user": {
+         *         "id": "a5b6150f-bcea-413c-ba2e-aa6bedf54253",
+         *         "name": null,
+         *         "email": null,
+         *         "email_verified": null,
+         *         "image": null,
+         *         "steam_id": null,
+         *         "created_at": null,
+         *         "base_currency": null
+         *       },
+         *       "subscription": null,
+         *       "credit": {
+         *         "total": 1000,
+         *         "used": 1,
+         *         "remaining": 999
+         *       }
+         *     }
+         */
         SyncUserView: {
             user: {
                 id: string;
@@ -404,14 +646,109 @@ export interface components {
             credit: {
                 total: number;
                 used: number;
+                /** @description `total` minus `used`, never below 0. */
                 remaining: number;
             };
         };
+        /**
+         * @example {
+         *       "app_id": "730",
+         *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *       "markets": [
+         *         {
+         *           "market_code": "BUFF163",
+         *           "provider_code": "CSGOTRADER",
+         *           "side": "ask",
+         *           "market_currency_code": "CNY",
+         *           "market_price_amount": "201.85",
+         *           "quantity": null,
+         *           "is_quantity_minimum": null,
+         *           "is_all_items_same_price": null,
+         *           "changed_at": "2026-07-16T00:00:00.000Z",
+         *           "observed_at": "2026-07-16T00:00:00.000Z",
+         *           "delisted_at": null,
+         *           "fresh_at": "2026-07-16T00:00:00.000Z",
+         *           "valuation": null
+         *         },
+         *         {
+         *           "market_code": "BUFF163",
+         *           "provider_code": "CSGOTRADER",
+         *           "side": "bid",
+         *           "market_currency_code": "CNY",
+         *           "market_price_amount": "198.19",
+         *           "quantity": null,
+         *           "is_quantity_minimum": null,
+         *           "is_all_items_same_price": null,
+         *           "changed_at": "2026-07-16T00:00:00.000Z",
+         *           "observed_at": "2026-07-16T00:00:00.000Z",
+         *           "delisted_at": null,
+         *           "fresh_at": "2026-07-16T00:00:00.000Z",
+         *           "valuation": null
+         *         },
+         *         {
+         *           "market_code": "CSCP",
+         *           "provider_code": "CSCP",
+         *           "side": "mid",
+         *           "market_currency_code": "CNY",
+         *           "market_price_amount": "201.744812",
+         *           "quantity": null,
+         *           "is_quantity_minimum": null,
+         *           "is_all_items_same_price": null,
+         *           "changed_at": "2026-07-17T06:00:00.000Z",
+         *           "observed_at": null,
+         *           "delisted_at": null,
+         *           "fresh_at": "2026-07-17T06:00:00.000Z",
+         *           "valuation": {
+         *             "valuation_date": "2026-07-17",
+         *             "credibility": 0.9202931669242483,
+         *             "uncertainty": 0.083063,
+         *             "is_two_sided": true,
+         *             "ask_amount": "212.186726",
+         *             "bid_amount": "191.302898",
+         *             "ask_quote_count": 5,
+         *             "bid_quote_count": 1
+         *           }
+         *         },
+         *         {
+         *           "market_code": "SKINPORT",
+         *           "provider_code": "CSGOTRADER",
+         *           "side": "ask",
+         *           "market_currency_code": "EUR",
+         *           "market_price_amount": "27.14",
+         *           "quantity": null,
+         *           "is_quantity_minimum": null,
+         *           "is_all_items_same_price": null,
+         *           "changed_at": "2026-07-16T00:00:00.000Z",
+         *           "observed_at": "2026-07-16T00:00:00.000Z",
+         *           "delisted_at": null,
+         *           "fresh_at": "2026-07-16T00:00:00.000Z",
+         *           "valuation": null
+         *         }
+         *       ]
+         *     }
+         */
         ItemPricesOut: {
             app_id: string;
             market_hash_name: string;
             markets: components["schemas"]["MarketQuoteOut"][];
         };
+        /**
+         * @example {
+         *       "market_code": "BUFF163",
+         *       "provider_code": "CSGOTRADER",
+         *       "side": "ask",
+         *       "market_currency_code": "CNY",
+         *       "market_price_amount": "201.85",
+         *       "quantity": null,
+         *       "is_quantity_minimum": null,
+         *       "is_all_items_same_price": null,
+         *       "changed_at": "2026-07-16T00:00:00.000Z",
+         *       "observed_at": "2026-07-16T00:00:00.000Z",
+         *       "delisted_at": null,
+         *       "fresh_at": "2026-07-16T00:00:00.000Z",
+         *       "valuation": null
+         *     }
+         */
         MarketQuoteOut: {
             market_code: string;
             provider_code: string;
@@ -436,6 +773,18 @@ export interface components {
             fresh_at: string;
             valuation: components["schemas"]["ValuationOut"] | null;
         };
+        /**
+         * @example {
+         *       "valuation_date": "2026-07-17",
+         *       "credibility": 0.9202931669242483,
+         *       "uncertainty": 0.083063,
+         *       "is_two_sided": true,
+         *       "ask_amount": "212.186726",
+         *       "bid_amount": "191.302898",
+         *       "ask_quote_count": 5,
+         *       "bid_quote_count": 1
+         *     }
+         */
         ValuationOut: {
             /** @description A UTC calendar date, YYYY-MM-DD. */
             valuation_date: string;
@@ -448,16 +797,246 @@ export interface components {
             ask_quote_count: number;
             bid_quote_count: number;
         };
+        /**
+         * @example {
+         *       "app_id": "730",
+         *       "side": "all",
+         *       "items": [
+         *         {
+         *           "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *           "markets": [
+         *             {
+         *               "market_code": "BUFF163",
+         *               "provider_code": "CSGOTRADER",
+         *               "side": "ask",
+         *               "market_currency_code": "CNY",
+         *               "market_price_amount": "201.85",
+         *               "quantity": null,
+         *               "is_quantity_minimum": null,
+         *               "is_all_items_same_price": null,
+         *               "changed_at": "2026-07-16T00:00:00.000Z",
+         *               "observed_at": "2026-07-16T00:00:00.000Z",
+         *               "delisted_at": null,
+         *               "fresh_at": "2026-07-16T00:00:00.000Z",
+         *               "valuation": null
+         *             },
+         *             {
+         *               "market_code": "BUFF163",
+         *               "provider_code": "CSGOTRADER",
+         *               "side": "bid",
+         *               "market_currency_code": "CNY",
+         *               "market_price_amount": "198.19",
+         *               "quantity": null,
+         *               "is_quantity_minimum": null,
+         *               "is_all_items_same_price": null,
+         *               "changed_at": "2026-07-16T00:00:00.000Z",
+         *               "observed_at": "2026-07-16T00:00:00.000Z",
+         *               "delisted_at": null,
+         *               "fresh_at": "2026-07-16T00:00:00.000Z",
+         *               "valuation": null
+         *             },
+         *             {
+         *               "market_code": "SKINPORT",
+         *               "provider_code": "CSGOTRADER",
+         *               "side": "ask",
+         *               "market_currency_code": "EUR",
+         *               "market_price_amount": "27.14",
+         *               "quantity": null,
+         *               "is_quantity_minimum": null,
+         *               "is_all_items_same_price": null,
+         *               "changed_at": "2026-07-16T00:00:00.000Z",
+         *               "observed_at": "2026-07-16T00:00:00.000Z",
+         *               "delisted_at": null,
+         *               "fresh_at": "2026-07-16T00:00:00.000Z",
+         *               "valuation": null
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "market_hash_name": "Recoil Case",
+         *           "markets": [
+         *             {
+         *               "market_code": "BUFF163",
+         *               "provider_code": "BUFF163",
+         *               "side": "ask",
+         *               "market_currency_code": "CNY",
+         *               "market_price_amount": "2.59",
+         *               "quantity": 17237,
+         *               "is_quantity_minimum": false,
+         *               "is_all_items_same_price": false,
+         *               "changed_at": "2026-04-27T11:09:00.000Z",
+         *               "observed_at": "2026-04-27T11:09:00.000Z",
+         *               "delisted_at": null,
+         *               "fresh_at": "2026-04-27T11:09:00.000Z",
+         *               "valuation": null
+         *             },
+         *             {
+         *               "market_code": "BUFF163",
+         *               "provider_code": "BUFF163",
+         *               "side": "bid",
+         *               "market_currency_code": "CNY",
+         *               "market_price_amount": "2.6",
+         *               "quantity": 12352,
+         *               "is_quantity_minimum": false,
+         *               "is_all_items_same_price": false,
+         *               "changed_at": "2026-04-27T11:09:00.000Z",
+         *               "observed_at": "2026-04-27T11:09:00.000Z",
+         *               "delisted_at": null,
+         *               "fresh_at": "2026-04-27T11:09:00.000Z",
+         *               "valuation": null
+         *             },
+         *             {
+         *               "market_code": "SKINPORT",
+         *               "provider_code": "CSGOTRADER",
+         *               "side": "ask",
+         *               "market_currency_code": "EUR",
+         *               "market_price_amount": "0.32",
+         *               "quantity": null,
+         *               "is_quantity_minimum": null,
+         *               "is_all_items_same_price": null,
+         *               "changed_at": "2026-07-16T00:00:00.000Z",
+         *               "observed_at": "2026-07-16T00:00:00.000Z",
+         *               "delisted_at": null,
+         *               "fresh_at": "2026-07-16T00:00:00.000Z",
+         *               "valuation": null
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         BatchPricesOut: {
             app_id: string;
             /** @enum {string} */
             side: "ask" | "bid" | "mid" | "all";
             items: components["schemas"]["BatchItemOut"][];
         };
+        /**
+         * @example {
+         *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *       "markets": [
+         *         {
+         *           "market_code": "BUFF163",
+         *           "provider_code": "CSGOTRADER",
+         *           "side": "ask",
+         *           "market_currency_code": "CNY",
+         *           "market_price_amount": "201.85",
+         *           "quantity": null,
+         *           "is_quantity_minimum": null,
+         *           "is_all_items_same_price": null,
+         *           "changed_at": "2026-07-16T00:00:00.000Z",
+         *           "observed_at": "2026-07-16T00:00:00.000Z",
+         *           "delisted_at": null,
+         *           "fresh_at": "2026-07-16T00:00:00.000Z",
+         *           "valuation": null
+         *         },
+         *         {
+         *           "market_code": "BUFF163",
+         *           "provider_code": "CSGOTRADER",
+         *           "side": "bid",
+         *           "market_currency_code": "CNY",
+         *           "market_price_amount": "198.19",
+         *           "quantity": null,
+         *           "is_quantity_minimum": null,
+         *           "is_all_items_same_price": null,
+         *           "changed_at": "2026-07-16T00:00:00.000Z",
+         *           "observed_at": "2026-07-16T00:00:00.000Z",
+         *           "delisted_at": null,
+         *           "fresh_at": "2026-07-16T00:00:00.000Z",
+         *           "valuation": null
+         *         },
+         *         {
+         *           "market_code": "SKINPORT",
+         *           "provider_code": "CSGOTRADER",
+         *           "side": "ask",
+         *           "market_currency_code": "EUR",
+         *           "market_price_amount": "27.14",
+         *           "quantity": null,
+         *           "is_quantity_minimum": null,
+         *           "is_all_items_same_price": null,
+         *           "changed_at": "2026-07-16T00:00:00.000Z",
+         *           "observed_at": "2026-07-16T00:00:00.000Z",
+         *           "delisted_at": null,
+         *           "fresh_at": "2026-07-16T00:00:00.000Z",
+         *           "valuation": null
+         *         }
+         *       ]
+         *     }
+         */
         BatchItemOut: {
             market_hash_name: string;
             markets: components["schemas"]["MarketQuoteOut"][];
         };
+        /**
+         * @example {
+         *       "app_id": "730",
+         *       "since": "316000",
+         *       "next_cursor": "316002",
+         *       "has_more": true,
+         *       "changes": [
+         *         {
+         *           "seq": "316001",
+         *           "market_hash_name": "Sticker Slab | woxic (Gold) | Austin 2025",
+         *           "market_code": "CSCP",
+         *           "side": "mid",
+         *           "quote": {
+         *             "market_code": "CSCP",
+         *             "provider_code": "CSCP",
+         *             "side": "mid",
+         *             "market_currency_code": "CNY",
+         *             "market_price_amount": "61.71795",
+         *             "quantity": null,
+         *             "is_quantity_minimum": null,
+         *             "is_all_items_same_price": null,
+         *             "changed_at": "2026-07-17T06:00:00.000Z",
+         *             "observed_at": null,
+         *             "delisted_at": null,
+         *             "fresh_at": "2026-07-17T06:00:00.000Z",
+         *             "valuation": {
+         *               "valuation_date": "2026-07-17",
+         *               "credibility": 0.7286928254780289,
+         *               "uncertainty": 0.316503,
+         *               "is_two_sided": false,
+         *               "ask_amount": "80.602041",
+         *               "bid_amount": null,
+         *               "ask_quote_count": 1,
+         *               "bid_quote_count": 0
+         *             }
+         *           }
+         *         },
+         *         {
+         *           "seq": "316002",
+         *           "market_hash_name": "Sticker Slab | xerolte (Holo) | Budapest 2025",
+         *           "market_code": "CSCP",
+         *           "side": "mid",
+         *           "quote": {
+         *             "market_code": "CSCP",
+         *             "provider_code": "CSCP",
+         *             "side": "mid",
+         *             "market_currency_code": "CNY",
+         *             "market_price_amount": "11.921515",
+         *             "quantity": null,
+         *             "is_quantity_minimum": null,
+         *             "is_all_items_same_price": null,
+         *             "changed_at": "2026-07-17T06:00:00.000Z",
+         *             "observed_at": null,
+         *             "delisted_at": null,
+         *             "fresh_at": "2026-07-17T06:00:00.000Z",
+         *             "valuation": {
+         *               "valuation_date": "2026-07-17",
+         *               "credibility": 0.7806424847144154,
+         *               "uncertainty": 0.247638,
+         *               "is_two_sided": false,
+         *               "ask_amount": "14.714286",
+         *               "bid_amount": null,
+         *               "ask_quote_count": 1,
+         *               "bid_quote_count": 0
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
         PriceChangesOut: {
             app_id: string;
             /** @description A change sequence number, decimal string. */
@@ -468,6 +1047,38 @@ export interface components {
             has_more: boolean;
             changes: components["schemas"]["ChangeOut"][];
         };
+        /**
+         * @example {
+         *       "seq": "316001",
+         *       "market_hash_name": "Sticker Slab | woxic (Gold) | Austin 2025",
+         *       "market_code": "CSCP",
+         *       "side": "mid",
+         *       "quote": {
+         *         "market_code": "CSCP",
+         *         "provider_code": "CSCP",
+         *         "side": "mid",
+         *         "market_currency_code": "CNY",
+         *         "market_price_amount": "61.71795",
+         *         "quantity": null,
+         *         "is_quantity_minimum": null,
+         *         "is_all_items_same_price": null,
+         *         "changed_at": "2026-07-17T06:00:00.000Z",
+         *         "observed_at": null,
+         *         "delisted_at": null,
+         *         "fresh_at": "2026-07-17T06:00:00.000Z",
+         *         "valuation": {
+         *           "valuation_date": "2026-07-17",
+         *           "credibility": 0.7286928254780289,
+         *           "uncertainty": 0.316503,
+         *           "is_two_sided": false,
+         *           "ask_amount": "80.602041",
+         *           "bid_amount": null,
+         *           "ask_quote_count": 1,
+         *           "bid_quote_count": 0
+         *         }
+         *       }
+         *     }
+         */
         ChangeOut: {
             /** @description A change sequence number, decimal string. */
             seq: string;
@@ -481,7 +1092,75 @@ export interface components {
             /** @description The quote as GET /prices serves it now; null when none is served any more. */
             quote: components["schemas"]["MarketQuoteOut"] | null;
         };
-        /** @description Sent gzip-compressed (Content-Encoding: gzip). */
+        /**
+         * @description Sent gzip-compressed (Content-Encoding: gzip).
+         * @example {
+         *       "app_id": "730",
+         *       "side": "mid",
+         *       "generated_at": "2026-07-17T08:00:00.000Z",
+         *       "change_seq": "316007",
+         *       "items": [
+         *         {
+         *           "market_hash_name": "'Blueberries' Buckshot | NSWC SEAL",
+         *           "markets": [
+         *             {
+         *               "market_code": "CSCP",
+         *               "provider_code": "CSCP",
+         *               "side": "mid",
+         *               "market_currency_code": "CNY",
+         *               "market_price_amount": "103.584052",
+         *               "quantity": null,
+         *               "is_quantity_minimum": null,
+         *               "is_all_items_same_price": null,
+         *               "changed_at": "2026-07-17T06:00:00.000Z",
+         *               "observed_at": null,
+         *               "delisted_at": null,
+         *               "fresh_at": "2026-07-17T06:00:00.000Z",
+         *               "valuation": {
+         *                 "valuation_date": "2026-07-17",
+         *                 "credibility": 0.9218313405304887,
+         *                 "uncertainty": 0.081393,
+         *                 "is_two_sided": true,
+         *                 "ask_amount": "111.511829",
+         *                 "bid_amount": "95.656275",
+         *                 "ask_quote_count": 5,
+         *                 "bid_quote_count": 1
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "market_hash_name": "'Medium Rare' Crasswater | Guerrilla Warfare",
+         *           "markets": [
+         *             {
+         *               "market_code": "CSCP",
+         *               "provider_code": "CSCP",
+         *               "side": "mid",
+         *               "market_currency_code": "CNY",
+         *               "market_price_amount": "182.077773",
+         *               "quantity": null,
+         *               "is_quantity_minimum": null,
+         *               "is_all_items_same_price": null,
+         *               "changed_at": "2026-07-17T06:00:00.000Z",
+         *               "observed_at": null,
+         *               "delisted_at": null,
+         *               "fresh_at": "2026-07-17T06:00:00.000Z",
+         *               "valuation": {
+         *                 "valuation_date": "2026-07-17",
+         *                 "credibility": 0.8985373538999801,
+         *                 "uncertainty": 0.106987,
+         *                 "is_two_sided": true,
+         *                 "ask_amount": "192.128691",
+         *                 "bid_amount": "172.026855",
+         *                 "ask_quote_count": 5,
+         *                 "bid_quote_count": 1
+         *               }
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         ExportOut: {
             app_id: string;
             /** @enum {string} */
@@ -495,6 +1174,165 @@ export interface components {
             change_seq: string;
             items: components["schemas"]["BatchItemOut"][];
         };
+        /**
+         * @example {
+         *       "app_id": "730",
+         *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *       "from": "2026-07-10",
+         *       "to": "2026-07-17",
+         *       "interval": "day",
+         *       "series": [
+         *         {
+         *           "market_code": "BUFF163",
+         *           "series": "ask",
+         *           "side": "ask",
+         *           "currency_code": "CNY",
+         *           "candles": [
+         *             {
+         *               "date": "2026-07-11",
+         *               "open": "200.33",
+         *               "high": "200.33",
+         *               "low": "200.33",
+         *               "close": "200.33",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             },
+         *             {
+         *               "date": "2026-07-12",
+         *               "open": "203.31",
+         *               "high": "203.31",
+         *               "low": "203.31",
+         *               "close": "203.31",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             },
+         *             {
+         *               "date": "2026-07-13",
+         *               "open": "203.48",
+         *               "high": "203.48",
+         *               "low": "203.48",
+         *               "close": "203.48",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             },
+         *             {
+         *               "date": "2026-07-14",
+         *               "open": "200.28",
+         *               "high": "200.28",
+         *               "low": "200.28",
+         *               "close": "200.28",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             },
+         *             {
+         *               "date": "2026-07-16",
+         *               "open": "201.85",
+         *               "high": "201.85",
+         *               "low": "201.85",
+         *               "close": "201.85",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "market_code": "BUFF163",
+         *           "series": "bid",
+         *           "side": "bid",
+         *           "currency_code": "CNY",
+         *           "candles": [
+         *             {
+         *               "date": "2026-07-11",
+         *               "open": "201.28",
+         *               "high": "201.28",
+         *               "low": "201.28",
+         *               "close": "201.28",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             },
+         *             {
+         *               "date": "2026-07-12",
+         *               "open": "200.33",
+         *               "high": "200.33",
+         *               "low": "200.33",
+         *               "close": "200.33",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             },
+         *             {
+         *               "date": "2026-07-13",
+         *               "open": "197.44",
+         *               "high": "197.44",
+         *               "low": "197.44",
+         *               "close": "197.44",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             },
+         *             {
+         *               "date": "2026-07-14",
+         *               "open": "196.28",
+         *               "high": "196.28",
+         *               "low": "196.28",
+         *               "close": "196.28",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             },
+         *             {
+         *               "date": "2026-07-16",
+         *               "open": "198.19",
+         *               "high": "198.19",
+         *               "low": "198.19",
+         *               "close": "198.19",
+         *               "observations": 1,
+         *               "quantity": null,
+         *               "volume": null,
+         *               "delisted": false,
+         *               "days": 1
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "cscp": [
+         *         {
+         *           "date": "2026-07-17",
+         *           "mid": "201.744812",
+         *           "ask_amount": "212.186726",
+         *           "bid_amount": "191.302898",
+         *           "uncertainty": 0.083063,
+         *           "band_low": "185.6644",
+         *           "band_high": "219.218",
+         *           "is_two_sided": true
+         *         }
+         *       ]
+         *     }
+         */
         ItemHistoryOut: {
             app_id: string;
             market_hash_name: string;
@@ -507,6 +1345,76 @@ export interface components {
             series: components["schemas"]["HistorySeriesOut"][];
             cscp: components["schemas"]["CscpPointOut"][];
         };
+        /**
+         * @example {
+         *       "market_code": "BUFF163",
+         *       "series": "ask",
+         *       "side": "ask",
+         *       "currency_code": "CNY",
+         *       "candles": [
+         *         {
+         *           "date": "2026-07-11",
+         *           "open": "200.33",
+         *           "high": "200.33",
+         *           "low": "200.33",
+         *           "close": "200.33",
+         *           "observations": 1,
+         *           "quantity": null,
+         *           "volume": null,
+         *           "delisted": false,
+         *           "days": 1
+         *         },
+         *         {
+         *           "date": "2026-07-12",
+         *           "open": "203.31",
+         *           "high": "203.31",
+         *           "low": "203.31",
+         *           "close": "203.31",
+         *           "observations": 1,
+         *           "quantity": null,
+         *           "volume": null,
+         *           "delisted": false,
+         *           "days": 1
+         *         },
+         *         {
+         *           "date": "2026-07-13",
+         *           "open": "203.48",
+         *           "high": "203.48",
+         *           "low": "203.48",
+         *           "close": "203.48",
+         *           "observations": 1,
+         *           "quantity": null,
+         *           "volume": null,
+         *           "delisted": false,
+         *           "days": 1
+         *         },
+         *         {
+         *           "date": "2026-07-14",
+         *           "open": "200.28",
+         *           "high": "200.28",
+         *           "low": "200.28",
+         *           "close": "200.28",
+         *           "observations": 1,
+         *           "quantity": null,
+         *           "volume": null,
+         *           "delisted": false,
+         *           "days": 1
+         *         },
+         *         {
+         *           "date": "2026-07-16",
+         *           "open": "201.85",
+         *           "high": "201.85",
+         *           "low": "201.85",
+         *           "close": "201.85",
+         *           "observations": 1,
+         *           "quantity": null,
+         *           "volume": null,
+         *           "delisted": false,
+         *           "days": 1
+         *         }
+         *       ]
+         *     }
+         */
         HistorySeriesOut: {
             market_code: string;
             /** @enum {string} */
@@ -515,6 +1423,20 @@ export interface components {
             currency_code: string;
             candles: components["schemas"]["CandleOut"][];
         };
+        /**
+         * @example {
+         *       "date": "2026-07-16",
+         *       "open": "201.85",
+         *       "high": "201.85",
+         *       "low": "201.85",
+         *       "close": "201.85",
+         *       "observations": 1,
+         *       "quantity": null,
+         *       "volume": null,
+         *       "delisted": false,
+         *       "days": 1
+         *     }
+         */
         CandleOut: {
             /** @description A UTC calendar date, YYYY-MM-DD. */
             date: string;
@@ -528,6 +1450,18 @@ export interface components {
             delisted: boolean;
             days: number;
         };
+        /**
+         * @example {
+         *       "date": "2026-07-17",
+         *       "mid": "201.744812",
+         *       "ask_amount": "212.186726",
+         *       "bid_amount": "191.302898",
+         *       "uncertainty": 0.083063,
+         *       "band_low": "185.6644",
+         *       "band_high": "219.218",
+         *       "is_two_sided": true
+         *     }
+         */
         CscpPointOut: {
             /** @description A UTC calendar date, YYYY-MM-DD. */
             date: string;
@@ -543,6 +1477,129 @@ export interface components {
             band_high: string;
             is_two_sided: boolean;
         };
+        /**
+         * @example {
+         *       "app_id": "730",
+         *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *       "currency_code": "CNY",
+         *       "fund": "balance",
+         *       "payout": "balance",
+         *       "routes": [
+         *         {
+         *           "buy": {
+         *             "market_code": "CSFLOAT",
+         *             "side": "ask",
+         *             "market_currency_code": "USD",
+         *             "market_price_amount": "28.18",
+         *             "observed_at": "2026-07-16T00:00:00.000Z",
+         *             "fresh_at": "2026-07-16T00:00:00.000Z",
+         *             "age_seconds": 115200,
+         *             "credibility": 0.3968502629920499,
+         *             "path": "balance",
+         *             "priced": true,
+         *             "amount": "192.530371440633359715869881432500516088",
+         *             "unknown_purposes": [],
+         *             "reason": null,
+         *             "steps": [
+         *               {
+         *                 "purpose": "conversion",
+         *                 "kind": "official_rate",
+         *                 "operator": null,
+         *                 "value": "6.832163642321978698221074571770777717813",
+         *                 "value_currency_code": null,
+         *                 "amount_before": "28.18",
+         *                 "currency_before": "USD",
+         *                 "amount": "192.530371440633359715869881432500516088",
+         *                 "currency_code": "CNY",
+         *                 "note": "USD to CNY at the official USD rates"
+         *               }
+         *             ],
+         *             "rates": [
+         *               {
+         *                 "currency_code": "USD",
+         *                 "usd_rate": "1",
+         *                 "rate_date": "2026-04-13"
+         *               },
+         *               {
+         *                 "currency_code": "CNY",
+         *                 "usd_rate": "0.1463665176",
+         *                 "rate_date": "2026-04-13"
+         *               }
+         *             ]
+         *           },
+         *           "sell": {
+         *             "market_code": "BUFF163",
+         *             "side": "ask",
+         *             "market_currency_code": "CNY",
+         *             "market_price_amount": "201.85",
+         *             "observed_at": "2026-07-16T00:00:00.000Z",
+         *             "fresh_at": "2026-07-16T00:00:00.000Z",
+         *             "age_seconds": 115200,
+         *             "credibility": 0.3968502629920499,
+         *             "path": "sale",
+         *             "priced": true,
+         *             "amount": "196.80375",
+         *             "unknown_purposes": [],
+         *             "reason": null,
+         *             "steps": [
+         *               {
+         *                 "purpose": "sale",
+         *                 "kind": "fee",
+         *                 "operator": "mul",
+         *                 "value": "0.975",
+         *                 "value_currency_code": null,
+         *                 "amount_before": "201.85",
+         *                 "currency_before": "CNY",
+         *                 "amount": "196.80375",
+         *                 "currency_code": "CNY",
+         *                 "note": null
+         *               },
+         *               {
+         *                 "purpose": "sale",
+         *                 "kind": "convert",
+         *                 "operator": "auto",
+         *                 "value": "0.1463665176",
+         *                 "value_currency_code": null,
+         *                 "amount_before": "196.80375",
+         *                 "currency_before": "CNY",
+         *                 "amount": "28.805479538121",
+         *                 "currency_code": "USD",
+         *                 "note": null
+         *               },
+         *               {
+         *                 "purpose": "conversion",
+         *                 "kind": "official_rate",
+         *                 "operator": null,
+         *                 "value": "6.832163642321978698221074571770777717813",
+         *                 "value_currency_code": null,
+         *                 "amount_before": "28.805479538121",
+         *                 "currency_before": "USD",
+         *                 "amount": "196.80375",
+         *                 "currency_code": "CNY",
+         *                 "note": "USD to CNY at the official USD rates"
+         *               }
+         *             ],
+         *             "rates": [
+         *               {
+         *                 "currency_code": "CNY",
+         *                 "usd_rate": "0.1463665176",
+         *                 "rate_date": "2026-04-13"
+         *               },
+         *               {
+         *                 "currency_code": "USD",
+         *                 "usd_rate": "1",
+         *                 "rate_date": "2026-04-13"
+         *               }
+         *             ]
+         *           },
+         *           "status": "priced",
+         *           "net_amount": "4.273378559366640284130118567499483912",
+         *           "margin": "0.022196",
+         *           "credibility": 0.3968502629920499
+         *         }
+         *       ]
+         *     }
+         */
         ItemRoutesOut: {
             app_id: string;
             market_hash_name: string;
@@ -553,6 +1610,120 @@ export interface components {
             payout: "cash" | "balance";
             routes: components["schemas"]["RouteOut"][];
         };
+        /**
+         * @example {
+         *       "buy": {
+         *         "market_code": "CSFLOAT",
+         *         "side": "ask",
+         *         "market_currency_code": "USD",
+         *         "market_price_amount": "28.18",
+         *         "observed_at": "2026-07-16T00:00:00.000Z",
+         *         "fresh_at": "2026-07-16T00:00:00.000Z",
+         *         "age_seconds": 115200,
+         *         "credibility": 0.3968502629920499,
+         *         "path": "balance",
+         *         "priced": true,
+         *         "amount": "192.530371440633359715869881432500516088",
+         *         "unknown_purposes": [],
+         *         "reason": null,
+         *         "steps": [
+         *           {
+         *             "purpose": "conversion",
+         *             "kind": "official_rate",
+         *             "operator": null,
+         *             "value": "6.832163642321978698221074571770777717813",
+         *             "value_currency_code": null,
+         *             "amount_before": "28.18",
+         *             "currency_before": "USD",
+         *             "amount": "192.530371440633359715869881432500516088",
+         *             "currency_code": "CNY",
+         *             "note": "USD to CNY at the official USD rates"
+         *           }
+         *         ],
+         *         "rates": [
+         *           {
+         *             "currency_code": "USD",
+         *             "usd_rate": "1",
+         *             "rate_date": "2026-04-13"
+         *           },
+         *           {
+         *             "currency_code": "CNY",
+         *             "usd_rate": "0.1463665176",
+         *             "rate_date": "2026-04-13"
+         *           }
+         *         ]
+         *       },
+         *       "sell": {
+         *         "market_code": "BUFF163",
+         *         "side": "ask",
+         *         "market_currency_code": "CNY",
+         *         "market_price_amount": "201.85",
+         *         "observed_at": "2026-07-16T00:00:00.000Z",
+         *         "fresh_at": "2026-07-16T00:00:00.000Z",
+         *         "age_seconds": 115200,
+         *         "credibility": 0.3968502629920499,
+         *         "path": "sale",
+         *         "priced": true,
+         *         "amount": "196.80375",
+         *         "unknown_purposes": [],
+         *         "reason": null,
+         *         "steps": [
+         *           {
+         *             "purpose": "sale",
+         *             "kind": "fee",
+         *             "operator": "mul",
+         *             "value": "0.975",
+         *             "value_currency_code": null,
+         *             "amount_before": "201.85",
+         *             "currency_before": "CNY",
+         *             "amount": "196.80375",
+         *             "currency_code": "CNY",
+         *             "note": null
+         *           },
+         *           {
+         *             "purpose": "sale",
+         *             "kind": "convert",
+         *             "operator": "auto",
+         *             "value": "0.1463665176",
+         *             "value_currency_code": null,
+         *             "amount_before": "196.80375",
+         *             "currency_before": "CNY",
+         *             "amount": "28.805479538121",
+         *             "currency_code": "USD",
+         *             "note": null
+         *           },
+         *           {
+         *             "purpose": "conversion",
+         *             "kind": "official_rate",
+         *             "operator": null,
+         *             "value": "6.832163642321978698221074571770777717813",
+         *             "value_currency_code": null,
+         *             "amount_before": "28.805479538121",
+         *             "currency_before": "USD",
+         *             "amount": "196.80375",
+         *             "currency_code": "CNY",
+         *             "note": "USD to CNY at the official USD rates"
+         *           }
+         *         ],
+         *         "rates": [
+         *           {
+         *             "currency_code": "CNY",
+         *             "usd_rate": "0.1463665176",
+         *             "rate_date": "2026-04-13"
+         *           },
+         *           {
+         *             "currency_code": "USD",
+         *             "usd_rate": "1",
+         *             "rate_date": "2026-04-13"
+         *           }
+         *         ]
+         *       },
+         *       "status": "priced",
+         *       "net_amount": "4.273378559366640284130118567499483912",
+         *       "margin": "0.022196",
+         *       "credibility": 0.3968502629920499
+         *     }
+         */
         RouteOut: {
             buy: components["schemas"]["RouteLegOut"];
             sell: components["schemas"]["RouteLegOut"];
@@ -562,6 +1733,73 @@ export interface components {
             margin: string | null;
             credibility: number;
         };
+        /**
+         * @example {
+         *       "market_code": "BUFF163",
+         *       "side": "ask",
+         *       "market_currency_code": "CNY",
+         *       "market_price_amount": "201.85",
+         *       "observed_at": "2026-07-16T00:00:00.000Z",
+         *       "fresh_at": "2026-07-16T00:00:00.000Z",
+         *       "age_seconds": 115200,
+         *       "credibility": 0.3968502629920499,
+         *       "path": "sale",
+         *       "priced": true,
+         *       "amount": "196.80375",
+         *       "unknown_purposes": [],
+         *       "reason": null,
+         *       "steps": [
+         *         {
+         *           "purpose": "sale",
+         *           "kind": "fee",
+         *           "operator": "mul",
+         *           "value": "0.975",
+         *           "value_currency_code": null,
+         *           "amount_before": "201.85",
+         *           "currency_before": "CNY",
+         *           "amount": "196.80375",
+         *           "currency_code": "CNY",
+         *           "note": null
+         *         },
+         *         {
+         *           "purpose": "sale",
+         *           "kind": "convert",
+         *           "operator": "auto",
+         *           "value": "0.1463665176",
+         *           "value_currency_code": null,
+         *           "amount_before": "196.80375",
+         *           "currency_before": "CNY",
+         *           "amount": "28.805479538121",
+         *           "currency_code": "USD",
+         *           "note": null
+         *         },
+         *         {
+         *           "purpose": "conversion",
+         *           "kind": "official_rate",
+         *           "operator": null,
+         *           "value": "6.832163642321978698221074571770777717813",
+         *           "value_currency_code": null,
+         *           "amount_before": "28.805479538121",
+         *           "currency_before": "USD",
+         *           "amount": "196.80375",
+         *           "currency_code": "CNY",
+         *           "note": "USD to CNY at the official USD rates"
+         *         }
+         *       ],
+         *       "rates": [
+         *         {
+         *           "currency_code": "CNY",
+         *           "usd_rate": "0.1463665176",
+         *           "rate_date": "2026-04-13"
+         *         },
+         *         {
+         *           "currency_code": "USD",
+         *           "usd_rate": "1",
+         *           "rate_date": "2026-04-13"
+         *         }
+         *       ]
+         *     }
+         */
         RouteLegOut: {
             market_code: string;
             /** @enum {string} */
@@ -586,6 +1824,20 @@ export interface components {
             steps: components["schemas"]["AppliedFeeStepOut"][];
             rates: components["schemas"]["RateUsedOut"][];
         };
+        /**
+         * @example {
+         *       "purpose": "sale",
+         *       "kind": "fee",
+         *       "operator": "mul",
+         *       "value": "0.975",
+         *       "value_currency_code": null,
+         *       "amount_before": "201.85",
+         *       "currency_before": "CNY",
+         *       "amount": "196.80375",
+         *       "currency_code": "CNY",
+         *       "note": null
+         *     }
+         */
         AppliedFeeStepOut: {
             /** @enum {string} */
             purpose: "deposit" | "sale" | "withdraw" | "conversion";
@@ -602,12 +1854,93 @@ export interface components {
             currency_code: string;
             note: string | null;
         };
+        /**
+         * @example {
+         *       "currency_code": "CNY",
+         *       "usd_rate": "0.1463665176",
+         *       "rate_date": "2026-04-13"
+         *     }
+         */
         RateUsedOut: {
             currency_code: string;
             /** @description Decimal number as a string, plain notation. */
             usd_rate: string;
             rate_date: string | null;
         };
+        /**
+         * @example {
+         *       "summary": {
+         *         "service": {
+         *           "1784271600": "100.00"
+         *         },
+         *         "infrastructure": {
+         *           "1784271600": "87.50"
+         *         },
+         *         "datasource": {
+         *           "1784271600": "50.00"
+         *         }
+         *       },
+         *       "service": {
+         *         "web": {
+         *           "1784274300": {
+         *             "ok": 3,
+         *             "total": 3,
+         *             "availability": "100.00",
+         *             "latency_ms": 41
+         *           }
+         *         },
+         *         "api": {
+         *           "1784274300": {
+         *             "ok": 2,
+         *             "total": 3,
+         *             "availability": "66.67",
+         *             "latency_ms": 58
+         *           }
+         *         },
+         *         "api_cn": {},
+         *         "monitor": {}
+         *       },
+         *       "datasource": {
+         *         "realtime": {
+         *           "SKINPORT": {
+         *             "1784275140": 212
+         *           }
+         *         },
+         *         "result": {
+         *           "BUFF163": {
+         *             "1784271600": 3840
+         *           },
+         *           "SKINPORT": {
+         *             "1784271600": 12960
+         *           }
+         *         }
+         *       },
+         *       "infrastructure": {
+         *         "database": {
+         *           "1784274900": {
+         *             "latency_ms": 2
+         *           }
+         *         },
+         *         "export": {
+         *           "1784274900": {
+         *             "latency_ms": 9
+         *           }
+         *         },
+         *         "valuation": {},
+         *         "ingestion": {
+         *           "1784274900": {
+         *             "latency_ms": 4
+         *           }
+         *         }
+         *       },
+         *       "distribution": {
+         *         "52.52,13.40": {
+         *           "node_count": 3,
+         *           "datacenter_count": 1
+         *         }
+         *       }
+         *     }
+         */
         StatusOut: {
             /** @description Area -> completed UTC hour start -> score 0.00-100.00. Hours without data are absent. */
             summary: {
@@ -656,6 +1989,57 @@ export interface components {
                 };
             };
         };
+        /**
+         * @example {
+         *       "from": "2026-07-10",
+         *       "to": "2026-07-17",
+         *       "calibration_target": 0.6827,
+         *       "days": [
+         *         {
+         *           "date": "2026-07-16",
+         *           "source": "recomputed",
+         *           "segments": [
+         *             {
+         *               "segment": "all",
+         *               "value": "all",
+         *               "items": 29430,
+         *               "targets": 144833,
+         *               "median_error": 0.054774,
+         *               "p90_error": 0.478113,
+         *               "calibration": 0.714188
+         *             },
+         *             {
+         *               "segment": "target",
+         *               "value": "ask",
+         *               "items": 29425,
+         *               "targets": 120843,
+         *               "median_error": 0.066049,
+         *               "p90_error": 0.556183,
+         *               "calibration": 0.740664
+         *             },
+         *             {
+         *               "segment": "target",
+         *               "value": "bid",
+         *               "items": 23990,
+         *               "targets": 23990,
+         *               "median_error": 0.005247,
+         *               "p90_error": 0.136577,
+         *               "calibration": 0.515006
+         *             },
+         *             {
+         *               "segment": "band",
+         *               "value": "over_100",
+         *               "items": 7719,
+         *               "targets": 38123,
+         *               "median_error": 0.040418,
+         *               "p90_error": 0.195159,
+         *               "calibration": 0.831939
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
         ValuationAccuracyOut: {
             /** @description A UTC calendar date, YYYY-MM-DD. */
             from: string;
@@ -665,6 +2049,50 @@ export interface components {
             calibration_target: number;
             days: components["schemas"]["AccuracyDayOut"][];
         };
+        /**
+         * @example {
+         *       "date": "2026-07-16",
+         *       "source": "recomputed",
+         *       "segments": [
+         *         {
+         *           "segment": "all",
+         *           "value": "all",
+         *           "items": 29430,
+         *           "targets": 144833,
+         *           "median_error": 0.054774,
+         *           "p90_error": 0.478113,
+         *           "calibration": 0.714188
+         *         },
+         *         {
+         *           "segment": "target",
+         *           "value": "ask",
+         *           "items": 29425,
+         *           "targets": 120843,
+         *           "median_error": 0.066049,
+         *           "p90_error": 0.556183,
+         *           "calibration": 0.740664
+         *         },
+         *         {
+         *           "segment": "target",
+         *           "value": "bid",
+         *           "items": 23990,
+         *           "targets": 23990,
+         *           "median_error": 0.005247,
+         *           "p90_error": 0.136577,
+         *           "calibration": 0.515006
+         *         },
+         *         {
+         *           "segment": "band",
+         *           "value": "over_100",
+         *           "items": 7719,
+         *           "targets": 38123,
+         *           "median_error": 0.040418,
+         *           "p90_error": 0.195159,
+         *           "calibration": 0.831939
+         *         }
+         *       ]
+         *     }
+         */
         AccuracyDayOut: {
             /** @description A UTC calendar date, YYYY-MM-DD. */
             date: string;
@@ -675,6 +2103,17 @@ export interface components {
             source: "published" | "recomputed";
             segments: components["schemas"]["AccuracySegmentOut"][];
         };
+        /**
+         * @example {
+         *       "segment": "all",
+         *       "value": "all",
+         *       "items": 29430,
+         *       "targets": 144833,
+         *       "median_error": 0.054774,
+         *       "p90_error": 0.478113,
+         *       "calibration": 0.714188
+         *     }
+         */
         AccuracySegmentOut: {
             /** @enum {string} */
             segment: "all" | "target" | "sides" | "band" | "type";
@@ -687,6 +2126,16 @@ export interface components {
             /** @description Share of targets inside valuation x e^(+-uncertainty); for segment target, inside that side's amount x e^(+-its own uncertainty). */
             calibration: number;
         };
+        /**
+         * @example {
+         *       "code": "BUFF163",
+         *       "name": "BUFF",
+         *       "url": "https://buff.163.com",
+         *       "category": "marketplace",
+         *       "subCategory": "p2p",
+         *       "is_deprecated": false
+         *     }
+         */
         WebsiteOut: {
             code: string;
             name: string;
@@ -695,6 +2144,92 @@ export interface components {
             subCategory: string | null;
             is_deprecated: boolean;
         };
+        /**
+         * @example {
+         *       "website_code": "BUFF163",
+         *       "slots": {
+         *         "deposit": null,
+         *         "sale": {
+         *           "purpose": "sale",
+         *           "calculation_chain": {
+         *             "id": 2,
+         *             "name": "BUFF (buff.163.com) trade fee, CS2",
+         *             "start_currency": "CNY",
+         *             "steps": [
+         *               {
+         *                 "kind": "fee",
+         *                 "id": 2,
+         *                 "name": "BUFF (buff.163.com) trade fee, CS2 (mul 0.975)",
+         *                 "operator": "mul",
+         *                 "value": "0.975",
+         *                 "currency_code": null
+         *               },
+         *               {
+         *                 "kind": "convert",
+         *                 "id": 1,
+         *                 "name": "CNY to USD at official rates",
+         *                 "from": {
+         *                   "id": 8,
+         *                   "code": "CNY",
+         *                   "name": "Chinese yuan renminbi",
+         *                   "kind": "fiat",
+         *                   "usd_rate": "0.1463665176"
+         *                 },
+         *                 "to": {
+         *                   "id": 43,
+         *                   "code": "USD",
+         *                   "name": "US dollar",
+         *                   "kind": "fiat",
+         *                   "usd_rate": "1"
+         *                 },
+         *                 "mode": "auto",
+         *                 "rate": null
+         *               }
+         *             ]
+         *           }
+         *         },
+         *         "withdraw": {
+         *           "purpose": "withdraw",
+         *           "calculation_chain": {
+         *             "id": 3,
+         *             "name": "BUFF withdrawal (cash-out) fee",
+         *             "start_currency": "CNY",
+         *             "steps": [
+         *               {
+         *                 "kind": "fee",
+         *                 "id": 3,
+         *                 "name": "BUFF withdrawal (cash-out) fee (mul 0.99)",
+         *                 "operator": "mul",
+         *                 "value": "0.99",
+         *                 "currency_code": null
+         *               },
+         *               {
+         *                 "kind": "convert",
+         *                 "id": 1,
+         *                 "name": "CNY to USD at official rates",
+         *                 "from": {
+         *                   "id": 8,
+         *                   "code": "CNY",
+         *                   "name": "Chinese yuan renminbi",
+         *                   "kind": "fiat",
+         *                   "usd_rate": "0.1463665176"
+         *                 },
+         *                 "to": {
+         *                   "id": 43,
+         *                   "code": "USD",
+         *                   "name": "US dollar",
+         *                   "kind": "fiat",
+         *                   "usd_rate": "1"
+         *                 },
+         *                 "mode": "auto",
+         *                 "rate": null
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       }
+         *     }
+         */
         FeeScheduleOut: {
             website_code: string;
             slots: {
@@ -703,17 +2238,106 @@ export interface components {
                 withdraw: components["schemas"]["FeeScheduleSlotOut"] | null;
             };
         };
+        /**
+         * @example {
+         *       "purpose": "sale",
+         *       "calculation_chain": {
+         *         "id": 2,
+         *         "name": "BUFF (buff.163.com) trade fee, CS2",
+         *         "start_currency": "CNY",
+         *         "steps": [
+         *           {
+         *             "kind": "fee",
+         *             "id": 2,
+         *             "name": "BUFF (buff.163.com) trade fee, CS2 (mul 0.975)",
+         *             "operator": "mul",
+         *             "value": "0.975",
+         *             "currency_code": null
+         *           },
+         *           {
+         *             "kind": "convert",
+         *             "id": 1,
+         *             "name": "CNY to USD at official rates",
+         *             "from": {
+         *               "id": 8,
+         *               "code": "CNY",
+         *               "name": "Chinese yuan renminbi",
+         *               "kind": "fiat",
+         *               "usd_rate": "0.1463665176"
+         *             },
+         *             "to": {
+         *               "id": 43,
+         *               "code": "USD",
+         *               "name": "US dollar",
+         *               "kind": "fiat",
+         *               "usd_rate": "1"
+         *             },
+         *             "mode": "auto",
+         *             "rate": null
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
         FeeScheduleSlotOut: {
             /** @enum {string} */
             purpose: "deposit" | "sale" | "withdraw";
             calculation_chain: components["schemas"]["PublicCalculationChainOut"];
         };
+        /**
+         * @example {
+         *       "id": 2,
+         *       "name": "BUFF (buff.163.com) trade fee, CS2",
+         *       "start_currency": "CNY",
+         *       "steps": [
+         *         {
+         *           "kind": "fee",
+         *           "id": 2,
+         *           "name": "BUFF (buff.163.com) trade fee, CS2 (mul 0.975)",
+         *           "operator": "mul",
+         *           "value": "0.975",
+         *           "currency_code": null
+         *         },
+         *         {
+         *           "kind": "convert",
+         *           "id": 1,
+         *           "name": "CNY to USD at official rates",
+         *           "from": {
+         *             "id": 8,
+         *             "code": "CNY",
+         *             "name": "Chinese yuan renminbi",
+         *             "kind": "fiat",
+         *             "usd_rate": "0.1463665176"
+         *           },
+         *           "to": {
+         *             "id": 43,
+         *             "code": "USD",
+         *             "name": "US dollar",
+         *             "kind": "fiat",
+         *             "usd_rate": "1"
+         *           },
+         *           "mode": "auto",
+         *           "rate": null
+         *         }
+         *       ]
+         *     }
+         */
         PublicCalculationChainOut: {
             id: number | null;
             name: string | null;
             start_currency: string | null;
             steps: (components["schemas"]["PublicFeeOperatorOut"] | components["schemas"]["PublicConvertOperatorOut"] | components["schemas"]["PublicConvertOperatorGroupOut"])[];
         };
+        /**
+         * @example {
+         *       "kind": "fee",
+         *       "id": 2,
+         *       "name": "BUFF (buff.163.com) trade fee, CS2 (mul 0.975)",
+         *       "operator": "mul",
+         *       "value": "0.975",
+         *       "currency_code": null
+         *     }
+         */
         PublicFeeOperatorOut: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -728,6 +2352,29 @@ export interface components {
             value: string;
             currency_code: string | null;
         };
+        /**
+         * @example {
+         *       "kind": "convert",
+         *       "id": 1,
+         *       "name": "CNY to USD at official rates",
+         *       "from": {
+         *         "id": 8,
+         *         "code": "CNY",
+         *         "name": "Chinese yuan renminbi",
+         *         "kind": "fiat",
+         *         "usd_rate": "0.1463665176"
+         *       },
+         *       "to": {
+         *         "id": 43,
+         *         "code": "USD",
+         *         "name": "US dollar",
+         *         "kind": "fiat",
+         *         "usd_rate": "1"
+         *       },
+         *       "mode": "auto",
+         *       "rate": null
+         *     }
+         */
         PublicConvertOperatorOut: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -742,6 +2389,15 @@ export interface components {
             mode: "auto" | "fixed";
             rate: string | null;
         };
+        /**
+         * @example {
+         *       "id": 8,
+         *       "code": "CNY",
+         *       "name": "Chinese yuan renminbi",
+         *       "kind": "fiat",
+         *       "usd_rate": "0.1463665176"
+         *     }
+         */
         PublicCurrencyOut: {
             id: number | null;
             code: string;
@@ -750,6 +2406,58 @@ export interface components {
             /** @description Decimal number as a string, plain notation. */
             usd_rate: string;
         };
+        /**
+         * @example {
+         *       "kind": "convert_operator_group",
+         *       "id": null,
+         *       "name": "CNY to USD, the lower of the official and a fixed rate",
+         *       "rule": "min",
+         *       "members": [
+         *         {
+         *           "kind": "convert",
+         *           "id": 1,
+         *           "name": "CNY to USD at official rates",
+         *           "from": {
+         *             "id": 8,
+         *             "code": "CNY",
+         *             "name": "Chinese yuan renminbi",
+         *             "kind": "fiat",
+         *             "usd_rate": "0.1463665176"
+         *           },
+         *           "to": {
+         *             "id": 43,
+         *             "code": "USD",
+         *             "name": "US dollar",
+         *             "kind": "fiat",
+         *             "usd_rate": "1"
+         *           },
+         *           "mode": "auto",
+         *           "rate": null
+         *         },
+         *         {
+         *           "kind": "convert",
+         *           "id": null,
+         *           "name": "CNY to USD at 0.14",
+         *           "from": {
+         *             "id": 8,
+         *             "code": "CNY",
+         *             "name": "Chinese yuan renminbi",
+         *             "kind": "fiat",
+         *             "usd_rate": "0.1463665176"
+         *           },
+         *           "to": {
+         *             "id": 43,
+         *             "code": "USD",
+         *             "name": "US dollar",
+         *             "kind": "fiat",
+         *             "usd_rate": "1"
+         *           },
+         *           "mode": "fixed",
+         *           "rate": "0.14"
+         *         }
+         *       ]
+         *     }
+         */
         PublicConvertOperatorGroupOut: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -786,6 +2494,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "home_currency": "USD"
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["ConfigOut"];
                         meta: components["schemas"]["Meta"];
@@ -806,6 +2524,10 @@ export interface operations {
     listCurrencies: {
         parameters: {
             query?: {
+                /**
+                 * @description Case-insensitive substring of the currency code; omitted: every currency.
+                 * @example CN
+                 */
                 search?: string;
             };
             header?: never;
@@ -820,6 +2542,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 8,
+                     *           "code": "CNY",
+                     *           "name": "Chinese yuan renminbi",
+                     *           "kind": "fiat",
+                     *           "usd_rate": "0.1463665176",
+                     *           "owner_user_id": null,
+                     *           "is_official": true,
+                     *           "ref_count": 1,
+                     *           "is_deleted": false
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["CurrencyOut"][];
                         meta: components["schemas"]["Meta"];
@@ -851,6 +2593,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description The currency's `id`, a whole number.
+                 * @example 8
+                 */
                 currency_id: number;
             };
             cookie?: never;
@@ -863,6 +2609,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 8,
+                     *         "code": "CNY",
+                     *         "name": "Chinese yuan renminbi",
+                     *         "kind": "fiat",
+                     *         "usd_rate": "0.1463665176",
+                     *         "owner_user_id": null,
+                     *         "is_official": true,
+                     *         "ref_count": 1,
+                     *         "is_deleted": false
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["CurrencyOut"];
                         meta: components["schemas"]["Meta"];
@@ -913,6 +2677,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "method": "GET",
+                     *           "path": "/prices",
+                     *           "premium": false,
+                     *           "credit_cost": 1,
+                     *           "recommended_interval_seconds": 60,
+                     *           "rate_limit": {
+                     *             "max_requests": 120,
+                     *             "window_seconds": 60
+                     *           },
+                     *           "unit_pricing": null,
+                     *           "roles": [
+                     *             "user"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "method": "POST",
+                     *           "path": "/prices/batch",
+                     *           "premium": false,
+                     *           "credit_cost": 1,
+                     *           "recommended_interval_seconds": 60,
+                     *           "rate_limit": {
+                     *             "max_requests": 20,
+                     *             "window_seconds": 60
+                     *           },
+                     *           "unit_pricing": {
+                     *             "unit_size": 100,
+                     *             "units_body_field": "market_hash_names",
+                     *             "max_units": 1000
+                     *           },
+                     *           "roles": [
+                     *             "user"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["EndpointInfoOut"][];
                         meta: components["schemas"]["Meta"];
@@ -945,6 +2752,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": components["schemas"]["HealthOut"];
                 };
             };
@@ -974,6 +2786,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "user": {
+                     *           "id": "a5b6150f-bcea-413c-ba2e-aa6bedf54253",
+                     *           "name": null,
+                     *           "email": null,
+                     *           "email_verified": null,
+                     *           "image": null,
+                     *           "steam_id": null,
+                     *           "created_at": null,
+                     *           "base_currency": null
+                     *         },
+                     *         "subscription": null,
+                     *         "credit": {
+                     *           "total": 1000,
+                     *           "used": 1,
+                     *           "remaining": 999
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["SyncUserView"];
                         meta: components["schemas"]["Meta"];
@@ -1021,10 +2858,25 @@ export interface operations {
     getPrices: {
         parameters: {
             query: {
+                /**
+                 * @description The item's market hash name: exact and case-sensitive, 1-255 characters.
+                 * @example AK-47 | Redline (Field-Tested)
+                 */
                 market_hash_name: string;
+                /**
+                 * @description Game application id, 1-16 characters; default 730 (CS2).
+                 * @example 730
+                 */
                 app_id?: string;
-                /** @description Comma-separated market codes (spaces around codes ignored); CSCP selects the valuation. */
+                /**
+                 * @description Comma-separated market codes (spaces around codes ignored); CSCP selects the valuation.
+                 * @example BUFF163,SKINPORT,CSCP
+                 */
                 markets?: string;
+                /**
+                 * @description ask: sell listings; bid: buy orders; mid: the CSCP valuation; all (default): every side.
+                 * @example all
+                 */
                 side?: "ask" | "bid" | "mid" | "all";
             };
             header?: never;
@@ -1039,6 +2891,93 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "app_id": "730",
+                     *         "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *         "markets": [
+                     *           {
+                     *             "market_code": "BUFF163",
+                     *             "provider_code": "CSGOTRADER",
+                     *             "side": "ask",
+                     *             "market_currency_code": "CNY",
+                     *             "market_price_amount": "201.85",
+                     *             "quantity": null,
+                     *             "is_quantity_minimum": null,
+                     *             "is_all_items_same_price": null,
+                     *             "changed_at": "2026-07-16T00:00:00.000Z",
+                     *             "observed_at": "2026-07-16T00:00:00.000Z",
+                     *             "delisted_at": null,
+                     *             "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *             "valuation": null
+                     *           },
+                     *           {
+                     *             "market_code": "BUFF163",
+                     *             "provider_code": "CSGOTRADER",
+                     *             "side": "bid",
+                     *             "market_currency_code": "CNY",
+                     *             "market_price_amount": "198.19",
+                     *             "quantity": null,
+                     *             "is_quantity_minimum": null,
+                     *             "is_all_items_same_price": null,
+                     *             "changed_at": "2026-07-16T00:00:00.000Z",
+                     *             "observed_at": "2026-07-16T00:00:00.000Z",
+                     *             "delisted_at": null,
+                     *             "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *             "valuation": null
+                     *           },
+                     *           {
+                     *             "market_code": "CSCP",
+                     *             "provider_code": "CSCP",
+                     *             "side": "mid",
+                     *             "market_currency_code": "CNY",
+                     *             "market_price_amount": "201.744812",
+                     *             "quantity": null,
+                     *             "is_quantity_minimum": null,
+                     *             "is_all_items_same_price": null,
+                     *             "changed_at": "2026-07-17T06:00:00.000Z",
+                     *             "observed_at": null,
+                     *             "delisted_at": null,
+                     *             "fresh_at": "2026-07-17T06:00:00.000Z",
+                     *             "valuation": {
+                     *               "valuation_date": "2026-07-17",
+                     *               "credibility": 0.9202931669242483,
+                     *               "uncertainty": 0.083063,
+                     *               "is_two_sided": true,
+                     *               "ask_amount": "212.186726",
+                     *               "bid_amount": "191.302898",
+                     *               "ask_quote_count": 5,
+                     *               "bid_quote_count": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "market_code": "SKINPORT",
+                     *             "provider_code": "CSGOTRADER",
+                     *             "side": "ask",
+                     *             "market_currency_code": "EUR",
+                     *             "market_price_amount": "27.14",
+                     *             "quantity": null,
+                     *             "is_quantity_minimum": null,
+                     *             "is_all_items_same_price": null,
+                     *             "changed_at": "2026-07-16T00:00:00.000Z",
+                     *             "observed_at": "2026-07-16T00:00:00.000Z",
+                     *             "delisted_at": null,
+                     *             "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *             "valuation": null
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": true,
+                     *         "credit": {
+                     *           "cost": 1,
+                     *           "remaining": 999
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["ItemPricesOut"];
                         meta: components["schemas"]["Meta"];
@@ -1119,6 +3058,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "market_hash_names": [
+                 *         "AK-47 | Redline (Field-Tested)",
+                 *         "Recoil Case"
+                 *       ],
+                 *       "markets": [
+                 *         "BUFF163",
+                 *         "SKINPORT"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["BatchPricesIn"];
             };
         };
@@ -1129,6 +3080,124 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "app_id": "730",
+                     *         "side": "all",
+                     *         "items": [
+                     *           {
+                     *             "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *             "markets": [
+                     *               {
+                     *                 "market_code": "BUFF163",
+                     *                 "provider_code": "CSGOTRADER",
+                     *                 "side": "ask",
+                     *                 "market_currency_code": "CNY",
+                     *                 "market_price_amount": "201.85",
+                     *                 "quantity": null,
+                     *                 "is_quantity_minimum": null,
+                     *                 "is_all_items_same_price": null,
+                     *                 "changed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "observed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "delisted_at": null,
+                     *                 "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *                 "valuation": null
+                     *               },
+                     *               {
+                     *                 "market_code": "BUFF163",
+                     *                 "provider_code": "CSGOTRADER",
+                     *                 "side": "bid",
+                     *                 "market_currency_code": "CNY",
+                     *                 "market_price_amount": "198.19",
+                     *                 "quantity": null,
+                     *                 "is_quantity_minimum": null,
+                     *                 "is_all_items_same_price": null,
+                     *                 "changed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "observed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "delisted_at": null,
+                     *                 "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *                 "valuation": null
+                     *               },
+                     *               {
+                     *                 "market_code": "SKINPORT",
+                     *                 "provider_code": "CSGOTRADER",
+                     *                 "side": "ask",
+                     *                 "market_currency_code": "EUR",
+                     *                 "market_price_amount": "27.14",
+                     *                 "quantity": null,
+                     *                 "is_quantity_minimum": null,
+                     *                 "is_all_items_same_price": null,
+                     *                 "changed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "observed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "delisted_at": null,
+                     *                 "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *                 "valuation": null
+                     *               }
+                     *             ]
+                     *           },
+                     *           {
+                     *             "market_hash_name": "Recoil Case",
+                     *             "markets": [
+                     *               {
+                     *                 "market_code": "BUFF163",
+                     *                 "provider_code": "BUFF163",
+                     *                 "side": "ask",
+                     *                 "market_currency_code": "CNY",
+                     *                 "market_price_amount": "2.59",
+                     *                 "quantity": 17237,
+                     *                 "is_quantity_minimum": false,
+                     *                 "is_all_items_same_price": false,
+                     *                 "changed_at": "2026-04-27T11:09:00.000Z",
+                     *                 "observed_at": "2026-04-27T11:09:00.000Z",
+                     *                 "delisted_at": null,
+                     *                 "fresh_at": "2026-04-27T11:09:00.000Z",
+                     *                 "valuation": null
+                     *               },
+                     *               {
+                     *                 "market_code": "BUFF163",
+                     *                 "provider_code": "BUFF163",
+                     *                 "side": "bid",
+                     *                 "market_currency_code": "CNY",
+                     *                 "market_price_amount": "2.6",
+                     *                 "quantity": 12352,
+                     *                 "is_quantity_minimum": false,
+                     *                 "is_all_items_same_price": false,
+                     *                 "changed_at": "2026-04-27T11:09:00.000Z",
+                     *                 "observed_at": "2026-04-27T11:09:00.000Z",
+                     *                 "delisted_at": null,
+                     *                 "fresh_at": "2026-04-27T11:09:00.000Z",
+                     *                 "valuation": null
+                     *               },
+                     *               {
+                     *                 "market_code": "SKINPORT",
+                     *                 "provider_code": "CSGOTRADER",
+                     *                 "side": "ask",
+                     *                 "market_currency_code": "EUR",
+                     *                 "market_price_amount": "0.32",
+                     *                 "quantity": null,
+                     *                 "is_quantity_minimum": null,
+                     *                 "is_all_items_same_price": null,
+                     *                 "changed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "observed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "delisted_at": null,
+                     *                 "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *                 "valuation": null
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": true,
+                     *         "credit": {
+                     *           "cost": 1,
+                     *           "remaining": 999
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["BatchPricesOut"];
                         meta: components["schemas"]["Meta"];
@@ -1203,14 +3272,30 @@ export interface operations {
     getPriceChanges: {
         parameters: {
             query?: {
-                /** @description The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422. */
+                /**
+                 * @description The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422.
+                 * @example 316000
+                 */
                 since?: string;
+                /**
+                 * @description Game application id, 1-16 characters; default 730 (CS2).
+                 * @example 730
+                 */
                 app_id?: string;
-                /** @description Comma-separated market codes (CSCP: the valuation); default every market. */
+                /**
+                 * @description Comma-separated market codes (CSCP: the valuation); default every market.
+                 * @example BUFF163,SKINPORT,CSCP
+                 */
                 markets?: string;
-                /** @description ask, bid, mid (the CSCP valuation) or all (default). */
+                /**
+                 * @description ask, bid, mid (the CSCP valuation) or all (default).
+                 * @example all
+                 */
                 side?: "ask" | "bid" | "mid" | "all";
-                /** @description Changes per page, 1-1000 (default 1000). */
+                /**
+                 * @description Changes per page, 1-1000 (default 1000).
+                 * @example 2
+                 */
                 limit?: string;
             };
             header?: never;
@@ -1225,6 +3310,86 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "app_id": "730",
+                     *         "since": "316000",
+                     *         "next_cursor": "316002",
+                     *         "has_more": true,
+                     *         "changes": [
+                     *           {
+                     *             "seq": "316001",
+                     *             "market_hash_name": "Sticker Slab | woxic (Gold) | Austin 2025",
+                     *             "market_code": "CSCP",
+                     *             "side": "mid",
+                     *             "quote": {
+                     *               "market_code": "CSCP",
+                     *               "provider_code": "CSCP",
+                     *               "side": "mid",
+                     *               "market_currency_code": "CNY",
+                     *               "market_price_amount": "61.71795",
+                     *               "quantity": null,
+                     *               "is_quantity_minimum": null,
+                     *               "is_all_items_same_price": null,
+                     *               "changed_at": "2026-07-17T06:00:00.000Z",
+                     *               "observed_at": null,
+                     *               "delisted_at": null,
+                     *               "fresh_at": "2026-07-17T06:00:00.000Z",
+                     *               "valuation": {
+                     *                 "valuation_date": "2026-07-17",
+                     *                 "credibility": 0.7286928254780289,
+                     *                 "uncertainty": 0.316503,
+                     *                 "is_two_sided": false,
+                     *                 "ask_amount": "80.602041",
+                     *                 "bid_amount": null,
+                     *                 "ask_quote_count": 1,
+                     *                 "bid_quote_count": 0
+                     *               }
+                     *             }
+                     *           },
+                     *           {
+                     *             "seq": "316002",
+                     *             "market_hash_name": "Sticker Slab | xerolte (Holo) | Budapest 2025",
+                     *             "market_code": "CSCP",
+                     *             "side": "mid",
+                     *             "quote": {
+                     *               "market_code": "CSCP",
+                     *               "provider_code": "CSCP",
+                     *               "side": "mid",
+                     *               "market_currency_code": "CNY",
+                     *               "market_price_amount": "11.921515",
+                     *               "quantity": null,
+                     *               "is_quantity_minimum": null,
+                     *               "is_all_items_same_price": null,
+                     *               "changed_at": "2026-07-17T06:00:00.000Z",
+                     *               "observed_at": null,
+                     *               "delisted_at": null,
+                     *               "fresh_at": "2026-07-17T06:00:00.000Z",
+                     *               "valuation": {
+                     *                 "valuation_date": "2026-07-17",
+                     *                 "credibility": 0.7806424847144154,
+                     *                 "uncertainty": 0.247638,
+                     *                 "is_two_sided": false,
+                     *                 "ask_amount": "14.714286",
+                     *                 "bid_amount": null,
+                     *                 "ask_quote_count": 1,
+                     *                 "bid_quote_count": 0
+                     *               }
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": true,
+                     *         "credit": {
+                     *           "cost": 1,
+                     *           "remaining": 999
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PriceChangesOut"];
                         meta: components["schemas"]["Meta"];
@@ -1299,18 +3464,40 @@ export interface operations {
     subscribePriceChanges: {
         parameters: {
             query?: {
-                /** @description Start after this change sequence number (an export's change_seq or a feed cursor); the changes after it come first. Absent: from now (or the Last-Event-ID header). Older than the kept 24 h: 410; beyond the current sequence: 422. */
+                /**
+                 * @description Start after this change sequence number (an export's change_seq or a feed cursor); the changes after it come first. Absent: from now (or the Last-Event-ID header). Older than the kept 24 h: 410; beyond the current sequence: 422.
+                 * @example 316000
+                 */
                 since?: string;
+                /**
+                 * @description Game application id, 1-16 characters; default 730 (CS2).
+                 * @example 730
+                 */
                 app_id?: string;
-                /** @description Only these items (exact names, 1-255 characters each): repeat the parameter, up to 1,000 times. Absent: every item. */
+                /**
+                 * @description Only these items (exact names, 1-255 characters each): repeat the parameter, up to 1,000 times. Absent: every item.
+                 * @example [
+                 *       "AK-47 | Redline (Field-Tested)",
+                 *       "Recoil Case"
+                 *     ]
+                 */
                 market_hash_name?: string[];
-                /** @description Comma-separated market codes (CSCP: the valuation); default every market. */
+                /**
+                 * @description Comma-separated market codes (CSCP: the valuation); default every market.
+                 * @example BUFF163,SKINPORT,CSCP
+                 */
                 markets?: string;
-                /** @description ask, bid, mid (the CSCP valuation) or all (default). */
+                /**
+                 * @description ask, bid, mid (the CSCP valuation) or all (default).
+                 * @example all
+                 */
                 side?: "ask" | "bid" | "mid" | "all";
             };
             header?: {
-                /** @description The id of the last event received (a reconnecting EventSource sends it): resumes like `since`. */
+                /**
+                 * @description The id of the last event received (a reconnecting EventSource sends it): resumes like `since`.
+                 * @example 316002
+                 */
                 "last-event-id"?: string;
             };
             path?: never;
@@ -1395,10 +3582,22 @@ export interface operations {
     exportPrices: {
         parameters: {
             query?: {
+                /**
+                 * @description Game application id, 1-16 characters; default 730 (CS2).
+                 * @example 730
+                 */
                 app_id?: string;
+                /**
+                 * @description ask (default), bid, mid (only the valuations: a much smaller file) or all.
+                 * @example mid
+                 */
                 side?: "ask" | "bid" | "mid" | "all";
             };
             header?: {
+                /**
+                 * @description The ETag of the file received last: 304 (not billed) while the snapshot is unchanged.
+                 * @example "l8K_SKs_HIDpXAuB_I14VeXoo2xMUHuEdSy1kdlNjsA"
+                 */
                 "if-none-match"?: string;
             };
             path?: never;
@@ -1412,6 +3611,74 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "app_id": "730",
+                     *       "side": "mid",
+                     *       "generated_at": "2026-07-17T08:00:00.000Z",
+                     *       "change_seq": "316007",
+                     *       "items": [
+                     *         {
+                     *           "market_hash_name": "'Blueberries' Buckshot | NSWC SEAL",
+                     *           "markets": [
+                     *             {
+                     *               "market_code": "CSCP",
+                     *               "provider_code": "CSCP",
+                     *               "side": "mid",
+                     *               "market_currency_code": "CNY",
+                     *               "market_price_amount": "103.584052",
+                     *               "quantity": null,
+                     *               "is_quantity_minimum": null,
+                     *               "is_all_items_same_price": null,
+                     *               "changed_at": "2026-07-17T06:00:00.000Z",
+                     *               "observed_at": null,
+                     *               "delisted_at": null,
+                     *               "fresh_at": "2026-07-17T06:00:00.000Z",
+                     *               "valuation": {
+                     *                 "valuation_date": "2026-07-17",
+                     *                 "credibility": 0.9218313405304887,
+                     *                 "uncertainty": 0.081393,
+                     *                 "is_two_sided": true,
+                     *                 "ask_amount": "111.511829",
+                     *                 "bid_amount": "95.656275",
+                     *                 "ask_quote_count": 5,
+                     *                 "bid_quote_count": 1
+                     *               }
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "market_hash_name": "'Medium Rare' Crasswater | Guerrilla Warfare",
+                     *           "markets": [
+                     *             {
+                     *               "market_code": "CSCP",
+                     *               "provider_code": "CSCP",
+                     *               "side": "mid",
+                     *               "market_currency_code": "CNY",
+                     *               "market_price_amount": "182.077773",
+                     *               "quantity": null,
+                     *               "is_quantity_minimum": null,
+                     *               "is_all_items_same_price": null,
+                     *               "changed_at": "2026-07-17T06:00:00.000Z",
+                     *               "observed_at": null,
+                     *               "delisted_at": null,
+                     *               "fresh_at": "2026-07-17T06:00:00.000Z",
+                     *               "valuation": {
+                     *                 "valuation_date": "2026-07-17",
+                     *                 "credibility": 0.8985373538999801,
+                     *                 "uncertainty": 0.106987,
+                     *                 "is_two_sided": true,
+                     *                 "ask_amount": "192.128691",
+                     *                 "bid_amount": "172.026855",
+                     *                 "ask_quote_count": 5,
+                     *                 "bid_quote_count": 1
+                     *               }
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ExportOut"];
                 };
             };
@@ -1490,17 +3757,40 @@ export interface operations {
     getPriceHistory: {
         parameters: {
             query: {
+                /**
+                 * @description The item's market hash name: exact and case-sensitive, 1-255 characters.
+                 * @example AK-47 | Redline (Field-Tested)
+                 */
                 market_hash_name: string;
+                /**
+                 * @description Game application id, 1-16 characters; default 730 (CS2).
+                 * @example 730
+                 */
                 app_id?: string;
-                /** @description Comma-separated market codes (default: every market with history). */
+                /**
+                 * @description Comma-separated market codes (default: every market with history).
+                 * @example BUFF163,CSCP
+                 */
                 markets?: string;
-                /** @description ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all (default): everything, sales included. */
+                /**
+                 * @description ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all (default): everything, sales included.
+                 * @example all
+                 */
                 side?: "ask" | "bid" | "mid" | "all";
-                /** @description First UTC day; default: the longest span the interval allows, ending at `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
+                /**
+                 * @description First UTC day; default: the longest span the interval allows, ending at `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+                 * @example 2026-07-10
+                 */
                 from?: string;
-                /** @description Last UTC day; default today. `from` after `to` is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
+                /**
+                 * @description Last UTC day; default today. `from` after `to` is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+                 * @example 2026-07-17
+                 */
                 to?: string;
-                /** @description day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days). */
+                /**
+                 * @description day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days).
+                 * @example day
+                 */
                 interval?: "day" | "week" | "month";
             };
             header?: never;
@@ -1515,6 +3805,175 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "app_id": "730",
+                     *         "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *         "from": "2026-07-10",
+                     *         "to": "2026-07-17",
+                     *         "interval": "day",
+                     *         "series": [
+                     *           {
+                     *             "market_code": "BUFF163",
+                     *             "series": "ask",
+                     *             "side": "ask",
+                     *             "currency_code": "CNY",
+                     *             "candles": [
+                     *               {
+                     *                 "date": "2026-07-11",
+                     *                 "open": "200.33",
+                     *                 "high": "200.33",
+                     *                 "low": "200.33",
+                     *                 "close": "200.33",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               },
+                     *               {
+                     *                 "date": "2026-07-12",
+                     *                 "open": "203.31",
+                     *                 "high": "203.31",
+                     *                 "low": "203.31",
+                     *                 "close": "203.31",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               },
+                     *               {
+                     *                 "date": "2026-07-13",
+                     *                 "open": "203.48",
+                     *                 "high": "203.48",
+                     *                 "low": "203.48",
+                     *                 "close": "203.48",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               },
+                     *               {
+                     *                 "date": "2026-07-14",
+                     *                 "open": "200.28",
+                     *                 "high": "200.28",
+                     *                 "low": "200.28",
+                     *                 "close": "200.28",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               },
+                     *               {
+                     *                 "date": "2026-07-16",
+                     *                 "open": "201.85",
+                     *                 "high": "201.85",
+                     *                 "low": "201.85",
+                     *                 "close": "201.85",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               }
+                     *             ]
+                     *           },
+                     *           {
+                     *             "market_code": "BUFF163",
+                     *             "series": "bid",
+                     *             "side": "bid",
+                     *             "currency_code": "CNY",
+                     *             "candles": [
+                     *               {
+                     *                 "date": "2026-07-11",
+                     *                 "open": "201.28",
+                     *                 "high": "201.28",
+                     *                 "low": "201.28",
+                     *                 "close": "201.28",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               },
+                     *               {
+                     *                 "date": "2026-07-12",
+                     *                 "open": "200.33",
+                     *                 "high": "200.33",
+                     *                 "low": "200.33",
+                     *                 "close": "200.33",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               },
+                     *               {
+                     *                 "date": "2026-07-13",
+                     *                 "open": "197.44",
+                     *                 "high": "197.44",
+                     *                 "low": "197.44",
+                     *                 "close": "197.44",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               },
+                     *               {
+                     *                 "date": "2026-07-14",
+                     *                 "open": "196.28",
+                     *                 "high": "196.28",
+                     *                 "low": "196.28",
+                     *                 "close": "196.28",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               },
+                     *               {
+                     *                 "date": "2026-07-16",
+                     *                 "open": "198.19",
+                     *                 "high": "198.19",
+                     *                 "low": "198.19",
+                     *                 "close": "198.19",
+                     *                 "observations": 1,
+                     *                 "quantity": null,
+                     *                 "volume": null,
+                     *                 "delisted": false,
+                     *                 "days": 1
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "cscp": [
+                     *           {
+                     *             "date": "2026-07-17",
+                     *             "mid": "201.744812",
+                     *             "ask_amount": "212.186726",
+                     *             "bid_amount": "191.302898",
+                     *             "uncertainty": 0.083063,
+                     *             "band_low": "185.6644",
+                     *             "band_high": "219.218",
+                     *             "is_two_sided": true
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": true,
+                     *         "credit": {
+                     *           "cost": 1,
+                     *           "remaining": 999
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["ItemHistoryOut"];
                         meta: components["schemas"]["Meta"];
@@ -1589,19 +4048,45 @@ export interface operations {
     getRoutes: {
         parameters: {
             query: {
+                /**
+                 * @description The item's market hash name: exact and case-sensitive, 1-255 characters.
+                 * @example AK-47 | Redline (Field-Tested)
+                 */
                 market_hash_name: string;
+                /**
+                 * @description Game application id, 1-16 characters; default 730 (CS2).
+                 * @example 730
+                 */
                 app_id?: string;
-                /** @description The currency of every amount: an official currency code (GET /currencies). */
+                /**
+                 * @description The currency of every amount: an official currency code (GET /currencies).
+                 * @example CNY
+                 */
                 currency: string;
-                /** @description Comma-separated market codes to buy on (default: every market with an ask). */
+                /**
+                 * @description Comma-separated market codes to buy on (default: every market with an ask).
+                 * @example YOUPIN,CSFLOAT
+                 */
                 buy_on?: string;
-                /** @description Comma-separated market codes to sell on (default: every market). */
+                /**
+                 * @description Comma-separated market codes to sell on (default: every market).
+                 * @example BUFF163
+                 */
                 sell_on?: string;
-                /** @description cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there. */
+                /**
+                 * @description cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there.
+                 * @example balance
+                 */
                 fund?: "cash" | "balance";
-                /** @description cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market. */
+                /**
+                 * @description cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.
+                 * @example balance
+                 */
                 payout?: "cash" | "balance";
-                /** @description Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0. */
+                /**
+                 * @description Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.
+                 * @example 0.25
+                 */
                 min_credibility?: string;
             };
             header?: never;
@@ -1616,6 +4101,139 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "app_id": "730",
+                     *         "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *         "currency_code": "CNY",
+                     *         "fund": "balance",
+                     *         "payout": "balance",
+                     *         "routes": [
+                     *           {
+                     *             "buy": {
+                     *               "market_code": "CSFLOAT",
+                     *               "side": "ask",
+                     *               "market_currency_code": "USD",
+                     *               "market_price_amount": "28.18",
+                     *               "observed_at": "2026-07-16T00:00:00.000Z",
+                     *               "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *               "age_seconds": 115200,
+                     *               "credibility": 0.3968502629920499,
+                     *               "path": "balance",
+                     *               "priced": true,
+                     *               "amount": "192.530371440633359715869881432500516088",
+                     *               "unknown_purposes": [],
+                     *               "reason": null,
+                     *               "steps": [
+                     *                 {
+                     *                   "purpose": "conversion",
+                     *                   "kind": "official_rate",
+                     *                   "operator": null,
+                     *                   "value": "6.832163642321978698221074571770777717813",
+                     *                   "value_currency_code": null,
+                     *                   "amount_before": "28.18",
+                     *                   "currency_before": "USD",
+                     *                   "amount": "192.530371440633359715869881432500516088",
+                     *                   "currency_code": "CNY",
+                     *                   "note": "USD to CNY at the official USD rates"
+                     *                 }
+                     *               ],
+                     *               "rates": [
+                     *                 {
+                     *                   "currency_code": "USD",
+                     *                   "usd_rate": "1",
+                     *                   "rate_date": "2026-04-13"
+                     *                 },
+                     *                 {
+                     *                   "currency_code": "CNY",
+                     *                   "usd_rate": "0.1463665176",
+                     *                   "rate_date": "2026-04-13"
+                     *                 }
+                     *               ]
+                     *             },
+                     *             "sell": {
+                     *               "market_code": "BUFF163",
+                     *               "side": "ask",
+                     *               "market_currency_code": "CNY",
+                     *               "market_price_amount": "201.85",
+                     *               "observed_at": "2026-07-16T00:00:00.000Z",
+                     *               "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *               "age_seconds": 115200,
+                     *               "credibility": 0.3968502629920499,
+                     *               "path": "sale",
+                     *               "priced": true,
+                     *               "amount": "196.80375",
+                     *               "unknown_purposes": [],
+                     *               "reason": null,
+                     *               "steps": [
+                     *                 {
+                     *                   "purpose": "sale",
+                     *                   "kind": "fee",
+                     *                   "operator": "mul",
+                     *                   "value": "0.975",
+                     *                   "value_currency_code": null,
+                     *                   "amount_before": "201.85",
+                     *                   "currency_before": "CNY",
+                     *                   "amount": "196.80375",
+                     *                   "currency_code": "CNY",
+                     *                   "note": null
+                     *                 },
+                     *                 {
+                     *                   "purpose": "sale",
+                     *                   "kind": "convert",
+                     *                   "operator": "auto",
+                     *                   "value": "0.1463665176",
+                     *                   "value_currency_code": null,
+                     *                   "amount_before": "196.80375",
+                     *                   "currency_before": "CNY",
+                     *                   "amount": "28.805479538121",
+                     *                   "currency_code": "USD",
+                     *                   "note": null
+                     *                 },
+                     *                 {
+                     *                   "purpose": "conversion",
+                     *                   "kind": "official_rate",
+                     *                   "operator": null,
+                     *                   "value": "6.832163642321978698221074571770777717813",
+                     *                   "value_currency_code": null,
+                     *                   "amount_before": "28.805479538121",
+                     *                   "currency_before": "USD",
+                     *                   "amount": "196.80375",
+                     *                   "currency_code": "CNY",
+                     *                   "note": "USD to CNY at the official USD rates"
+                     *                 }
+                     *               ],
+                     *               "rates": [
+                     *                 {
+                     *                   "currency_code": "CNY",
+                     *                   "usd_rate": "0.1463665176",
+                     *                   "rate_date": "2026-04-13"
+                     *                 },
+                     *                 {
+                     *                   "currency_code": "USD",
+                     *                   "usd_rate": "1",
+                     *                   "rate_date": "2026-04-13"
+                     *                 }
+                     *               ]
+                     *             },
+                     *             "status": "priced",
+                     *             "net_amount": "4.273378559366640284130118567499483912",
+                     *             "margin": "0.022196",
+                     *             "credibility": 0.3968502629920499
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": true,
+                     *         "credit": {
+                     *           "cost": 1,
+                     *           "remaining": 999
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["ItemRoutesOut"];
                         meta: components["schemas"]["Meta"];
@@ -1702,6 +4320,85 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "summary": {
+                     *           "service": {
+                     *             "1784271600": "100.00"
+                     *           },
+                     *           "infrastructure": {
+                     *             "1784271600": "87.50"
+                     *           },
+                     *           "datasource": {
+                     *             "1784271600": "50.00"
+                     *           }
+                     *         },
+                     *         "service": {
+                     *           "web": {
+                     *             "1784274300": {
+                     *               "ok": 3,
+                     *               "total": 3,
+                     *               "availability": "100.00",
+                     *               "latency_ms": 41
+                     *             }
+                     *           },
+                     *           "api": {
+                     *             "1784274300": {
+                     *               "ok": 2,
+                     *               "total": 3,
+                     *               "availability": "66.67",
+                     *               "latency_ms": 58
+                     *             }
+                     *           },
+                     *           "api_cn": {},
+                     *           "monitor": {}
+                     *         },
+                     *         "datasource": {
+                     *           "realtime": {
+                     *             "SKINPORT": {
+                     *               "1784275140": 212
+                     *             }
+                     *           },
+                     *           "result": {
+                     *             "BUFF163": {
+                     *               "1784271600": 3840
+                     *             },
+                     *             "SKINPORT": {
+                     *               "1784271600": 12960
+                     *             }
+                     *           }
+                     *         },
+                     *         "infrastructure": {
+                     *           "database": {
+                     *             "1784274900": {
+                     *               "latency_ms": 2
+                     *             }
+                     *           },
+                     *           "export": {
+                     *             "1784274900": {
+                     *               "latency_ms": 9
+                     *             }
+                     *           },
+                     *           "valuation": {},
+                     *           "ingestion": {
+                     *             "1784274900": {
+                     *               "latency_ms": 4
+                     *             }
+                     *           }
+                     *         },
+                     *         "distribution": {
+                     *           "52.52,13.40": {
+                     *             "node_count": 3,
+                     *             "datacenter_count": 1
+                     *           }
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["StatusOut"];
                         meta: components["schemas"]["Meta"];
@@ -1722,9 +4419,15 @@ export interface operations {
     getValuationAccuracy: {
         parameters: {
             query?: {
-                /** @description First valuation day (UTC); default 89 days before `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
+                /**
+                 * @description First valuation day (UTC); default 89 days before `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+                 * @example 2026-07-10
+                 */
                 from?: string;
-                /** @description Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
+                /**
+                 * @description Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+                 * @example 2026-07-17
+                 */
                 to?: string;
             };
             header?: never;
@@ -1739,6 +4442,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "from": "2026-07-10",
+                     *         "to": "2026-07-17",
+                     *         "calibration_target": 0.6827,
+                     *         "days": [
+                     *           {
+                     *             "date": "2026-07-16",
+                     *             "source": "recomputed",
+                     *             "segments": [
+                     *               {
+                     *                 "segment": "all",
+                     *                 "value": "all",
+                     *                 "items": 29430,
+                     *                 "targets": 144833,
+                     *                 "median_error": 0.054774,
+                     *                 "p90_error": 0.478113,
+                     *                 "calibration": 0.714188
+                     *               },
+                     *               {
+                     *                 "segment": "target",
+                     *                 "value": "ask",
+                     *                 "items": 29425,
+                     *                 "targets": 120843,
+                     *                 "median_error": 0.066049,
+                     *                 "p90_error": 0.556183,
+                     *                 "calibration": 0.740664
+                     *               },
+                     *               {
+                     *                 "segment": "target",
+                     *                 "value": "bid",
+                     *                 "items": 23990,
+                     *                 "targets": 23990,
+                     *                 "median_error": 0.005247,
+                     *                 "p90_error": 0.136577,
+                     *                 "calibration": 0.515006
+                     *               },
+                     *               {
+                     *                 "segment": "band",
+                     *                 "value": "over_100",
+                     *                 "items": 7719,
+                     *                 "targets": 38123,
+                     *                 "median_error": 0.040418,
+                     *                 "p90_error": 0.195159,
+                     *                 "calibration": 0.831939
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["ValuationAccuracyOut"];
                         meta: components["schemas"]["Meta"];
@@ -1768,6 +4527,10 @@ export interface operations {
     listWebsites: {
         parameters: {
             query?: {
+                /**
+                 * @description true: deprecated marketplaces too. Default false.
+                 * @example false
+                 */
                 include_deprecated?: "true" | "false";
             };
             header?: never;
@@ -1782,6 +4545,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "code": "BITSKINS",
+                     *           "name": "BitSkins",
+                     *           "url": "https://bitskins.com",
+                     *           "category": "marketplace",
+                     *           "subCategory": "p2p",
+                     *           "is_deprecated": false
+                     *         },
+                     *         {
+                     *           "code": "BUFF163",
+                     *           "name": "BUFF",
+                     *           "url": "https://buff.163.com",
+                     *           "category": "marketplace",
+                     *           "subCategory": "p2p",
+                     *           "is_deprecated": false
+                     *         },
+                     *         {
+                     *           "code": "C5GAME",
+                     *           "name": "C5GAME",
+                     *           "url": "https://www.c5game.com",
+                     *           "category": "marketplace",
+                     *           "subCategory": "p2p",
+                     *           "is_deprecated": false
+                     *         },
+                     *         {
+                     *           "code": "CSFLOAT",
+                     *           "name": "CSFloat",
+                     *           "url": "https://csfloat.com",
+                     *           "category": "marketplace",
+                     *           "subCategory": "p2p",
+                     *           "is_deprecated": false
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["WebsiteOut"][];
                         meta: components["schemas"]["Meta"];
@@ -1813,6 +4617,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /**
+                 * @description A marketplace code as GET /websites lists it.
+                 * @example BUFF163
+                 */
                 code: string;
             };
             cookie?: never;
@@ -1825,6 +4633,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "code": "BUFF163",
+                     *         "name": "BUFF",
+                     *         "url": "https://buff.163.com",
+                     *         "category": "marketplace",
+                     *         "subCategory": "p2p",
+                     *         "is_deprecated": false
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["WebsiteOut"];
                         meta: components["schemas"]["Meta"];
@@ -1863,11 +4686,18 @@ export interface operations {
     getFeeSchedule: {
         parameters: {
             query?: {
-                /** @description The schedule in force on this UTC day; default today. A fee change makes a new version; older days keep theirs. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
+                /**
+                 * @description The schedule in force on this UTC day; default today. A fee change makes a new version; older days keep theirs. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+                 * @example 2026-07-17
+                 */
                 as_of?: string;
             };
             header?: never;
             path: {
+                /**
+                 * @description A marketplace code as GET /websites lists it.
+                 * @example BUFF163
+                 */
                 code: string;
             };
             cookie?: never;
@@ -1880,6 +4710,97 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "website_code": "BUFF163",
+                     *         "slots": {
+                     *           "deposit": null,
+                     *           "sale": {
+                     *             "purpose": "sale",
+                     *             "calculation_chain": {
+                     *               "id": 2,
+                     *               "name": "BUFF (buff.163.com) trade fee, CS2",
+                     *               "start_currency": "CNY",
+                     *               "steps": [
+                     *                 {
+                     *                   "kind": "fee",
+                     *                   "id": 2,
+                     *                   "name": "BUFF (buff.163.com) trade fee, CS2 (mul 0.975)",
+                     *                   "operator": "mul",
+                     *                   "value": "0.975",
+                     *                   "currency_code": null
+                     *                 },
+                     *                 {
+                     *                   "kind": "convert",
+                     *                   "id": 1,
+                     *                   "name": "CNY to USD at official rates",
+                     *                   "from": {
+                     *                     "id": 8,
+                     *                     "code": "CNY",
+                     *                     "name": "Chinese yuan renminbi",
+                     *                     "kind": "fiat",
+                     *                     "usd_rate": "0.1463665176"
+                     *                   },
+                     *                   "to": {
+                     *                     "id": 43,
+                     *                     "code": "USD",
+                     *                     "name": "US dollar",
+                     *                     "kind": "fiat",
+                     *                     "usd_rate": "1"
+                     *                   },
+                     *                   "mode": "auto",
+                     *                   "rate": null
+                     *                 }
+                     *               ]
+                     *             }
+                     *           },
+                     *           "withdraw": {
+                     *             "purpose": "withdraw",
+                     *             "calculation_chain": {
+                     *               "id": 3,
+                     *               "name": "BUFF withdrawal (cash-out) fee",
+                     *               "start_currency": "CNY",
+                     *               "steps": [
+                     *                 {
+                     *                   "kind": "fee",
+                     *                   "id": 3,
+                     *                   "name": "BUFF withdrawal (cash-out) fee (mul 0.99)",
+                     *                   "operator": "mul",
+                     *                   "value": "0.99",
+                     *                   "currency_code": null
+                     *                 },
+                     *                 {
+                     *                   "kind": "convert",
+                     *                   "id": 1,
+                     *                   "name": "CNY to USD at official rates",
+                     *                   "from": {
+                     *                     "id": 8,
+                     *                     "code": "CNY",
+                     *                     "name": "Chinese yuan renminbi",
+                     *                     "kind": "fiat",
+                     *                     "usd_rate": "0.1463665176"
+                     *                   },
+                     *                   "to": {
+                     *                     "id": 43,
+                     *                     "code": "USD",
+                     *                     "name": "US dollar",
+                     *                     "kind": "fiat",
+                     *                     "usd_rate": "1"
+                     *                   },
+                     *                   "mode": "auto",
+                     *                   "rate": null
+                     *                 }
+                     *               ]
+                     *             }
+                     *           }
+                     *         }
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["FeeScheduleOut"];
                         meta: components["schemas"]["Meta"];
