@@ -54,6 +54,15 @@ def literal(value: object) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
+def docstring(text: str, indent: str) -> list[str]:
+    """`text` as a docstring's lines at `indent` (backslashes and triple quotes escaped; one line when it fits)."""
+    body = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    lines = body.splitlines()
+    if len(lines) == 1:
+        return [f'{indent}"""{body}"""']
+    return [f'{indent}"""{lines[0]}', *[f"{indent}{line}".rstrip() for line in lines[1:]], f'{indent}"""']
+
+
 def comment_lines(text: str | None, indent: str) -> list[str]:
     if not text:
         return []
@@ -131,7 +140,7 @@ class Generator:
             fields.append((prop, t if prop in required else f"NotRequired[{t}]", sub.get("description")))
         doc = str(schema.get("description") or f"The {name} object of the contract.")
         if all(p.isidentifier() and not keyword.iskeyword(p) for p, _, _ in fields):
-            lines = [f"class {name}(TypedDict):", f'    """{doc}"""', ""]
+            lines = [f"class {name}(TypedDict):", *docstring(doc, "    "), ""]
             for prop, t, desc in fields:
                 lines += comment_lines(desc, "    ")
                 lines.append(f"    {prop}: {t}")
@@ -142,7 +151,7 @@ class Generator:
             for prop, t, desc in fields:
                 lines += comment_lines(desc, "        ")
                 lines.append(f"        {json.dumps(prop)}: {t!r},")
-            lines += ["    },", ")", f'{name}.__doc__ = """{doc}"""']
+            lines += ["    },", ")", f"{name}.__doc__ = {doc!r}"]
             self.functional.append("\n".join(lines))
 
     # -- operations ----------------------------------------------------------------------------------------
@@ -164,6 +173,7 @@ class Generator:
         resolved = self.schemas.get(answer["$ref"].rsplit("/", 1)[-1], {}) if "$ref" in answer else answer
         envelope = set(resolved.get("properties", {})) == {"data", "meta"}
         returns = self.type_of(resolved["properties"]["data"], pascal(op_id) + "Data") if envelope else self.type_of(answer, pascal(op_id) + "Out")
+        documented: list[str] = []
         positional: list[str] = []
         keywords: list[str] = []
         path_args: list[str] = []
@@ -173,6 +183,9 @@ class Generator:
                 continue
             arg = py_name(p["name"])
             t = self.type_of(p.get("schema", {}), pascal(op_id) + pascal(p["name"]))
+            described = p.get("description") or p.get("schema", {}).get("description")
+            if described:
+                documented.append(f"`{arg}`: {described}")
             if p["in"] == "path":
                 positional.append(f"{arg}: {t}")
                 path_args.append(f"{json.dumps(p['name'])}: {arg}")
@@ -192,7 +205,12 @@ class Generator:
         billing = (f"{cost} credit{'s' if cost != 1 else ''}" if cost else "free") + (
             f", {limit['max_requests']} per {limit['window_seconds']} s" if limit else ""
         )
-        lines = [f"    def {fname}({', '.join(args)}) -> {returns}:", f'        """{method} {path} ({op_id}: {billing})."""']
+        head = f"{method} {path} ({op_id}: {billing})"
+        text = f"{op['summary']}: {head}." if op.get("summary") else f"{head}."
+        for part in (op.get("description"), "\n".join(documented)):
+            if part:
+                text += "\n\n" + part.strip()
+        lines = [f"    def {fname}({', '.join(args)}) -> {returns}:", *docstring(text, "        ")]
         query = "{" + ", ".join(f"{json.dumps(n)}: {a}" for n, a in query_args) + "}"
         call = f"self._call({json.dumps(method)}, {json.dumps(path)}, path_params={{{', '.join(path_args)}}}, query={query}"
         call += ", body=body" if body is not None else ""

@@ -93,7 +93,9 @@ class Meta(TypedDict):
 class CreditMeta(TypedDict):
     """The CreditMeta object of the contract."""
 
+    #: Credits this request cost.
     cost: int
+    #: Estimated balance after the request: a hint, may be slightly off under concurrent requests.
     remaining: int
 
 
@@ -183,6 +185,7 @@ class EndpointInfoOut(TypedDict):
     method: str
     path: str
     premium: bool
+    #: Credits per request (with unit_pricing: per block of units); 0 = free.
     credit_cost: int
     recommended_interval_seconds: int | None
     rate_limit: EndpointInfoOutRateLimit | None
@@ -223,6 +226,7 @@ class SyncUserViewCredit(TypedDict):
 
     total: int
     used: int
+    #: `total` minus `used`, never below 0.
     remaining: int
 
 
@@ -602,7 +606,7 @@ ItemHistoryOut = TypedDict(
         "cscp": 'list[CscpPointOut]',
     },
 )
-ItemHistoryOut.__doc__ = """The ItemHistoryOut object of the contract."""
+ItemHistoryOut.__doc__ = 'The ItemHistoryOut object of the contract.'
 
 ValuationAccuracyOut = TypedDict(
     "ValuationAccuracyOut",
@@ -616,7 +620,7 @@ ValuationAccuracyOut = TypedDict(
         "days": 'list[AccuracyDayOut]',
     },
 )
-ValuationAccuracyOut.__doc__ = """The ValuationAccuracyOut object of the contract."""
+ValuationAccuracyOut.__doc__ = 'The ValuationAccuracyOut object of the contract.'
 
 PublicConvertOperatorOut = TypedDict(
     "PublicConvertOperatorOut",
@@ -630,7 +634,7 @@ PublicConvertOperatorOut = TypedDict(
         "rate": 'str | None',
     },
 )
-PublicConvertOperatorOut.__doc__ = """The PublicConvertOperatorOut object of the contract."""
+PublicConvertOperatorOut.__doc__ = 'The PublicConvertOperatorOut object of the contract.'
 
 
 ErrorDetails = ErrorDetailsObject | None
@@ -643,65 +647,169 @@ class Operations:
         raise NotImplementedError
 
     def get_config(self) -> ConfigOut:
-        """GET /config (getConfig: free)."""
+        """Public configuration: GET /config (getConfig: free).
+
+        The service's public settings: the home currency. The caller's own base currency is an account setting (GET /me). Sent with `Cache-Control: no-store`.
+        """
         return self._call("GET", "/config", path_params={}, query={}, envelope=True)  # type: ignore[no-any-return]
 
     def list_currencies(self, *, search: str | None = None) -> list[CurrencyOut]:
-        """GET /currencies (listCurrencies: free)."""
+        """List official currencies: GET /currencies (listCurrencies: free).
+
+        The official currencies with their USD rates (`usd_rate`: US dollars per unit), ordered by code. `search` keeps the codes containing it, case-insensitively.
+
+        `search`: Case-insensitive substring of the currency code; omitted: every currency.
+        """
         return self._call("GET", "/currencies", path_params={}, query={"search": search}, envelope=True)  # type: ignore[no-any-return]
 
     def get_currency(self, currency_id: int) -> CurrencyOut:
-        """GET /currencies/{currency_id} (getCurrency: free)."""
+        """One currency: GET /currencies/{currency_id} (getCurrency: free).
+
+        The currency with this id (the `id` field GET /currencies gives). 404 when the id does not exist, was deleted or is not an official currency.
+
+        `currency_id`: The currency's `id`, a whole number.
+        """
         return self._call("GET", "/currencies/{currency_id}", path_params={"currency_id": currency_id}, query={}, envelope=True)  # type: ignore[no-any-return]
 
     def list_endpoints(self) -> list[EndpointInfoOut]:
-        """GET /endpoints (listEndpoints: free)."""
+        """Access and cost of every operation: GET /endpoints (listEndpoints: free).
+
+        One entry per method and path of every documented operation, sorted by path then method: who may call it, what it costs in credits (per request or per block of units), its rate limit and the recommended polling interval. The same data is each operation's `x-quotegate` extension in this document.
+        """
         return self._call("GET", "/endpoints", path_params={}, query={}, envelope=True)  # type: ignore[no-any-return]
 
     def get_health(self) -> HealthOut:
-        """GET /health (getHealth: free)."""
+        """Liveness: GET /health (getHealth: free).
+
+        Answers while the process serves requests. It checks no database or other dependency, so a 200 does not promise that the data operations work (see GET /status). A bare object, without the envelope.
+        """
         return self._call("GET", "/health", path_params={}, query={}, envelope=False)  # type: ignore[no-any-return]
 
     def get_me(self) -> SyncUserView:
-        """GET /me (getMe: free)."""
+        """Your account: GET /me (getMe: free).
+
+        The account of the API key: profile, the subscription active now (null when none) and the credit counters billing is applied against. Changes made in the dashboard show within about a minute. 404: the account has not reached the API yet; retry shortly. Free.
+        """
         return self._call("GET", "/me", path_params={}, query={}, envelope=True)  # type: ignore[no-any-return]
 
     def get_prices(self, *, market_hash_name: str, app_id: str | None = None, markets: str | None = None, side: Literal["ask", "bid", "mid", "all"] | None = None) -> ItemPricesOut:
-        """GET /prices (getPrices: 1 credit, 120 per 60 s)."""
+        """Quotes of one item: GET /prices (getPrices: 1 credit, 120 per 60 s).
+
+        The current quotes of one item on every marketplace: at most one per market and side, sorted by market code then side, each in the market's own currency. When several sources report a market, a listed quote wins over a delisted one, then data taken from the marketplace itself over an aggregator, then the most recently confirmed. An item with enough market data also has its CSCP valuation (market `CSCP`, side `mid`, CNY) with the `valuation` object.
+
+        1 credit per answer (`meta.credit`); 404 when the item has no quote at all for `app_id` (not charged); when `markets` or `side` exclude every quote, 200 with empty `markets`.
+
+        `market_hash_name`: The item's market hash name: exact and case-sensitive, 1-255 characters.
+        `app_id`: Game application id, 1-16 characters; default 730 (CS2).
+        `markets`: Comma-separated market codes (spaces around codes ignored); CSCP selects the valuation.
+        `side`: ask: sell listings; bid: buy orders; mid: the CSCP valuation; all (default): every side.
+        """
         return self._call("GET", "/prices", path_params={}, query={"market_hash_name": market_hash_name, "app_id": app_id, "markets": markets, "side": side}, envelope=True)  # type: ignore[no-any-return]
 
     def batch_prices(self, *, body: BatchPricesIn) -> BatchPricesOut:
-        """POST /prices/batch (batchPrices: 1 credit, 20 per 60 s)."""
+        """Quotes of up to 1,000 items: POST /prices/batch (batchPrices: 1 credit, 20 per 60 s).
+
+        The quotes of many items in one request: one `items` entry per requested name, in request order (duplicates keep their own entries), each with the same quotes GET /prices gives. An unknown name is not an error: its `markets` is empty (this operation never answers 404). `markets` and `side` filter every item alike.
+
+        1 credit per started block of 100 names, counted over the whole list; checked before the lookup (402 when the balance is too low) and charged only on success.
+        """
         return self._call("POST", "/prices/batch", path_params={}, query={}, body=body, envelope=True)  # type: ignore[no-any-return]
 
     def get_price_changes(self, *, since: str | None = None, app_id: str | None = None, markets: str | None = None, side: Literal["ask", "bid", "mid", "all"] | None = None, limit: str | None = None) -> PriceChangesOut:
-        """GET /prices/changes (getPriceChanges: 1 credit, 120 per 60 s)."""
+        """Quotes changed after a cursor: GET /prices/changes (getPriceChanges: 1 credit, 120 per 60 s).
+
+        The changes after `since`, in sequence order: each names the item, market and side that changed and carries the quote as GET /prices serves it now (null when none is served any more); a quote changed twice within a page appears once, at its last sequence number. Pass `next_cursor` as the next `since`; `has_more` says to ask again at once.
+
+        Start from an export's `change_seq`. Changes are kept 24 hours: an older cursor is 410 `cursor_expired` (download the export again). 1 credit per page, however many changes it holds.
+
+        `since`: The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422.
+        `app_id`: Game application id, 1-16 characters; default 730 (CS2).
+        `markets`: Comma-separated market codes (CSCP: the valuation); default every market.
+        `side`: ask, bid, mid (the CSCP valuation) or all (default).
+        `limit`: Changes per page, 1-1000 (default 1000).
+        """
         return self._call("GET", "/prices/changes", path_params={}, query={"since": since, "app_id": app_id, "markets": markets, "side": side, "limit": limit}, envelope=True)  # type: ignore[no-any-return]
 
     def get_price_history(self, *, market_hash_name: str, app_id: str | None = None, markets: str | None = None, side: Literal["ask", "bid", "mid", "all"] | None = None, from_: str | None = None, to: str | None = None, interval: Literal["day", "week", "month"] | None = None) -> ItemHistoryOut:
-        """GET /prices/history (getPriceHistory: 1 credit, 120 per 60 s)."""
+        """Price history of one item: GET /prices/history (getPriceHistory: 1 credit, 120 per 60 s).
+
+        An item's candles per market (open, high, low, close, observations, last quantity) and its CSCP valuation series with the band mid x e^(-u) to mid x e^(+u), per day, ISO week (dated by its Monday) or month (dated by its first day). Imported series are labelled: `listing_minimum` (Buff163 archive 2021-07 to 2024-02, a minimum listing price, never an ask) and `sales` (Steam daily sales, USD, with units sold in `volume`).
+
+        Range: `to` defaults to today, `from` to the longest span the interval allows (366 days by day, 1,830 by week, 3,660 by month). A bad date, a reversed or too long range is 422; an item never seen is 404. 1 credit per answer.
+
+        `market_hash_name`: The item's market hash name: exact and case-sensitive, 1-255 characters.
+        `app_id`: Game application id, 1-16 characters; default 730 (CS2).
+        `markets`: Comma-separated market codes (default: every market with history).
+        `side`: ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all (default): everything, sales included.
+        `from_`: First UTC day; default: the longest span the interval allows, ending at `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+        `to`: Last UTC day; default today. `from` after `to` is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+        `interval`: day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days).
+        """
         return self._call("GET", "/prices/history", path_params={}, query={"market_hash_name": market_hash_name, "app_id": app_id, "markets": markets, "side": side, "from": from_, "to": to, "interval": interval}, envelope=True)  # type: ignore[no-any-return]
 
     def get_routes(self, *, market_hash_name: str, app_id: str | None = None, currency: str, buy_on: str | None = None, sell_on: str | None = None, fund: Literal["cash", "balance"] | None = None, payout: Literal["cash", "balance"] | None = None, min_credibility: str | None = None) -> ItemRoutesOut:
-        """GET /prices/routes (getRoutes: 1 credit, 120 per 60 s)."""
+        """Buy-here-sell-there routes of one item: GET /prices/routes (getRoutes: 1 credit, 120 per 60 s).
+
+        Every pair of a market to buy on (its ask) and a market to sell on (its ask or bid) for one item, with what the purchase costs and the sale pays after each market's official fees, every amount converted at official rates into `currency`. Each leg lists its fee steps with the running amount and the rates it used. Routes are ranked by margin; a leg whose fee is unknown is `unpriced` (an unknown fee is never free), never profitable.
+
+        `fund` and `payout` say whether money moves through the markets' deposit and withdrawal fees (cash) or stays on a balance there. 1 credit per answer; 404 when the item has no quotes.
+
+        `market_hash_name`: The item's market hash name: exact and case-sensitive, 1-255 characters.
+        `app_id`: Game application id, 1-16 characters; default 730 (CS2).
+        `currency`: The currency of every amount: an official currency code (GET /currencies).
+        `buy_on`: Comma-separated market codes to buy on (default: every market with an ask).
+        `sell_on`: Comma-separated market codes to sell on (default: every market).
+        `fund`: cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there.
+        `payout`: cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.
+        `min_credibility`: Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.
+        """
         return self._call("GET", "/prices/routes", path_params={}, query={"market_hash_name": market_hash_name, "app_id": app_id, "currency": currency, "buy_on": buy_on, "sell_on": sell_on, "fund": fund, "payout": payout, "min_credibility": min_credibility}, envelope=True)  # type: ignore[no-any-return]
 
     def get_status(self) -> StatusOut:
-        """GET /status (getStatus: free)."""
+        """Service health history: GET /status (getStatus: free).
+
+        Recorded monitoring data (a history view, not a live probe): hourly scores per area, 15-minute service probes, quotes received per market, infrastructure checks and where the collectors' proxies are. Components or buckets without data are empty or absent, never zero. 503 when the monitoring data cannot be read: partial results are never returned.
+        """
         return self._call("GET", "/status", path_params={}, query={}, envelope=True)  # type: ignore[no-any-return]
 
     def get_valuation_accuracy(self, *, from_: str | None = None, to: str | None = None) -> ValuationAccuracyOut:
-        """GET /valuation/accuracy (getValuationAccuracy: free)."""
+        """Accuracy of the CSCP valuation: GET /valuation/accuracy (getValuationAccuracy: free).
+
+        Each valuation day, scored once it has passed against that day's closes (fees included), per segment: all items; by target side; one- or two-sided; by price band; by item type. For each: the items and targets scored, the median and 90th-percentile error |ln(target / valuation)| and the calibration, the share of targets inside valuation x e^(+-uncertainty), which the uncertainty promises to be 0.6827.
+
+        `source` says whether the day's published valuations were scored or, before the service published any, the valuations it would have published from the closes before that day. Default range: the 90 days ending yesterday; at most 366 days. Public and free.
+
+        `from_`: First valuation day (UTC); default 89 days before `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+        `to`: Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+        """
         return self._call("GET", "/valuation/accuracy", path_params={}, query={"from": from_, "to": to}, envelope=True)  # type: ignore[no-any-return]
 
     def list_websites(self, *, include_deprecated: Literal["true", "false"] | None = None) -> list[WebsiteOut]:
-        """GET /websites (listWebsites: free)."""
+        """List marketplaces: GET /websites (listWebsites: free).
+
+        Every supported marketplace, ordered by code. Deprecated marketplaces are hidden unless `include_deprecated=true`; then they appear with `is_deprecated: true`.
+
+        `include_deprecated`: true: deprecated marketplaces too. Default false.
+        """
         return self._call("GET", "/websites", path_params={}, query={"include_deprecated": include_deprecated}, envelope=True)  # type: ignore[no-any-return]
 
     def get_website(self, code: str) -> WebsiteOut:
-        """GET /websites/{code} (getWebsite: free)."""
+        """One marketplace: GET /websites/{code} (getWebsite: free).
+
+        The marketplace with this code, deprecated ones included. 404 when no marketplace has the code.
+
+        `code`: A marketplace code as GET /websites lists it.
+        """
         return self._call("GET", "/websites/{code}", path_params={"code": code}, query={}, envelope=True)  # type: ignore[no-any-return]
 
     def get_fee_schedule(self, code: str, *, as_of: str | None = None) -> FeeScheduleOut:
-        """GET /websites/{code}/fee-schedule (getFeeSchedule: free)."""
+        """A marketplace's fee schedule: GET /websites/{code}/fee-schedule (getFeeSchedule: free).
+
+        The official fees of a marketplace as calculation chains, one slot per purpose: `deposit` (paying money in), `sale` (what a sale pays) and `withdraw` (cashing out). A slot is null when no official chain is published for it: the fee is unknown or the purpose not offered, never free. Each chain lists its steps in order: fees (add, sub, mul, div) and conversions at official rates.
+
+        `as_of` gives the schedule in force that day: a fee change makes a new version and older days keep theirs. 404 when no marketplace has the code.
+
+        `as_of`: The schedule in force on this UTC day; default today. A fee change makes a new version; older days keep theirs. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+        `code`: A marketplace code as GET /websites lists it.
+        """
         return self._call("GET", "/websites/{code}/fee-schedule", path_params={"code": code}, query={"as_of": as_of}, envelope=True)  # type: ignore[no-any-return]
