@@ -3,6 +3,22 @@
  */
 
 export interface paths {
+    "/catalogue/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["searchItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/config": {
         parameters: {
             query?: never;
@@ -302,8 +318,64 @@ export interface components {
             /** @enum {string} */
             side?: "ask" | "bid" | "mid" | "all";
         };
-        ConfigOut: {
-            home_currency: string;
+        ItemSearchOut: {
+            app_id: string;
+            /** @description The query, echoed. */
+            q: string;
+            /** @description The words every hit's name holds, as the search read the query: lower case, without punctuation, abbreviations spelled out (ft -> fieldtested, st -> stattrak, ★ -> star), longest first. */
+            words: string[];
+            /** @description The hits: shortest name (letters and digits) first, then by name (code point order). */
+            items: components["schemas"]["ItemHitOut"][];
+            /** @description Pass as `cursor` (with the same q and app_id) for the next page; null on the last page. */
+            next_cursor: string | null;
+            /** @description True when more hits follow next_cursor. */
+            has_more: boolean;
+        };
+        ItemHitOut: {
+            market_hash_name: string;
+            /**
+             * @description The item's kind by its market hash name (the Steam market's naming): weapon skins, knives (★), gloves (★), stickers, patches, graffiti, charms, music kits, containers (cases, capsules, packages, keys, passes, pins), agents, other.
+             * @enum {string}
+             */
+            type: "weapon" | "knife" | "gloves" | "sticker" | "patch" | "graffiti" | "charm" | "music_kit" | "container" | "agent" | "other";
+            /** @description The item's CSCP quote (side mid, CNY: the consensus valuation, its details in `valuation`) as GET /prices serves it; null before the item was first valued. */
+            cscp: components["schemas"]["MarketQuoteOut"] | null;
+        };
+        MarketQuoteOut: {
+            market_code: string;
+            provider_code: string;
+            /** @enum {string} */
+            side: "ask" | "bid" | "mid";
+            market_currency_code: string;
+            market_price_amount: string | null;
+            quantity: number | null;
+            is_quantity_minimum: boolean | null;
+            is_all_items_same_price: boolean | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            changed_at: string;
+            observed_at: string | null;
+            delisted_at: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            fresh_at: string;
+            valuation: components["schemas"]["ValuationOut"] | null;
+        };
+        ValuationOut: {
+            /** @description A UTC calendar date, YYYY-MM-DD. */
+            valuation_date: string;
+            credibility: number;
+            uncertainty: number;
+            is_two_sided: boolean;
+            /** @description Decimal number as a string, plain notation. */
+            ask_amount: string;
+            bid_amount: string | null;
+            ask_quote_count: number;
+            bid_quote_count: number;
         };
         Meta: {
             request_id: string;
@@ -322,9 +394,11 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
-        /** @description Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`. */
+        /** @description Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`; a 404 of GET /prices carries `suggestions`. */
         ErrorDetails: ({
             errors?: components["schemas"]["ValidationDetail"][];
+            /** @description A 404 of GET /prices: up to 5 names of the catalogue nearest to the one asked for (docs/search.md); empty when none is near. */
+            suggestions?: string[];
         } & {
             [key: string]: unknown;
         }) | null;
@@ -333,18 +407,6 @@ export interface components {
             location: "query" | "path" | "header" | "body" | "argument";
             field: string;
             message: string;
-        };
-        CurrencyOut: {
-            id: number | null;
-            code: string;
-            name: string | null;
-            kind: string;
-            /** @description Decimal number as a string, plain notation. */
-            usd_rate: string;
-            owner_user_id: string | null;
-            is_official: boolean;
-            ref_count: number;
-            is_deleted: boolean;
         };
         ValidationErrorEnvelope: {
             error: {
@@ -359,6 +421,21 @@ export interface components {
             errors: components["schemas"]["ValidationDetail"][];
         } & {
             [key: string]: unknown;
+        };
+        ConfigOut: {
+            home_currency: string;
+        };
+        CurrencyOut: {
+            id: number | null;
+            code: string;
+            name: string | null;
+            kind: string;
+            /** @description Decimal number as a string, plain notation. */
+            usd_rate: string;
+            owner_user_id: string | null;
+            is_official: boolean;
+            ref_count: number;
+            is_deleted: boolean;
         };
         EndpointInfoOut: {
             method: string;
@@ -411,42 +488,6 @@ export interface components {
             app_id: string;
             market_hash_name: string;
             markets: components["schemas"]["MarketQuoteOut"][];
-        };
-        MarketQuoteOut: {
-            market_code: string;
-            provider_code: string;
-            /** @enum {string} */
-            side: "ask" | "bid" | "mid";
-            market_currency_code: string;
-            market_price_amount: string | null;
-            quantity: number | null;
-            is_quantity_minimum: boolean | null;
-            is_all_items_same_price: boolean | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339 timestamp, UTC.
-             */
-            changed_at: string;
-            observed_at: string | null;
-            delisted_at: string | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339 timestamp, UTC.
-             */
-            fresh_at: string;
-            valuation: components["schemas"]["ValuationOut"] | null;
-        };
-        ValuationOut: {
-            /** @description A UTC calendar date, YYYY-MM-DD. */
-            valuation_date: string;
-            credibility: number;
-            uncertainty: number;
-            is_two_sided: boolean;
-            /** @description Decimal number as a string, plain notation. */
-            ask_amount: string;
-            bid_amount: string | null;
-            ask_quote_count: number;
-            bid_quote_count: number;
         };
         BatchPricesOut: {
             app_id: string;
@@ -771,6 +812,91 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    searchItems: {
+        parameters: {
+            query: {
+                /** @description The words to find, 1-255 characters: every word must appear in the item's name, in any order; case, punctuation and spaces inside a word are ignored. FN, MW, FT, WW, BS (exteriors), ST (StatTrak™), SV (Souvenir) and ★ or star are understood. At least one letter or digit, at most 32 words. */
+                q: string;
+                app_id?: string;
+                /** @description Hits per page, 1-50 (default 20). */
+                limit?: string;
+                /** @description The previous page's next_cursor, with the same q and app_id (else 422). */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ItemSearchOut"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Authentication missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not enough credits (`credit_insufficient`; details carry required and remaining). */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid parameters or body (`validation_failed`, details list each problem). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`; Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Temporarily unavailable (`dependency_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getConfig: {
         parameters: {
             query?: never;
@@ -1072,7 +1198,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not found. */
+            /** @description Not found: the item has no quotes for the app id. `details.suggestions` lists up to 5 nearest names of the catalogue (case, punctuation, word order and misspellings forgiven), possibly none. */
             404: {
                 headers: {
                     [name: string]: unknown;
