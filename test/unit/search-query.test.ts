@@ -1,5 +1,10 @@
 /** The item search's text rules (src/search/query.ts; docs/search.md): keys, query words, cursors, refusals. */
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/lib/paths.js';
+import { ITEM_TYPES } from '../../src/services/item-search.js';
+import { itemType } from '../../src/valuation/half-spread.js';
 import { decodeSearchCursor, encodeSearchCursor, MAX_QUERY_WORDS, queryProblem, searchKey, searchWords } from '../../src/search/query.js';
 
 describe('searchKey', () => {
@@ -65,5 +70,17 @@ describe('search cursors', () => {
     for (const bad of ['', 'x y', '!!!', c + '$', b64([2, 'x', 1, 'y']), b64([1, 'x', -1, 'y']), b64([1, 'x', 1.5, 'y']), b64([1, 'x', 1]), b64({ a: 1 }), b64([1, 'x', 1, 'a'.repeat(256)]), 'A'.repeat(2000)]) {
       expect(decodeSearchCursor(bad, '730', words), bad).toMatch(/is not a cursor of this service/);
     }
+  });
+});
+
+describe('hit types', () => {
+  it('every name of data/items has one of the documented types (the GraphQL enum ItemType, the REST enum)', () => {
+    const names = fs.readFileSync(path.join(projectRoot, 'data', 'items', 'market_hash_names.txt'), 'utf8').split('\n').filter(Boolean);
+    const counts = new Map<string, number>();
+    for (const n of names) counts.set(itemType(n), (counts.get(itemType(n)) ?? 0) + 1);
+    expect([...counts.keys()].filter((k) => !(ITEM_TYPES as readonly string[]).includes(k))).toEqual([]);
+    expect(itemType('★ Karambit | Doppler (Factory New)')).toBe('knife');
+    expect(itemType('★ Sport Gloves | Vice (Well-Worn)')).toBe('gloves');
+    expect(itemType('Recoil Case')).toBe('container');
   });
 });
