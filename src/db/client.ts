@@ -4,6 +4,7 @@
  * Both use the same schema, migrations and generated Prisma client.
  */
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { EventEmitter } from 'node:events';
@@ -80,6 +81,12 @@ export interface Database {
  * `qg_exports` an app id whose export snapshot was replaced (services/exports.ts, SnapshotCache).
  */
 export type ChangeChannel = 'qg_auth' | 'qg_quotes' | 'qg_exports';
+
+/**
+ * The contrib extensions PGlite loads (PostgreSQL servers ship them): `pg_trgm`, the trigram index of the item search
+ * (migration 20261128000000_item_search, docs/search.md). A migration's `CREATE EXTENSION` needs it loaded.
+ */
+export const PGLITE_EXTENSIONS = { pg_trgm };
 
 /** Where to connect: a PostgreSQL URL, or a PGlite data directory (`memory://` for in-memory). */
 export type DatabaseTarget = { url: string } | { pgliteDir: string };
@@ -233,7 +240,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       // PGlite sets the modes of the files it unpacks itself (0666), but its directories follow the process umask.
       const umask = onDisk ? process.umask(0o077) : null;
       try {
-        pglite = new PGlite(dir);
+        pglite = new PGlite(dir, { extensions: PGLITE_EXTENSIONS });
         await pglite.waitReady;
       } finally {
         if (umask !== null) process.umask(umask);

@@ -23,6 +23,8 @@ import { ItemRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';
 import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
 import { ChangeOut, PriceChangesOut } from '../shapes/changes.js';
+import { ItemSearchOut } from '../shapes/item-search.js';
+import { MAX_CURSOR_CHARS, MAX_SEARCH_PAGE } from '../search/query.js';
 
 const CreditMeta = z
   .strictObject({
@@ -36,11 +38,21 @@ const Meta = z
 const ValidationDetail = z
   .strictObject({ location: z.enum(['query', 'path', 'header', 'body', 'argument']), field: z.string(), message: z.string() })
   .meta({ id: 'ValidationDetail' });
-/** ErrorBody.details (spec): an object or null; a 422 lists its problems under `errors`. */
+/** ErrorBody.details (spec): an object or null; a 422 lists its problems under `errors`, a 404 of GET /prices the nearest names. */
 const ErrorDetails = z
-  .looseObject({ errors: z.array(ValidationDetail).optional() })
+  .looseObject({
+    errors: z.array(ValidationDetail).optional(),
+    suggestions: z
+      .array(z.string())
+      .max(5)
+      .optional()
+      .meta({ description: 'A 404 of GET /prices: up to 5 names of the catalogue nearest to the one asked for (docs/search.md); empty when none is near.' }),
+  })
   .nullable()
-  .meta({ id: 'ErrorDetails', description: 'Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`.' });
+  .meta({
+    id: 'ErrorDetails',
+    description: 'Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`; a 404 of GET /prices carries `suggestions`.',
+  });
 const ErrorEnvelope = z
   .strictObject({
     error: z.strictObject({ code: z.string(), message: z.string(), details: ErrorDetails.optional() }),
@@ -152,6 +164,7 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType
   getPriceHistory: { schema: ItemHistoryOut, envelope: true },
   getValuationAccuracy: { schema: ValuationAccuracyOut, envelope: true },
   getPriceChanges: { schema: PriceChangesOut, envelope: true },
+  searchItems: { schema: ItemSearchOut, envelope: true },
   subscribePriceChanges: {
     schema: ChangeOut,
     envelope: false,
@@ -223,6 +236,21 @@ QUERIES.subscribePriceChanges = z.object({
   side: v.side.optional().meta({ description: 'ask, bid, mid (the CSCP valuation) or all (default).' }),
 });
 
+QUERIES.searchItems = z.object({
+  q: v.searchText.meta({
+    description:
+      "The words to find, 1-255 characters: every word must appear in the item's name, in any order; case, punctuation and spaces inside a word are ignored. FN, MW, FT, WW, BS (exteriors), ST (StatTrak™), SV (Souvenir) and ★ or star are understood. At least one letter or digit, at most 32 words.",
+  }),
+  app_id: v.appId.optional(),
+  limit: z.string().regex(/^\d{1,3}$/).optional().meta({ description: `Hits per page, 1-${MAX_SEARCH_PAGE} (default 20).` }),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .max(MAX_CURSOR_CHARS)
+    .optional()
+    .meta({ description: "The previous page's next_cursor, with the same q and app_id (else 422)." }),
+});
+
 QUERIES.getValuationAccuracy = z.object({
   from: dayParam('First valuation day (UTC); default 89 days before `to`.'),
   to: dayParam('Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422.'),
@@ -246,6 +274,10 @@ const STATUS_TEXT: Record<number, string> = {
   429: 'Rate limited (`rate_limited`; Retry-After).',
   503: 'Temporarily unavailable (`dependency_unavailable`).',
 };
+
+/** The 404 of GET /prices: the spec's "no quotes", with the nearest names (docs/search.md). */
+const PRICES_NOT_FOUND =
+  'Not found: the item has no quotes for the app id. `details.suggestions` lists up to 5 nearest names of the catalogue (case, punctuation, word order and misspellings forgiven), possibly none.';
 
 function errorStatuses(row: EndpointInfo): number[] {
   const statuses = new Set<number>([503]);
@@ -351,7 +383,7 @@ export function openApiDocument(opts: OpenApiOptions = {}): Record<string, unkno
       responses[status] =
         status === 304
           ? { description: STATUS_TEXT[304] }
-          : { description: STATUS_TEXT[status], content: { 'application/json': { schema: status === 422 ? ValidationErrorEnvelope : ErrorEnvelope } } };
+          : { description: status === 404 && row.operationId === 'getPrices' ? PRICES_NOT_FOUND : STATUS_TEXT[status], content: { 'application/json': { schema: status === 422 ? ValidationErrorEnvelope : ErrorEnvelope } } };
     }
     const operation: Record<string, unknown> = {
       operationId: row.operationId,

@@ -11,6 +11,8 @@
  */
 
 /** The item the examples follow. */
+import { encodeSearchCursor, searchKey, searchWords } from '../search/query.js';
+
 export const ITEM = 'AK-47 | Redline (Field-Tested)';
 
 /** A request id (any UUID; equals header X-Request-ID). */
@@ -422,6 +424,21 @@ export const CREDIT_ERROR = {
   meta: { request_id: 'b704a5dc-d8a1-455b-95bc-e6b7386d4603', billable: false },
 };
 
+/**
+ * GET /catalogue/items?q=ak47 redline ft&limit=1: the shortest name holding the three words in the bundled catalogue
+ * (Souvenir and StatTrak™ ones follow), with its CSCP quote of 2026-07-17; the cursor as the service makes it.
+ */
+const SEARCH_WORDS = searchWords('ak47 redline ft');
+export const SEARCH_HIT = { market_hash_name: ITEM, type: 'weapon', cscp: CSCP_QUOTE };
+export const ITEM_SEARCH = {
+  app_id: '730',
+  q: 'ak47 redline ft',
+  words: SEARCH_WORDS,
+  items: [SEARCH_HIT],
+  next_cursor: encodeSearchCursor('730', SEARCH_WORDS, { keyLength: searchKey(ITEM).length, name: ITEM }),
+  has_more: true,
+};
+
 /** The example of each named schema of /openapi.json, by its id. */
 export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   Meta: META_BILLED,
@@ -439,6 +456,8 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   EndpointInfoOut: ENDPOINTS[0],
   SyncUserView: ME,
   ItemPricesOut: ITEM_PRICES,
+  ItemSearchOut: ITEM_SEARCH,
+  ItemHitOut: SEARCH_HIT,
   MarketQuoteOut: BUFF163_ASK,
   ValuationOut: VALUATION,
   BatchPricesOut: BATCH_PRICES,

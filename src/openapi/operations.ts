@@ -146,6 +146,19 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     response: billed(ex.ITEM_HISTORY),
     parameters: { markets: { example: 'BUFF163,CSCP' }, from: { example: '2026-07-10' }, to: { example: '2026-07-17' }, interval: { example: 'day' } },
   },
+  searchItems: {
+    tag: 'Prices',
+    summary: 'Search the item catalogue',
+    description:
+      'Items whose market hash name holds every word of `q`, in any order, ignoring case, punctuation and spacing; the usual abbreviations are spelled out (FT, MW, FN, WW, BS; ST for StatTrak; souvenir; the star). Shortest names first, then by name. Each hit has its kind and its current CSCP quote (null before its first valuation).\n\n' +
+      'Page with `limit` and `cursor` (the previous page\'s `next_cursor`, with the same `q` and `app_id`; another search\'s cursor is 422). 1 credit per page, an empty one included. docs/search.md has the rules.',
+    response: billed(ex.ITEM_SEARCH),
+    parameters: {
+      q: { example: 'ak47 redline ft' },
+      limit: { example: '1' },
+      cursor: { example: ex.ITEM_SEARCH.next_cursor },
+    },
+  },
   getValuationAccuracy: {
     tag: 'Valuation',
     summary: 'Accuracy of the CSCP valuation',

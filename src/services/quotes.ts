@@ -167,34 +167,74 @@ export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, nam
     if (v.kind !== 'v') continue;
     let list = out.get(v.market_hash_name);
     if (!list) out.set(v.market_hash_name, (list = []));
-    list.push({
-      marketCode: VALUATION_MARKET,
-      providerCode: VALUATION_MARKET,
-      side: 'mid',
-      currencyCode: VALUATION_CURRENCY,
-      price: toMoney(v.price!),
-      quantity: null,
-      isQuantityMinimum: null,
-      isAllItemsSamePrice: null,
-      changedAt: new Date(v.changed_at),
-      observedAt: null,
-      delistedAt: null,
-      freshAt: new Date(v.fresh_at),
-      valuation: {
-        valuationDate: v.valuation_date!,
-        uncertainty: v.uncertainty!,
-        credibility: Math.exp(-v.uncertainty!),
-        isTwoSided: v.is_two_sided!,
-        askAmount: toMoney(v.ask_amount!),
-        bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
-        askQuoteCount: v.ask_quote_count!,
-        bidQuoteCount: v.bid_quote_count!,
-        askUncertainty: v.ask_uncertainty,
-        bidUncertainty: v.bid_uncertainty,
-      },
-    });
+    list.push(valuationQuote(v as ValuationColumns));
   }
   for (const list of out.values()) sortQuotes(list);
+  return out;
+}
+
+/** The columns of a stored valuation the CSCP quote is made of (amounts as text, times in epoch milliseconds). */
+interface ValuationColumns {
+  price: string;
+  changed_at: number;
+  fresh_at: number;
+  valuation_date: Date;
+  ask_amount: string;
+  bid_amount: string | null;
+  uncertainty: number;
+  is_two_sided: boolean;
+  ask_quote_count: number;
+  bid_quote_count: number;
+  ask_uncertainty: number | null;
+  bid_uncertainty: number | null;
+}
+
+/** The CSCP quote (side `mid`, CNY; spec: GET /prices behaviour 4) of one stored valuation: its mid, computed at `changed_at`. */
+function valuationQuote(v: ValuationColumns): MarketQuote {
+  return {
+    marketCode: VALUATION_MARKET,
+    providerCode: VALUATION_MARKET,
+    side: 'mid',
+    currencyCode: VALUATION_CURRENCY,
+    price: toMoney(v.price),
+    quantity: null,
+    isQuantityMinimum: null,
+    isAllItemsSamePrice: null,
+    changedAt: new Date(v.changed_at),
+    observedAt: null,
+    delistedAt: null,
+    freshAt: new Date(v.fresh_at),
+    valuation: {
+      valuationDate: v.valuation_date,
+      uncertainty: v.uncertainty,
+      credibility: Math.exp(-v.uncertainty),
+      isTwoSided: v.is_two_sided,
+      askAmount: toMoney(v.ask_amount),
+      bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
+      askQuoteCount: v.ask_quote_count,
+      bidQuoteCount: v.bid_quote_count,
+      askUncertainty: v.ask_uncertainty,
+      bidUncertainty: v.bid_uncertainty,
+    },
+  };
+}
+
+/**
+ * The current CSCP quote of each of the items `itemIds` (the latest stored valuation, as `loadQuotes` publishes it in
+ * GET /prices), by item id; items never valued are absent. One indexed statement (the valuation's primary key).
+ */
+export async function loadValuationQuotes(db: Pick<Database, 'query'>, itemIds: readonly number[]): Promise<Map<number, MarketQuote>> {
+  const out = new Map<number, MarketQuote>();
+  if (itemIds.length === 0) return out;
+  const rows = await db.query<ValuationColumns & { item_id: number }>(
+    `SELECT DISTINCT ON (v.item_id) v.item_id, v.mid_amount::text AS price, ${epochMs('v.computed_at')} AS changed_at,
+       ${epochMs('v.computed_at')} AS fresh_at, v.valuation_date, v.ask_amount::text AS ask_amount, v.bid_amount::text AS bid_amount,
+       v.uncertainty, v.is_two_sided, v.ask_quote_count, v.bid_quote_count, v.ask_uncertainty, v.bid_uncertainty
+     FROM valuation v WHERE v.item_id = ANY($1::int[])
+     ORDER BY v.item_id, v.valuation_date DESC`,
+    [[...new Set(itemIds)]],
+  );
+  for (const r of rows) out.set(r.item_id, valuationQuote(r));
   return out;
 }
 

@@ -3,6 +3,28 @@
  */
 
 export interface paths {
+    "/catalogue/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the item catalogue
+         * @description Items whose market hash name holds every word of `q`, in any order, ignoring case, punctuation and spacing; the usual abbreviations are spelled out (FT, MW, FN, WW, BS; ST for StatTrak; souvenir; the star). Shortest names first, then by name. Each hit has its kind and its current CSCP quote (null before its first valuation).
+         *
+         *     Page with `limit` and `cursor` (the previous page's `next_cursor`, with the same `q` and `app_id`; another search's cursor is 422). 1 credit per page, an empty one included. docs/search.md has the rules.
+         */
+        get: operations["searchItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/config": {
         parameters: {
             query?: never;
@@ -406,11 +428,164 @@ export interface components {
         };
         /**
          * @example {
-         *       "home_currency": "USD"
+         *       "app_id": "730",
+         *       "q": "ak47 redline ft",
+         *       "words": [
+         *         "fieldtested",
+         *         "redline",
+         *         "ak47"
+         *       ],
+         *       "items": [
+         *         {
+         *           "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *           "type": "weapon",
+         *           "cscp": {
+         *             "market_code": "CSCP",
+         *             "provider_code": "CSCP",
+         *             "side": "mid",
+         *             "market_currency_code": "CNY",
+         *             "market_price_amount": "201.744812",
+         *             "quantity": null,
+         *             "is_quantity_minimum": null,
+         *             "is_all_items_same_price": null,
+         *             "changed_at": "2026-07-17T06:00:00.000Z",
+         *             "observed_at": null,
+         *             "delisted_at": null,
+         *             "fresh_at": "2026-07-17T06:00:00.000Z",
+         *             "valuation": {
+         *               "valuation_date": "2026-07-17",
+         *               "credibility": 0.9202931669242483,
+         *               "uncertainty": 0.083063,
+         *               "is_two_sided": true,
+         *               "ask_amount": "212.186726",
+         *               "bid_amount": "191.302898",
+         *               "ask_quote_count": 5,
+         *               "bid_quote_count": 1
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "next_cursor": "WzEsImJiNDhjMDQ5ZGJhYyIsMjIsIkFLLTQ3IHwgUmVkbGluZSAoRmllbGQtVGVzdGVkKSJd",
+         *       "has_more": true
          *     }
          */
-        ConfigOut: {
-            home_currency: string;
+        ItemSearchOut: {
+            app_id: string;
+            /** @description The query, echoed. */
+            q: string;
+            /** @description The words every hit's name holds, as the search read the query: lower case, without punctuation, abbreviations spelled out (ft -> fieldtested, st -> stattrak, ★ -> star), longest first. */
+            words: string[];
+            /** @description The hits: shortest name (letters and digits) first, then by name (code point order). */
+            items: components["schemas"]["ItemHitOut"][];
+            /** @description Pass as `cursor` (with the same q and app_id) for the next page; null on the last page. */
+            next_cursor: string | null;
+            /** @description True when more hits follow next_cursor. */
+            has_more: boolean;
+        };
+        /**
+         * @example {
+         *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *       "type": "weapon",
+         *       "cscp": {
+         *         "market_code": "CSCP",
+         *         "provider_code": "CSCP",
+         *         "side": "mid",
+         *         "market_currency_code": "CNY",
+         *         "market_price_amount": "201.744812",
+         *         "quantity": null,
+         *         "is_quantity_minimum": null,
+         *         "is_all_items_same_price": null,
+         *         "changed_at": "2026-07-17T06:00:00.000Z",
+         *         "observed_at": null,
+         *         "delisted_at": null,
+         *         "fresh_at": "2026-07-17T06:00:00.000Z",
+         *         "valuation": {
+         *           "valuation_date": "2026-07-17",
+         *           "credibility": 0.9202931669242483,
+         *           "uncertainty": 0.083063,
+         *           "is_two_sided": true,
+         *           "ask_amount": "212.186726",
+         *           "bid_amount": "191.302898",
+         *           "ask_quote_count": 5,
+         *           "bid_quote_count": 1
+         *         }
+         *       }
+         *     }
+         */
+        ItemHitOut: {
+            market_hash_name: string;
+            /**
+             * @description The item's kind by its market hash name (the Steam market's naming): weapon skins, knives (★), gloves (★), stickers, patches, graffiti, charms, music kits, containers (cases, capsules, packages, keys, passes, pins), agents, other.
+             * @enum {string}
+             */
+            type: "weapon" | "knife" | "gloves" | "sticker" | "patch" | "graffiti" | "charm" | "music_kit" | "container" | "agent" | "other";
+            /** @description The item's CSCP quote (side mid, CNY: the consensus valuation, its details in `valuation`) as GET /prices serves it; null before the item was first valued. */
+            cscp: components["schemas"]["MarketQuoteOut"] | null;
+        };
+        /**
+         * @example {
+         *       "market_code": "BUFF163",
+         *       "provider_code": "CSGOTRADER",
+         *       "side": "ask",
+         *       "market_currency_code": "CNY",
+         *       "market_price_amount": "201.85",
+         *       "quantity": null,
+         *       "is_quantity_minimum": null,
+         *       "is_all_items_same_price": null,
+         *       "changed_at": "2026-07-16T00:00:00.000Z",
+         *       "observed_at": "2026-07-16T00:00:00.000Z",
+         *       "delisted_at": null,
+         *       "fresh_at": "2026-07-16T00:00:00.000Z",
+         *       "valuation": null
+         *     }
+         */
+        MarketQuoteOut: {
+            market_code: string;
+            provider_code: string;
+            /** @enum {string} */
+            side: "ask" | "bid" | "mid";
+            market_currency_code: string;
+            market_price_amount: string | null;
+            quantity: number | null;
+            is_quantity_minimum: boolean | null;
+            is_all_items_same_price: boolean | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            changed_at: string;
+            observed_at: string | null;
+            delisted_at: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            fresh_at: string;
+            valuation: components["schemas"]["ValuationOut"] | null;
+        };
+        /**
+         * @example {
+         *       "valuation_date": "2026-07-17",
+         *       "credibility": 0.9202931669242483,
+         *       "uncertainty": 0.083063,
+         *       "is_two_sided": true,
+         *       "ask_amount": "212.186726",
+         *       "bid_amount": "191.302898",
+         *       "ask_quote_count": 5,
+         *       "bid_quote_count": 1
+         *     }
+         */
+        ValuationOut: {
+            /** @description A UTC calendar date, YYYY-MM-DD. */
+            valuation_date: string;
+            credibility: number;
+            uncertainty: number;
+            is_two_sided: boolean;
+            /** @description Decimal number as a string, plain notation. */
+            ask_amount: string;
+            bid_amount: string | null;
+            ask_quote_count: number;
+            bid_quote_count: number;
         };
         /**
          * @example {
@@ -464,7 +639,7 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /**
-         * @description Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`.
+         * @description Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`; a 404 of GET /prices carries `suggestions`.
          * @example {
          *       "required": 10,
          *       "remaining": 3
@@ -472,6 +647,8 @@ export interface components {
          */
         ErrorDetails: ({
             errors?: components["schemas"]["ValidationDetail"][];
+            /** @description A 404 of GET /prices: up to 5 names of the catalogue nearest to the one asked for (docs/search.md); empty when none is near. */
+            suggestions?: string[];
         } & {
             [key: string]: unknown;
         }) | null;
@@ -487,31 +664,6 @@ export interface components {
             location: "query" | "path" | "header" | "body" | "argument";
             field: string;
             message: string;
-        };
-        /**
-         * @example {
-         *       "id": 8,
-         *       "code": "CNY",
-         *       "name": "Chinese yuan renminbi",
-         *       "kind": "fiat",
-         *       "usd_rate": "0.1463665176",
-         *       "owner_user_id": null,
-         *       "is_official": true,
-         *       "ref_count": 1,
-         *       "is_deleted": false
-         *     }
-         */
-        CurrencyOut: {
-            id: number | null;
-            code: string;
-            name: string | null;
-            kind: string;
-            /** @description Decimal number as a string, plain notation. */
-            usd_rate: string;
-            owner_user_id: string | null;
-            is_official: boolean;
-            ref_count: number;
-            is_deleted: boolean;
         };
         /**
          * @example {
@@ -558,6 +710,39 @@ export interface components {
             errors: components["schemas"]["ValidationDetail"][];
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @example {
+         *       "home_currency": "USD"
+         *     }
+         */
+        ConfigOut: {
+            home_currency: string;
+        };
+        /**
+         * @example {
+         *       "id": 8,
+         *       "code": "CNY",
+         *       "name": "Chinese yuan renminbi",
+         *       "kind": "fiat",
+         *       "usd_rate": "0.1463665176",
+         *       "owner_user_id": null,
+         *       "is_official": true,
+         *       "ref_count": 1,
+         *       "is_deleted": false
+         *     }
+         */
+        CurrencyOut: {
+            id: number | null;
+            code: string;
+            name: string | null;
+            kind: string;
+            /** @description Decimal number as a string, plain notation. */
+            usd_rate: string;
+            owner_user_id: string | null;
+            is_official: boolean;
+            ref_count: number;
+            is_deleted: boolean;
         };
         /**
          * @example {
@@ -731,71 +916,6 @@ export interface components {
             app_id: string;
             market_hash_name: string;
             markets: components["schemas"]["MarketQuoteOut"][];
-        };
-        /**
-         * @example {
-         *       "market_code": "BUFF163",
-         *       "provider_code": "CSGOTRADER",
-         *       "side": "ask",
-         *       "market_currency_code": "CNY",
-         *       "market_price_amount": "201.85",
-         *       "quantity": null,
-         *       "is_quantity_minimum": null,
-         *       "is_all_items_same_price": null,
-         *       "changed_at": "2026-07-16T00:00:00.000Z",
-         *       "observed_at": "2026-07-16T00:00:00.000Z",
-         *       "delisted_at": null,
-         *       "fresh_at": "2026-07-16T00:00:00.000Z",
-         *       "valuation": null
-         *     }
-         */
-        MarketQuoteOut: {
-            market_code: string;
-            provider_code: string;
-            /** @enum {string} */
-            side: "ask" | "bid" | "mid";
-            market_currency_code: string;
-            market_price_amount: string | null;
-            quantity: number | null;
-            is_quantity_minimum: boolean | null;
-            is_all_items_same_price: boolean | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339 timestamp, UTC.
-             */
-            changed_at: string;
-            observed_at: string | null;
-            delisted_at: string | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339 timestamp, UTC.
-             */
-            fresh_at: string;
-            valuation: components["schemas"]["ValuationOut"] | null;
-        };
-        /**
-         * @example {
-         *       "valuation_date": "2026-07-17",
-         *       "credibility": 0.9202931669242483,
-         *       "uncertainty": 0.083063,
-         *       "is_two_sided": true,
-         *       "ask_amount": "212.186726",
-         *       "bid_amount": "191.302898",
-         *       "ask_quote_count": 5,
-         *       "bid_quote_count": 1
-         *     }
-         */
-        ValuationOut: {
-            /** @description A UTC calendar date, YYYY-MM-DD. */
-            valuation_date: string;
-            credibility: number;
-            uncertainty: number;
-            is_two_sided: boolean;
-            /** @description Decimal number as a string, plain notation. */
-            ask_amount: string;
-            bid_amount: string | null;
-            ask_quote_count: number;
-            bid_quote_count: number;
         };
         /**
          * @example {
@@ -2479,6 +2599,157 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    searchItems: {
+        parameters: {
+            query: {
+                /**
+                 * @description The words to find, 1-255 characters: every word must appear in the item's name, in any order; case, punctuation and spaces inside a word are ignored. FN, MW, FT, WW, BS (exteriors), ST (StatTrak™), SV (Souvenir) and ★ or star are understood. At least one letter or digit, at most 32 words.
+                 * @example ak47 redline ft
+                 */
+                q: string;
+                /**
+                 * @description Game application id, 1-16 characters; default 730 (CS2).
+                 * @example 730
+                 */
+                app_id?: string;
+                /**
+                 * @description Hits per page, 1-50 (default 20).
+                 * @example 1
+                 */
+                limit?: string;
+                /**
+                 * @description The previous page's next_cursor, with the same q and app_id (else 422).
+                 * @example WzEsImJiNDhjMDQ5ZGJhYyIsMjIsIkFLLTQ3IHwgUmVkbGluZSAoRmllbGQtVGVzdGVkKSJd
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "app_id": "730",
+                     *         "q": "ak47 redline ft",
+                     *         "words": [
+                     *           "fieldtested",
+                     *           "redline",
+                     *           "ak47"
+                     *         ],
+                     *         "items": [
+                     *           {
+                     *             "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *             "type": "weapon",
+                     *             "cscp": {
+                     *               "market_code": "CSCP",
+                     *               "provider_code": "CSCP",
+                     *               "side": "mid",
+                     *               "market_currency_code": "CNY",
+                     *               "market_price_amount": "201.744812",
+                     *               "quantity": null,
+                     *               "is_quantity_minimum": null,
+                     *               "is_all_items_same_price": null,
+                     *               "changed_at": "2026-07-17T06:00:00.000Z",
+                     *               "observed_at": null,
+                     *               "delisted_at": null,
+                     *               "fresh_at": "2026-07-17T06:00:00.000Z",
+                     *               "valuation": {
+                     *                 "valuation_date": "2026-07-17",
+                     *                 "credibility": 0.9202931669242483,
+                     *                 "uncertainty": 0.083063,
+                     *                 "is_two_sided": true,
+                     *                 "ask_amount": "212.186726",
+                     *                 "bid_amount": "191.302898",
+                     *                 "ask_quote_count": 5,
+                     *                 "bid_quote_count": 1
+                     *               }
+                     *             }
+                     *           }
+                     *         ],
+                     *         "next_cursor": "WzEsImJiNDhjMDQ5ZGJhYyIsMjIsIkFLLTQ3IHwgUmVkbGluZSAoRmllbGQtVGVzdGVkKSJd",
+                     *         "has_more": true
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": true,
+                     *         "credit": {
+                     *           "cost": 1,
+                     *           "remaining": 999
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ItemSearchOut"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Authentication missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not enough credits (`credit_insufficient`; details carry required and remaining). */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid parameters or body (`validation_failed`, details list each problem). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`; Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Temporarily unavailable (`dependency_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getConfig: {
         parameters: {
             query?: never;
@@ -3011,7 +3282,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not found. */
+            /** @description Not found: the item has no quotes for the app id. `details.suggestions` lists up to 5 nearest names of the catalogue (case, punctuation, word order and misspellings forgiven), possibly none. */
             404: {
                 headers: {
                     [name: string]: unknown;

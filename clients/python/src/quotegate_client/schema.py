@@ -34,8 +34,10 @@ __all__ = [
     "HealthOut",
     "HistorySeriesOut",
     "ItemHistoryOut",
+    "ItemHitOut",
     "ItemPricesOut",
     "ItemRoutesOut",
+    "ItemSearchOut",
     "MarketQuoteOut",
     "Meta",
     "Operations",
@@ -76,10 +78,65 @@ class BatchPricesIn(TypedDict):
     side: NotRequired[Literal["ask", "bid", "mid", "all"]]
 
 
-class ConfigOut(TypedDict):
-    """The ConfigOut object of the contract."""
+class ItemSearchOut(TypedDict):
+    """The ItemSearchOut object of the contract."""
 
-    home_currency: str
+    app_id: str
+    #: The query, echoed.
+    q: str
+    #: The words every hit's name holds, as the search read the query: lower case, without punctuation, abbreviations spelled out (ft -> fieldtested, st -> stattrak, ★ -> star), longest first.
+    words: list[str]
+    #: The hits: shortest name (letters and digits) first, then by name (code point order).
+    items: list[ItemHitOut]
+    #: Pass as `cursor` (with the same q and app_id) for the next page; null on the last page.
+    next_cursor: str | None
+    #: True when more hits follow next_cursor.
+    has_more: bool
+
+
+class ItemHitOut(TypedDict):
+    """The ItemHitOut object of the contract."""
+
+    market_hash_name: str
+    #: The item's kind by its market hash name (the Steam market's naming): weapon skins, knives (★), gloves (★), stickers, patches, graffiti, charms, music kits, containers (cases, capsules, packages, keys, passes, pins), agents, other.
+    type: Literal["weapon", "knife", "gloves", "sticker", "patch", "graffiti", "charm", "music_kit", "container", "agent", "other"]
+    #: The item's CSCP quote (side mid, CNY: the consensus valuation, its details in `valuation`) as GET /prices serves it; null before the item was first valued.
+    cscp: MarketQuoteOut | None
+
+
+class MarketQuoteOut(TypedDict):
+    """The MarketQuoteOut object of the contract."""
+
+    market_code: str
+    provider_code: str
+    side: Literal["ask", "bid", "mid"]
+    market_currency_code: str
+    market_price_amount: str | None
+    quantity: int | None
+    is_quantity_minimum: bool | None
+    is_all_items_same_price: bool | None
+    #: RFC 3339 timestamp, UTC.
+    changed_at: str
+    observed_at: str | None
+    delisted_at: str | None
+    #: RFC 3339 timestamp, UTC.
+    fresh_at: str
+    valuation: ValuationOut | None
+
+
+class ValuationOut(TypedDict):
+    """The ValuationOut object of the contract."""
+
+    #: A UTC calendar date, YYYY-MM-DD.
+    valuation_date: str
+    credibility: float
+    uncertainty: float
+    is_two_sided: bool
+    #: Decimal number as a string, plain notation.
+    ask_amount: str
+    bid_amount: str | None
+    ask_quote_count: int
+    bid_quote_count: int
 
 
 class Meta(TypedDict):
@@ -118,6 +175,8 @@ class ErrorDetailsObject(TypedDict):
     """The ErrorDetailsObject object of the contract."""
 
     errors: NotRequired[list[ValidationDetail]]
+    #: A 404 of GET /prices: up to 5 names of the catalogue nearest to the one asked for (docs/search.md); empty when none is near.
+    suggestions: NotRequired[list[str]]
 
 
 class ValidationDetail(TypedDict):
@@ -126,21 +185,6 @@ class ValidationDetail(TypedDict):
     location: Literal["query", "path", "header", "body", "argument"]
     field: str
     message: str
-
-
-class CurrencyOut(TypedDict):
-    """The CurrencyOut object of the contract."""
-
-    id: int | None
-    code: str
-    name: str | None
-    kind: str
-    #: Decimal number as a string, plain notation.
-    usd_rate: str
-    owner_user_id: str | None
-    is_official: bool
-    ref_count: int
-    is_deleted: bool
 
 
 class ValidationErrorEnvelopeError(TypedDict):
@@ -162,6 +206,27 @@ class ValidationDetails(TypedDict):
     """The ValidationDetails object of the contract."""
 
     errors: list[ValidationDetail]
+
+
+class ConfigOut(TypedDict):
+    """The ConfigOut object of the contract."""
+
+    home_currency: str
+
+
+class CurrencyOut(TypedDict):
+    """The CurrencyOut object of the contract."""
+
+    id: int | None
+    code: str
+    name: str | None
+    kind: str
+    #: Decimal number as a string, plain notation.
+    usd_rate: str
+    owner_user_id: str | None
+    is_official: bool
+    ref_count: int
+    is_deleted: bool
 
 
 class EndpointInfoOutRateLimit(TypedDict):
@@ -244,41 +309,6 @@ class ItemPricesOut(TypedDict):
     app_id: str
     market_hash_name: str
     markets: list[MarketQuoteOut]
-
-
-class MarketQuoteOut(TypedDict):
-    """The MarketQuoteOut object of the contract."""
-
-    market_code: str
-    provider_code: str
-    side: Literal["ask", "bid", "mid"]
-    market_currency_code: str
-    market_price_amount: str | None
-    quantity: int | None
-    is_quantity_minimum: bool | None
-    is_all_items_same_price: bool | None
-    #: RFC 3339 timestamp, UTC.
-    changed_at: str
-    observed_at: str | None
-    delisted_at: str | None
-    #: RFC 3339 timestamp, UTC.
-    fresh_at: str
-    valuation: ValuationOut | None
-
-
-class ValuationOut(TypedDict):
-    """The ValuationOut object of the contract."""
-
-    #: A UTC calendar date, YYYY-MM-DD.
-    valuation_date: str
-    credibility: float
-    uncertainty: float
-    is_two_sided: bool
-    #: Decimal number as a string, plain notation.
-    ask_amount: str
-    bid_amount: str | None
-    ask_quote_count: int
-    bid_quote_count: int
 
 
 class BatchPricesOut(TypedDict):
@@ -645,6 +675,20 @@ class Operations:
 
     def _call(self, method: str, route: str, *, path_params: dict[str, Any], query: dict[str, Any], body: Any = None, envelope: bool) -> Any:
         raise NotImplementedError
+
+    def search_items(self, *, q: str, app_id: str | None = None, limit: str | None = None, cursor: str | None = None) -> ItemSearchOut:
+        """Search the item catalogue: GET /catalogue/items (searchItems: 1 credit, 120 per 60 s).
+
+        Items whose market hash name holds every word of `q`, in any order, ignoring case, punctuation and spacing; the usual abbreviations are spelled out (FT, MW, FN, WW, BS; ST for StatTrak; souvenir; the star). Shortest names first, then by name. Each hit has its kind and its current CSCP quote (null before its first valuation).
+
+        Page with `limit` and `cursor` (the previous page's `next_cursor`, with the same `q` and `app_id`; another search's cursor is 422). 1 credit per page, an empty one included. docs/search.md has the rules.
+
+        `q`: The words to find, 1-255 characters: every word must appear in the item's name, in any order; case, punctuation and spaces inside a word are ignored. FN, MW, FT, WW, BS (exteriors), ST (StatTrak™), SV (Souvenir) and ★ or star are understood. At least one letter or digit, at most 32 words.
+        `app_id`: Game application id, 1-16 characters; default 730 (CS2).
+        `limit`: Hits per page, 1-50 (default 20).
+        `cursor`: The previous page's next_cursor, with the same q and app_id (else 422).
+        """
+        return self._call("GET", "/catalogue/items", path_params={}, query={"q": q, "app_id": app_id, "limit": limit, "cursor": cursor}, envelope=True)  # type: ignore[no-any-return]
 
     def get_config(self) -> ConfigOut:
         """Public configuration: GET /config (getConfig: free).
