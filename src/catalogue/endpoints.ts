@@ -92,7 +92,7 @@ export function loadCatalogue(file = CATALOGUE_FILE): EndpointInfo[] {
   }));
 }
 
-/** The 13 documented operations (data/endpoints.json). */
+/** The documented operations: the spec's 13 and the extensions (data/endpoints.json). */
 export const ENDPOINTS: readonly EndpointInfo[] = loadCatalogue();
 
 /** Catalogue rows sorted by path then method (spec: GET /endpoints ordering). */

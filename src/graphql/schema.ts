@@ -8,6 +8,7 @@ import './types/routes.js';
 import './types/history.js';
 import './types/valuation-accuracy.js';
 import './types/changes.js';
+import './types/item-search.js';
 import './types/live.js';
 import './types/meta.js';
 import './types/account.js';

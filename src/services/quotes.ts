@@ -113,7 +113,7 @@ interface QuoteRow {
 /**
  * A timestamptz column as milliseconds since the epoch (float8, exact below 2^53; truncated to the
  * millisecond as a JS Date holds it): `new Date(ms)` costs a fraction of parsing the timestamp's text,
- * which was 7 % of an export build's CPU (bench:export profile).
+ * which showed in the bench:export profile (docs/benchmarks.md).
  */
 const epochMs = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)::float8`;
 
@@ -177,42 +177,6 @@ export function quoteOfRow(appId: string, r: QuoteRow): MarketQuote {
   };
 }
 
-/** A valuation row of QUOTES_SQL (kind `v`) as the CSCP `mid` quote of item (`appId`, its name); exported as quoteOfRow. */
-export function valuationQuoteOfRow(appId: string, v: QuoteRow): MarketQuote {
-  const mid = toMoney(v.price!);
-  const computedAt = new Date(v.changed_at);
-  return {
-    appId,
-    marketHashName: v.market_hash_name,
-    marketCode: VALUATION_MARKET,
-    providerCode: VALUATION_MARKET,
-    side: 'mid',
-    currencyCode: VALUATION_CURRENCY,
-    price: mid,
-    quantity: null,
-    isQuantityMinimum: null,
-    isAllItemsSamePrice: null,
-    changedAt: computedAt,
-    observedAt: null,
-    delistedAt: null,
-    freshAt: new Date(v.fresh_at),
-    valuation: {
-      valuationDate: v.valuation_date!,
-      uncertainty: v.uncertainty!,
-      credibility: Math.exp(-v.uncertainty!),
-      isTwoSided: v.is_two_sided!,
-      askAmount: toMoney(v.ask_amount!),
-      bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
-      askQuoteCount: v.ask_quote_count!,
-      bidQuoteCount: v.bid_quote_count!,
-      askUncertainty: v.ask_uncertainty,
-      bidUncertainty: v.bid_uncertainty,
-      mid,
-      computedAt,
-    },
-  };
-}
-
 /**
  * Loads the published quotes (one per market and side, plus CSCP) of the given names of one app.
  * One SQL query whatever the number of names. Returns a map with an entry for every name that has
@@ -233,7 +197,7 @@ export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, nam
     if (v.kind !== 'v') continue;
     let list = out.get(v.market_hash_name);
     if (!list) out.set(v.market_hash_name, (list = []));
-    list.push(valuationQuoteOfRow(appId, v));
+    list.push(valuationQuote(appId, v.market_hash_name, v as ValuationColumns));
   }
   for (const list of out.values()) sortQuotes(list);
   return out;
@@ -373,6 +337,80 @@ export async function loadMarketQuotePages(
   return out;
 }
 
+/** The columns of a stored valuation the CSCP quote is made of (amounts as text, times in epoch milliseconds). */
+interface ValuationColumns {
+  price: string;
+  changed_at: number;
+  fresh_at: number;
+  valuation_date: Date;
+  ask_amount: string;
+  bid_amount: string | null;
+  uncertainty: number;
+  is_two_sided: boolean;
+  ask_quote_count: number;
+  bid_quote_count: number;
+  ask_uncertainty: number | null;
+  bid_uncertainty: number | null;
+}
+
+/**
+ * The CSCP quote (side `mid`, CNY; spec: GET /prices behaviour 4) of one stored valuation of item (`appId`,
+ * `marketHashName`): its mid, computed at `changed_at`. Exported for the export's writer fingerprint (services/exports.ts).
+ */
+export function valuationQuote(appId: string, marketHashName: string, v: ValuationColumns): MarketQuote {
+  const mid = toMoney(v.price);
+  const computedAt = new Date(v.changed_at);
+  return {
+    appId,
+    marketHashName,
+    marketCode: VALUATION_MARKET,
+    providerCode: VALUATION_MARKET,
+    side: 'mid',
+    currencyCode: VALUATION_CURRENCY,
+    price: mid,
+    quantity: null,
+    isQuantityMinimum: null,
+    isAllItemsSamePrice: null,
+    changedAt: computedAt,
+    observedAt: null,
+    delistedAt: null,
+    freshAt: new Date(v.fresh_at),
+    valuation: {
+      valuationDate: v.valuation_date,
+      uncertainty: v.uncertainty,
+      credibility: Math.exp(-v.uncertainty),
+      isTwoSided: v.is_two_sided,
+      askAmount: toMoney(v.ask_amount),
+      bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
+      askQuoteCount: v.ask_quote_count,
+      bidQuoteCount: v.bid_quote_count,
+      askUncertainty: v.ask_uncertainty,
+      bidUncertainty: v.bid_uncertainty,
+      mid,
+      computedAt,
+    },
+  };
+}
+
+/**
+ * The current CSCP quote of each of the items `itemIds` (the latest stored valuation, as `loadQuotes` publishes it in
+ * GET /prices), by item id; items never valued are absent. One indexed statement (the valuation's primary key).
+ */
+export async function loadValuationQuotes(db: Pick<Database, 'query'>, itemIds: readonly number[]): Promise<Map<number, MarketQuote>> {
+  const out = new Map<number, MarketQuote>();
+  if (itemIds.length === 0) return out;
+  const rows = await db.query<ValuationColumns & { item_id: number; app_id: string; market_hash_name: string }>(
+    `SELECT DISTINCT ON (v.item_id) v.item_id, i.app_id, i.market_hash_name, v.mid_amount::text AS price, ${epochMs('v.computed_at')} AS changed_at,
+       ${epochMs('v.computed_at')} AS fresh_at, v.valuation_date, v.ask_amount::text AS ask_amount, v.bid_amount::text AS bid_amount,
+       v.uncertainty, v.is_two_sided, v.ask_quote_count, v.bid_quote_count, v.ask_uncertainty, v.bid_uncertainty
+     FROM valuation v JOIN item i ON i.id = v.item_id WHERE v.item_id = ANY($1::int[])
+     ORDER BY v.item_id, v.valuation_date DESC`,
+    [[...new Set(itemIds)]],
+  );
+  for (const r of rows) out.set(r.item_id, valuationQuote(r.app_id, r.market_hash_name, r));
+  return out;
+}
+
 /** Applies the `markets` and `side` filters (spec: filter every item identically). */
 export function filterQuotes(quotes: readonly MarketQuote[], filter: QuoteFilter): readonly MarketQuote[] {
   if (filter.markets === null && filter.side === 'all') return quotes; // the same list: its JSON text is made once (quotesText)
@@ -423,7 +461,7 @@ export function quoteJson(q: MarketQuote): MarketQuoteJson {
  * The slot where a quote object, or a list of them, keeps its JSON text once written (cached quotes keep
  * theirs while they stay cached). A symbol-keyed property, not a WeakMap: JSON.stringify and Object.keys do
  * not see it, and a WeakMap of millions of quotes (a full-scale export build, batches missing the cache)
- * cost the garbage collector about a quarter of the batch's CPU (npm run bench on the full-scale catalogue).
+ * cost the garbage collector much of the batch's CPU (npm run bench on the full-scale catalogue; docs/benchmarks.md).
  */
 const TEXT = Symbol('JSON text');
 

@@ -5,6 +5,7 @@
  * (the spec states 32 for the batch; GET uses the same bound, see README).
  */
 import { z } from 'zod';
+import { decodeSearchCursor, MAX_QUERY_CHARS, MAX_SEARCH_PAGE, queryProblem, searchWords } from '../search/query.js';
 
 /** Unicode code points in `s` (a lone surrogate counts as one, as string iteration does), without copying it. */
 function codePoints(s: string): number {
@@ -198,10 +199,45 @@ export function quotesPageSize(args: { first?: unknown; last?: unknown }): numbe
 }
 
 /**
+ * An item search's text (REST `q`, GraphQL `search`; src/search/query.ts): 1-255 characters without NUL, with at least
+ * one letter or digit, at most 32 words once resolved.
+ */
+export const searchText = z
+  .string()
+  .superRefine((q, ctx) => {
+    const problem = queryProblem(q);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({ minLength: 1, maxLength: MAX_QUERY_CHARS, pattern: '^[^\\u0000]*$' });
+/** A search page size (REST `limit`, GraphQL `first`): 1-50. */
+export const searchLimit = z
+  .number({ message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
+  .int({ message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
+  .min(1, { message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
+  .max(MAX_SEARCH_PAGE, { message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` });
+/**
+ * Why `cursor` cannot continue the search of `q` in app `appId` (a 422 message), or null when it can (or when `q`
+ * itself is refused: that problem is reported on `q`).
+ */
+export function searchCursorProblem(cursor: string, q: string, appId: string): string | null {
+  if (queryProblem(q) !== null) return null;
+  const at = decodeSearchCursor(cursor, appId, searchWords(q));
+  return typeof at === 'string' ? at : null;
+}
+/** Arguments of the GraphQL `items` root field (REST: GET /catalogue/items): the cursor must be one of this search's. */
+export const itemSearchArgs = z
+  .looseObject({ search: searchText, appId, first: searchLimit, after: z.string().nullish() })
+  .superRefine((a, ctx) => {
+    if (typeof a.after !== 'string') return;
+    const problem = searchCursorProblem(a.after, a.search, a.appId);
+    if (problem !== null) ctx.addIssue({ code: 'custom', path: ['after'], message: problem });
+  });
+/**
  * Argument rules of the metered GraphQL root fields, checked by the metering plugin before rate limits and billing
  * (a REST route checks the same rules on its parameters, and metering then trusts them). The only check of those
  * arguments: the fields carry no Pothos `validate` of their own, which could never refuse anything metering had let
- * through and, wrapping the resolver, cost about 5 % of a GET /prices's CPU (`npm run -s bench:compare`, both orders).
+ * through and, wrapping the resolver, cost a measurable share of a GET /prices's CPU (`npm run -s bench:compare`,
+ * both orders; docs/benchmarks.md).
  * `test/unit/metered-args.test.ts` holds every metered root field to having a rule here.
  */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs, items: itemSearchArgs };

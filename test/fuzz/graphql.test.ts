@@ -161,6 +161,7 @@ function buildDocument(seed: number, metered = false): Built {
       else if (a.name === 'marketHashNames') parts.push(`marketHashNames: ${JSON.stringify(Array.from({ length: pick([1, 3, 101]) }, (_, i) => QUOTED_NAMES[i % 4]))}`);
       else if (a.name === 'currency') parts.push(`currency: ${pick(['"USD"', '"EUR"', '"CNY"'])}`);
       else if (a.name === 'since' && chance(0.5)) parts.push(`since: ${pick(['"0"', '"1"'])}`);
+      else if (a.name === 'search') parts.push(`search: ${JSON.stringify(pick(['ak47 redline ft', 'karambit', 'case', 'st redline', 'no such thing']))}`);
     }
     return parts.length > 0 ? `(${parts.join(', ')})` : '';
   };

@@ -180,6 +180,13 @@ const ROOT_FIELDS: Record<string, fc.Arbitrary<RootField>> = {
     text: `routes${args(arg('marketHashName', n), arg('currency', c), arg('sellOn', sell))} { currencyCode routes { status netAmount buy { marketCode } } }`,
     units: 1,
   })),
+  items: fc
+    .tuple(mostly(['redline', 'ak47 redline ft', 'recoil case', 'no such thing'], ['', '|||']), mostly([undefined, 1, 20, 50], [0, 51]), mostly([undefined, null], ['not a cursor']), quoteSelection)
+    .map(([search, first, after, q]) => ({
+      field: 'items',
+      text: `items${args(arg('search', search), arg('first', first), arg('after', after))} { words hits { marketHashName type cscp ${q} } nextCursor }`,
+      units: 1,
+    })),
   priceExport: fc.constantFrom<string | null | undefined>(undefined, null, 'current', '"other"', '*', '').map((e) => ({
     field: 'priceExport',
     text: `priceExport${args(arg('ifNoneMatch', e === 'current' ? etag : e))} { etag notModified byteSize }`,
@@ -366,6 +373,9 @@ const REST_CASES: Record<string, fc.Arbitrary<RestCase>> = {
   })),
   getPriceChanges: fc.tuple(getOrHead, fc.constantFrom(undefined, '0', '1', 'abc', '-1', '99999999', ''), fc.constantFrom(undefined, '1', '1000', '0', '5000')).map(([method, since, limit]) => ({
     operationId: 'getPriceChanges', method, path: `/prices/changes${q({ since, limit })}`, headers: {}, units: 1,
+  })),
+  searchItems: fc.tuple(getOrHead, fc.constantFrom('redline', 'AK-47 | Redline (Field-Tested)', 'case st', 'no such thing', '', '|||', undefined), fc.constantFrom(undefined, '1', '50', '0', '51', 'x'), fc.constantFrom(undefined, 'not-a-cursor', '')).map(([method, query, limit, cursor]) => ({
+    operationId: 'searchItems', method, path: `/catalogue/items${q({ q: query, limit, cursor })}`, headers: {}, units: 1,
   })),
   batchPrices: fc.tuple(fc.constantFrom(0, 1, 3, 99, 100, 150, 1001), fc.constantFrom(...REST_NAMES), fc.constantFrom(undefined, ['BUFF163'], ['bad code'], null)).map(([k, n, m]) => {
     const names = Array.from({ length: k }, (_, i) => (i % 3 === 2 ? 'Recoil Case' : (n ?? ITEM)));

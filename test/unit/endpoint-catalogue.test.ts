@@ -7,7 +7,7 @@ import { operationCost } from '../../src/services/billing.js';
 
 describe('endpoint catalogue (data/endpoints.json)', () => {
   it("holds the spec's 13 operations with the spec costs and limits, and the extensions", () => {
-    expect(ENDPOINTS).toHaveLength(18);
+    expect(ENDPOINTS).toHaveLength(19);
     const row = (id: string) => ENDPOINTS.find((e) => e.operationId === id)!;
     // Extension (README): an item's cross-market routes, billed and limited like GET /prices.
     expect(row('getRoutes')).toMatchObject({ method: 'GET', path: '/prices/routes', creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['routes', 'Item.routes'] });
@@ -15,6 +15,8 @@ describe('endpoint catalogue (data/endpoints.json)', () => {
     expect(row('getPriceHistory')).toMatchObject({ method: 'GET', path: '/prices/history', creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['priceHistory', 'Item.history'] });
     // Extension (README, docs/valuation.md section 10): the valuation's published accuracy, public and free like /status.
     expect(row('getValuationAccuracy')).toMatchObject({ method: 'GET', path: '/valuation/accuracy', creditCost: 0, rateLimit: null, roles: [], graphqlFields: [] });
+    // Extension (docs/search.md): the item catalogue search; its hits carry CSCP quotes, so a page is billed like GET /prices.
+    expect(row('searchItems')).toMatchObject({ method: 'GET', path: '/catalogue/items', creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, recommendedIntervalSeconds: null, roles: ['user'], graphqlFields: ['items'] });
     expect(row('getPrices')).toMatchObject({ creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['prices', 'item'] });
     expect(row('batchPrices').rateLimit).toEqual({ maxRequests: 20, windowSeconds: 60 });
     // Metered edges (docs/graphql.md): a marketplace's quote pages and a quote's item are charged as batches of names.

@@ -8,7 +8,9 @@ import * as v from '../../validation/params.js';
 import { DeferredJson, RawJson, type DeferredJsonSource } from '../../lib/raw-json.js';
 import { filterQuotes, quotesText, VALUATION_CURRENCY, VALUATION_MARKET, valuationBand, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
 import { roundToCurrency, type Money } from '../../lib/money.js';
-import { notFound } from '../../lib/errors.js';
+import { ServiceError } from '../../lib/errors.js';
+import { suggestNames } from '../../services/item-search.js';
+import type { Context } from '../context.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import { WebsiteRef } from './catalogue.js';
 import { shapeFields } from '../shape-fields.js';
@@ -199,6 +201,21 @@ export const ItemRef = builder.objectRef<ItemView>('Item').implement({
   }),
 });
 
+/**
+ * The 404 of `prices` (spec: GET /prices behaviour 5, an item without quotes), with the nearest names of the catalogue
+ * in `details.suggestions` (docs/search.md; services/item-search.ts `suggestNames`): a rejected promise. When the
+ * suggestions cannot be read the 404 goes without them (logged), never a 5xx in its place.
+ */
+async function notFoundWithSuggestions(ctx: Context, appId: string, marketHashName: string): Promise<never> {
+  let suggestions: string[] = [];
+  try {
+    suggestions = await suggestNames(ctx.db, appId, marketHashName);
+  } catch (err) {
+    ctx.state.log?.warn({ err }, 'prices: the suggestions of a 404 could not be read');
+  }
+  throw new ServiceError('not_found', 404, `No quotes for ${JSON.stringify(marketHashName)} (app ${appId}).`, { suggestions });
+}
+
 builder.queryFields((t) => ({
   item: t.field({
     type: ItemRef,
@@ -230,7 +247,7 @@ builder.queryFields((t) => ({
     // Without a promise when the caller and the item are cached (the hot path: the compiled route then answers at once).
     resolve: (_r, args, ctx) => {
       const answer = (quotes: MarketQuote[] | null) => {
-        if (!quotes) throw notFound(`No quotes for ${JSON.stringify(args.marketHashName)} (app ${args.appId}).`);
+        if (!quotes) return notFoundWithSuggestions(ctx, args.appId, args.marketHashName);
         const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
         return { appId: args.appId, marketHashName: args.marketHashName, markets: filterQuotes(quotes, filter) };
       };
