@@ -47,9 +47,9 @@ export const DOCUMENTS = {
     quoteChanged(appId: $appId, marketHashNames: $names, markets: $markets, side: $side, since: $since) {
       seq market_hash_name: marketHashName market_code: marketCode side quote: quoteJson } }`,
   getValuationAccuracy: `query getValuationAccuracy($from: Date, $to: Date) { valuationAccuracy(from: $from, to: $to) { ${selectionOf(ValuationAccuracyOut)} } }`,
-  exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
-    priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {
-      snapshotId etag generatedAt changeSeq byteSize notModified } }`,
+  exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $format: ExportFormat!, $ifNoneMatch: String) {
+    priceExport(appId: $appId, side: $side, format: $format, ifNoneMatch: $ifNoneMatch) {
+      snapshotId format etag generatedAt changeSeq byteSize notModified } }`,
   getMe: `query getMe { me {
     user { id name email email_verified: emailVerified image steam_id: steamId created_at: createdAt base_currency: baseCurrency }
     subscription { category plan_id: planId expires_at: expiresAt }

@@ -495,6 +495,32 @@ export interface components {
             change_seq: string;
             items: components["schemas"]["BatchItemOut"][];
         };
+        /** @description format=ndjson (extension): the file is one such object per line (UTF-8, each line ended by a line feed), one per quote of the JSON export, in its order (items by market hash name, then their markets); sent gzip-compressed (Content-Encoding: gzip). */
+        ExportQuoteLine: {
+            market_code: string;
+            provider_code: string;
+            /** @enum {string} */
+            side: "ask" | "bid" | "mid";
+            market_currency_code: string;
+            market_price_amount: string | null;
+            quantity: number | null;
+            is_quantity_minimum: boolean | null;
+            is_all_items_same_price: boolean | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            changed_at: string;
+            observed_at: string | null;
+            delisted_at: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            fresh_at: string;
+            valuation: components["schemas"]["ValuationOut"] | null;
+            market_hash_name: string;
+        };
         ItemHistoryOut: {
             app_id: string;
             market_hash_name: string;
@@ -1397,6 +1423,8 @@ export interface operations {
             query?: {
                 app_id?: string;
                 side?: "ask" | "bid" | "mid" | "all";
+                /** @description Extension. json (default): the ExportOut document; ndjson: one quote per line (ExportQuoteLine), the same quotes. Each format has its own ETag; If-None-Match, 304, billing and the rate limit are the same. */
+                format?: "json" | "ndjson";
             };
             header?: {
                 "if-none-match"?: string;
@@ -1406,13 +1434,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
+            /** @description The export file, gzip-compressed: the ExportOut document (format=json, application/json) or one ExportQuoteLine per line (format=ndjson, application/x-ndjson). Headers: ETag (per format), Last-Modified, X-Export-Generated-At, X-Change-Sequence, X-Billable, X-Credit-Cost, X-Credit-Remaining. HEAD answers the same headers without the file: never billed and not counted towards the rate limit. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ExportOut"];
+                    "application/x-ndjson": components["schemas"]["ExportQuoteLine"];
                 };
             };
             /** @description Not modified: the snapshot named by If-None-Match is current (no body, not billed). */
