@@ -176,7 +176,7 @@ async function benchKeys(n: number, label: string): Promise<string[]> {
 const keys = await benchKeys(accountsNeeded, 'cold');
 const warmKeys = await benchKeys(warmAccounts, 'warm');
 const [{ etag, generated_at }] = (await db.query<{ etag: string; generated_at: Date }>(
-  `SELECT b.etag, b.generated_at FROM export_current c JOIN export_build b ON b.id = c.build_id WHERE c.app_id = '730' AND c.side = 'all'`,
+  `SELECT b.etag, b.generated_at FROM export_current c JOIN export_build b ON b.id = c.build_id WHERE c.app_id = '730' AND c.side = 'all' AND c.format = 'json'`,
 )) as [{ etag: string; generated_at: Date }];
 await db.close();
 

@@ -14,7 +14,7 @@ import { importPath } from '../services/importers.js';
 import { bundledNames, historyFiles, importHistory } from '../services/history-import.js';
 import { parseAdminArgs, runAdminCommand, type AdminArgs, type AdminCommandName, type AdminResult } from '../admin/commands.js';
 import { sendAdminCommand } from '../admin/channel.js';
-import { EXPORT_SIDES, runExportSnapshots } from '../services/exports.js';
+import { EXPORT_FORMATS, EXPORT_SIDES, runExportSnapshots, type ExportFormat } from '../services/exports.js';
 import type { SideFilter } from '../services/quotes.js';
 import { ServiceError, validationProblems } from '../lib/errors.js';
 import { startServer } from '../server.js';
@@ -230,19 +230,26 @@ program
   .description('build the snapshots now (every app id and side unless narrowed), under the builder lock')
   .option('--app-id <id>', 'only this app id')
   .option('--side <side>', 'only this side: ask, bid, mid or all')
+  .option('--format <format>', 'only this file format: json or ndjson (default both)')
   .option('--json', 'print JSON')
   .option('--skip-if-busy', 'when another process is building, print {"skipped": true} (with --json) and exit 0 instead of failing')
-  .action(async (opts: { appId?: string; side?: string; json?: boolean; skipIfBusy?: boolean }) => {
+  .action(async (opts: { appId?: string; side?: string; format?: string; json?: boolean; skipIfBusy?: boolean }) => {
     if (opts.side !== undefined && !(EXPORT_SIDES as readonly string[]).includes(opts.side)) program.error('--side must be ask, bid, mid or all');
+    if (opts.format !== undefined && !(EXPORT_FORMATS as readonly string[]).includes(opts.format)) program.error('--format must be json or ndjson');
     const started = Date.now();
     const results = await withDb((db) =>
-      runExportSnapshots(db, { appIds: opts.appId ? [opts.appId] : undefined, sides: opts.side ? [opts.side as SideFilter] : undefined }),
+      runExportSnapshots(db, {
+        appIds: opts.appId ? [opts.appId] : undefined,
+        sides: opts.side ? [opts.side as SideFilter] : undefined,
+        formats: opts.format ? [opts.format as ExportFormat] : undefined,
+      }),
     );
     if (results === null && opts.skipIfBusy) return void console.log(opts.json ? JSON.stringify({ skipped: true }) : 'another process is building snapshots right now: skipped');
     if (results === null) return program.error('error: another process is building snapshots right now; try again shortly');
     const rows = results.map((r) => ({
       app_id: r.snapshot.appId,
       side: r.snapshot.side,
+      format: r.snapshot.format,
       published: r.published,
       etag: r.snapshot.etag,
       bytes: r.snapshot.byteSize,

@@ -48,7 +48,7 @@ interface BuildSummary {
   skipped?: boolean;
   ms?: number;
   peak_rss_mib?: number;
-  builds?: { app_id: string; side: string; published: boolean; bytes: number; items: number }[];
+  builds?: { app_id: string; side: string; format: string; published: boolean; bytes: number; items: number }[];
 }
 
 /** Runs one build in a child; resolves with its summary, rejects when it fails (its stderr in the message). */
@@ -103,7 +103,7 @@ export function startExportJob(db: Database, intervalSeconds: number, logger?: L
       } else {
         const results = await runExportSnapshots(db);
         if (results === null) return void logger?.debug('export snapshots: another replica is building');
-        builds = results.map((r) => ({ app_id: r.snapshot.appId, side: r.snapshot.side, published: r.published, bytes: r.snapshot.byteSize, items: r.snapshot.itemCount }));
+        builds = results.map((r) => ({ app_id: r.snapshot.appId, side: r.snapshot.side, format: r.snapshot.format, published: r.published, bytes: r.snapshot.byteSize, items: r.snapshot.itemCount }));
       }
       await recordJobRun(db.prisma, 'export', 'ok');
       const pruned = await pruneChanges(db);

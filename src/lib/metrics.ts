@@ -88,8 +88,8 @@ export const rateLimitRejections = new Counter({
 /** Export snapshot build durations, by side and whether the build was published, in seconds. */
 export const snapshotBuildSeconds = new Histogram({
   name: 'quotegate_export_build_duration_seconds',
-  help: 'Export snapshot build time, by side and outcome (published or unchanged), in seconds.',
-  labelNames: ['side', 'outcome'] as const,
+  help: 'Export snapshot build time, by side, file format (json, ndjson) and outcome (published or unchanged), in seconds.',
+  labelNames: ['side', 'format', 'outcome'] as const,
   buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 120, 300],
   registers: [registry],
 });

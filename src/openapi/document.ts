@@ -99,6 +99,12 @@ const ExportOut = z
     items: z.array(BatchItemOut),
   })
   .meta({ id: 'ExportOut', description: 'Sent gzip-compressed (Content-Encoding: gzip).' });
+/** One line of the `format=ndjson` export (an extension, docs/export.md): the item's name and one of its quotes' fields. */
+const ExportQuoteLine = MarketQuoteOut.extend({ market_hash_name: z.string() }).meta({
+  id: 'ExportQuoteLine',
+  description:
+    'format=ndjson (extension): the file is one such object per line (UTF-8, each line ended by a line feed), one per quote of the JSON export, in its order (items by market hash name, then their markets); sent gzip-compressed (Content-Encoding: gzip).',
+});
 const SyncUserView = z
   .strictObject({
     user: z.strictObject({
@@ -152,7 +158,7 @@ const EndpointInfoOut = z
   .meta({ id: 'EndpointInfoOut' });
 
 /** The 200 payload schema of each operation. */
-const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType?: string; description?: string }> = {
+const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType?: string; description?: string; otherMedia?: Record<string, z.ZodType> }> = {
   listWebsites: { schema: z.array(WebsiteOut), envelope: true },
   getWebsite: { schema: WebsiteOut, envelope: true },
   getFeeSchedule: { schema: FeeScheduleOut, envelope: true },
@@ -172,7 +178,13 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType
     description:
       'A server-sent event stream: each change is an event `change` whose `id` is its seq and whose `data` is a ChangeOut; `: ping` comments every 15 s; a terminal event `error` carries the error envelope (slow_consumer, credit_insufficient, dependency_unavailable) before the stream closes. Charged per started minute connected (credit_cost each minute, the first up front).',
   },
-  exportPrices: { schema: ExportOut, envelope: false },
+  exportPrices: {
+    schema: ExportOut,
+    envelope: false,
+    otherMedia: { 'application/x-ndjson': ExportQuoteLine },
+    description:
+      'The export file, gzip-compressed: the ExportOut document (format=json, application/json) or one ExportQuoteLine per line (format=ndjson, application/x-ndjson). Headers: ETag (per format), Last-Modified, X-Export-Generated-At, X-Change-Sequence, X-Billable, X-Credit-Cost, X-Credit-Remaining. HEAD answers the same headers without the file: never billed and not counted towards the rate limit.',
+  },
   getMe: { schema: SyncUserView, envelope: true },
   getStatus: { schema: StatusOut, envelope: true },
   getHealth: { schema: z.strictObject({ status: z.literal('ok') }).meta({ id: 'HealthOut' }), envelope: false },
@@ -194,7 +206,13 @@ const QUERIES: Record<string, z.ZodObject> = {
       .meta({ description: 'Comma-separated market codes (spaces around codes ignored); CSCP selects the valuation.' }),
     side: v.side.optional(),
   }),
-  exportPrices: z.object({ app_id: v.appId.optional(), side: v.side.optional() }),
+  exportPrices: z.object({
+    app_id: v.appId.optional(),
+    side: v.side.optional(),
+    format: v.exportFormat.optional().meta({
+      description: 'Extension. json (default): the ExportOut document; ndjson: one quote per line (ExportQuoteLine), the same quotes. Each format has its own ETag; If-None-Match, 304, billing and the rate limit are the same.',
+    }),
+  }),
   getFeeSchedule: z.object({
     as_of: dayParam('The schedule in force on this UTC day; default today. A fee change makes a new version; older days keep theirs.'),
   }),
@@ -376,6 +394,7 @@ export function openApiDocument(opts: OpenApiOptions = {}): Record<string, unkno
             schema: payload.envelope ? envelope(payload.schema) : payload.schema,
             ...(doc?.response !== undefined ? { example: doc.response } : {}),
           },
+          ...Object.fromEntries(Object.entries(payload.otherMedia ?? {}).map(([type, schema]) => [type, { schema }])),
         },
       },
     };

@@ -456,6 +456,7 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   EndpointInfoOut: ENDPOINTS[0],
   SyncUserView: ME,
   ItemPricesOut: ITEM_PRICES,
+  ExportQuoteLine: { market_hash_name: EXPORT.items[0]!.market_hash_name, ...EXPORT.items[0]!.markets[0]! },
   ItemSearchOut: ITEM_SEARCH,
   ItemHitOut: SEARCH_HIT,
   MarketQuoteOut: BUFF163_ASK,

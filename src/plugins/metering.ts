@@ -25,7 +25,8 @@
  * Besides: 401/403/422/429 and 5xx refused before execution cost nothing; an export answered "not modified"
  * (`state.waived`, the 304 of GraphQL) costs nothing, whatever the balance, and needs no balance up front
  * (spec: a 304 is never billed); an active subscription makes non-premium operations free; a HEAD request is
- * rate limited but never billed (it sends no data); a streamed REST answer's charge is refunded when the
+ * never billed (it sends no data) and is rate limited, except a HEAD of the export (HEAD_FREE_OF_LIMIT: it only
+ * reads the snapshot's headers, from memory, as a 304 does; issue 44, point 4); a streamed REST answer's charge is refunded when the
  * answer is not delivered whole (src/rest/facade.ts). Order of checks: credential (401/403, also for
  * machine-only mutations), arguments (422), rate limit (429), balance (402). A 402 still counts towards the
  * rate limit; a 422 or 401 does not. A subscription (live changes) is judged on its cursor (410/422) and the
@@ -412,9 +413,18 @@ async function admitCaller(ctx: Context, plan: MeteringPlan): Promise<UserCaller
   return caller;
 }
 
-/** The last checks of `admit`, for `caller`: rate limits (429), then the balance (402). */
+/**
+ * The operations whose HEAD requests spend no rate-limit point (issue 44, point 4): a HEAD of the export answers
+ * the current snapshot's headers (ETag, Content-Length, X-Export-Generated-At) from the replica's snapshot cache,
+ * sends no file and is never billed, so a client may ask whether a new file is out as often as it likes and keep
+ * its 2 downloads a minute for the files. Every other HEAD costs the work of its GET and counts like it.
+ */
+export const HEAD_FREE_OF_LIMIT: ReadonlySet<string> = new Set(['exportPrices']);
+
+/** The last checks of `admit`, for `caller`: rate limits (429; not for a HEAD of a HEAD_FREE_OF_LIMIT row), then the balance (402). */
 async function admitLimits(ctx: Context, plan: MeteringPlan, limiter: RateLimiter, caller: UserCaller): Promise<Admitted> {
   for (const row of plan.rows) {
+    if (ctx.state.head && HEAD_FREE_OF_LIMIT.has(row.operationId)) continue;
     // One point per metered root field and per metered edge of the document (an alias counts as another request).
     const points = plan.fields.filter((f) => f.row === row).length + plan.edges.filter((e) => e.row === row).length;
     const outcome = await limiter.consume(caller.accountId, row, points);

@@ -50,9 +50,9 @@ export const DOCUMENTS = {
     items(search: $search, first: $first, after: $after, appId: $appId) {
       app_id: appId q: search words items: hits { market_hash_name: marketHashName type cscp: cscpJson } next_cursor: nextCursor has_more: hasMore } }`,
   getValuationAccuracy: `query getValuationAccuracy($from: Date, $to: Date) { valuationAccuracy(from: $from, to: $to) { ${selectionOf(ValuationAccuracyOut)} } }`,
-  exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $ifNoneMatch: String) {
-    priceExport(appId: $appId, side: $side, ifNoneMatch: $ifNoneMatch) {
-      snapshotId etag generatedAt changeSeq byteSize notModified } }`,
+  exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $format: ExportFormat!, $ifNoneMatch: String) {
+    priceExport(appId: $appId, side: $side, format: $format, ifNoneMatch: $ifNoneMatch) {
+      snapshotId format etag generatedAt changeSeq byteSize notModified } }`,
   getMe: `query getMe { me {
     user { id name email email_verified: emailVerified image steam_id: steamId created_at: createdAt base_currency: baseCurrency }
     subscription { category plan_id: planId expires_at: expiresAt }

@@ -13,7 +13,7 @@ import { endpoint } from '../catalogue/endpoints.js';
 import { CS2_APP_ID } from '../services/importers.js';
 import type { Database } from '../db/client.js';
 import type { RequestState } from '../graphql/context.js';
-import { snapshotStream } from '../services/exports.js';
+import { EXPORT_CONTENT_TYPES, snapshotStream, type ExportFormat } from '../services/exports.js';
 import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE } from '../services/changes.js';
 import { DEFAULT_SEARCH_PAGE, MAX_SEARCH_PAGE } from '../search/query.js';
 import { refundCredits } from '../services/billing.js';
@@ -359,13 +359,15 @@ const TABLE: readonly RouteSpec[] = [
       const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
       const sideRaw = c.one(query, 'side');
       const side = sideRaw === undefined ? 'ask' : c.check('query', 'side', v.side, sideRaw);
+      const formatRaw = c.one(query, 'format');
+      const format = formatRaw === undefined ? 'json' : c.check('query', 'format', v.exportFormat, formatRaw);
       const tagsRaw = headers.get('if-none-match');
       const ifNoneMatch = tagsRaw === null ? null : c.check('header', 'If-None-Match', v.ifNoneMatch, tagsRaw);
       c.done();
-      return { appId, side, ifNoneMatch };
+      return { appId, side, format, ifNoneMatch };
     },
     respond: (payload, { db, state, signal, logger }) => {
-      const s = payload as { snapshotId: string; etag: string; generatedAt: string; changeSeq: string; byteSize: number; notModified: boolean };
+      const s = payload as { snapshotId: string; format: ExportFormat; etag: string; generatedAt: string; changeSeq: string; byteSize: number; notModified: boolean };
       const billing = state.billing;
       const headers: Record<string, string> = {
         ETag: s.etag,
@@ -380,7 +382,7 @@ const TABLE: readonly RouteSpec[] = [
         headers['X-Credit-Cost'] = billing.cost.toString();
         headers['X-Credit-Remaining'] = billing.remaining.toString();
       }
-      const fileHeaders = { ...headers, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': String(s.byteSize) };
+      const fileHeaders = { ...headers, 'Content-Type': EXPORT_CONTENT_TYPES[s.format], 'Content-Encoding': 'gzip', 'Content-Length': String(s.byteSize) };
       if (state.head) return { status: 200, headers: fileHeaders, body: null };
       // Paid on delivery (README, Billing): a file that fails or is cut off before its last byte is refunded.
       const charge = billing?.charge;

@@ -22,6 +22,12 @@
  * is missed. Each item's own text is consistent: its digest is read before its rows (a write between them stores
  * the new text under the old digest, which the next build finds stale and writes again).
  *
+ * Formats: every side is built as two files in the same pass, from the same item texts: `json`, the spec's ExportOut
+ * document, and `ndjson` (an extension, docs/export.md): one quote per line, `{"market_hash_name":...,<the quote's
+ * fields>}`, in the file's item order. Each is its own build row (`format`) with its own ETag; the two files of a
+ * side are written from the same pages of the same read and published one after the other, so they hold exactly
+ * the same quotes and the same change sequence.
+ *
  * Visibility: a build is published by one statement that points `export_current` at it, after its
  * last chunk is stored; a failed or interrupted build is never served and is deleted by the next
  * build. A build whose items are byte-for-byte those of the current snapshot is dropped, so unchanged
@@ -40,6 +46,15 @@ import { filterQuotes, loadQuotes, quoteJson, quoteOfRow, QUOTES_SQL, quotesText
 
 /** The sides a snapshot is built for. */
 export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
+/**
+ * The file formats of a snapshot (query parameter `format` of GET /prices/export): `json`, the spec's ExportOut
+ * document (the default), and `ndjson`, an extension: one quote per line (docs/export.md).
+ */
+export const EXPORT_FORMATS = ['json', 'ndjson'] as const;
+/** A file format of the export (EXPORT_FORMATS). */
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+/** The Content-Type of each format's file (before its gzip Content-Encoding). */
+export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = { json: 'application/json', ndjson: 'application/x-ndjson' };
 /** Bytes per stored chunk of gzip output. */
 export const CHUNK_BYTES = 1024 * 1024;
 /** Item names per page read while building (about 20k quotes at 40 markets: bounds the build's memory). */
@@ -57,11 +72,12 @@ export const EMBEDDED_CHUNK_BYTES = 128 * 1024;
 /** Fragment rows per statement of the sweep of fragments whose item left the catalogue (keyset slices). */
 const SWEEP_ROWS = 1000;
 
-/** The snapshot currently served for an app id and side. */
+/** The snapshot currently served for an app id, side and format. */
 export interface Snapshot {
   buildId: string;
   appId: string;
   side: SideFilter;
+  format: ExportFormat;
   /** Strong ETag, quoted: `"<base64url sha-256 of the gzip bytes>"`. */
   etag: string;
   generatedAt: Date;
@@ -70,6 +86,7 @@ export interface Snapshot {
   /** Size of the gzip file in bytes. */
   byteSize: number;
   itemCount: number;
+  /** Quotes in the file (for `ndjson`, its lines). */
   quoteCount: number;
   /** Build time in milliseconds. */
   buildMs: number;
@@ -79,6 +96,7 @@ interface SnapshotRow {
   id: string;
   app_id: string;
   side: SideFilter;
+  format: ExportFormat;
   etag: string;
   generated_at: Date;
   change_seq: string | null;
@@ -93,6 +111,7 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
   buildId: r.id,
   appId: r.app_id,
   side: r.side,
+  format: r.format,
   etag: r.etag,
   generatedAt: new Date(r.generated_at),
   changeSeq: r.change_seq ?? '0',
@@ -103,14 +122,14 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
 });
 
 const CURRENT_SQL = `
-  SELECT b.id::text AS id, b.app_id, b.side, b.etag, b.generated_at, b.change_seq::text AS change_seq, b.byte_size::text AS byte_size, b.item_count,
+  SELECT b.id::text AS id, b.app_id, b.side, b.format, b.etag, b.generated_at, b.change_seq::text AS change_seq, b.byte_size::text AS byte_size, b.item_count,
          b.quote_count, b.build_ms, b.items_sha256
     FROM export_current c JOIN export_build b ON b.id = c.build_id
-   WHERE c.app_id = $1 AND c.side = $2`;
+   WHERE c.app_id = $1 AND c.side = $2 AND c.format = $3`;
 
-/** The snapshot served for `appId` and `side`, or null before the first build. */
-export async function currentSnapshot(db: Pick<Database, 'query'>, appId: string, side: SideFilter): Promise<Snapshot | null> {
-  const [row] = await db.query<SnapshotRow>(CURRENT_SQL, [appId, side]);
+/** The snapshot served for `appId`, `side` and `format` (default `json`), or null before the first build. */
+export async function currentSnapshot(db: Pick<Database, 'query'>, appId: string, side: SideFilter, format: ExportFormat = 'json'): Promise<Snapshot | null> {
+  const [row] = await db.query<SnapshotRow>(CURRENT_SQL, [appId, side, format]);
   return row ? toSnapshot(row) : null;
 }
 
@@ -137,14 +156,14 @@ export class SnapshotCache {
     });
   }
 
-  /** The snapshot served for `appId` and `side` (`currentSnapshot`, from memory while fresh), or null before the first build. */
-  async current(appId: string, side: SideFilter): Promise<Snapshot | null> {
-    const key = `${appId}\u0000${side}`;
+  /** The snapshot served for `appId`, `side` and `format` (`currentSnapshot`, from memory while fresh), or null before the first build. */
+  async current(appId: string, side: SideFilter, format: ExportFormat = 'json'): Promise<Snapshot | null> {
+    const key = `${appId}\u0000${side}\u0000${format}`;
     const now = performance.now();
     const hit = this.entries.get(key);
     if (hit && now - hit.at < this.maxAgeMs) return hit.snapshot;
     const generation = this.generation;
-    const snapshot = await currentSnapshot(this.db, appId, side);
+    const snapshot = await currentSnapshot(this.db, appId, side, format);
     if (snapshot && generation === this.generation) this.entries.set(key, { snapshot, at: now });
     return snapshot;
   }
@@ -156,12 +175,13 @@ export class SnapshotCache {
 }
 
 /**
- * True once a snapshot of `side` has been published for any app (the builder has run that side). The export job
- * publishes its sides one after another, so a side not yet built while another is must not read as "no priced
- * items" (a 404 where the answer is 503 until it is built: seen in the replica test under CI load).
+ * True once a snapshot of `side` in `format` (default `json`) has been published for any app (the builder has run
+ * that side). The export job publishes its sides one after another, so a side not yet built while another is must
+ * not read as "no priced items" (a 404 where the answer is 503 until it is built: seen in the replica test under
+ * CI load); the same holds for the `ndjson` files right after an upgrade, until the first build that makes them.
  */
-export async function anySnapshot(db: Pick<Database, 'query'>, side: SideFilter): Promise<boolean> {
-  return (await db.query(`SELECT 1 FROM export_current WHERE side = $1 LIMIT 1`, [side])).length > 0;
+export async function anySnapshot(db: Pick<Database, 'query'>, side: SideFilter, format: ExportFormat = 'json'): Promise<boolean> {
+  return (await db.query(`SELECT 1 FROM export_current WHERE side = $1 AND format = $2 LIMIT 1`, [side, format])).length > 0;
 }
 
 /** The gzip bytes of a build, chunk by chunk, read a few chunks per query (bounded memory). */
@@ -190,6 +210,8 @@ export interface BuildResult {
 export interface BuildOptions {
   now?: Date;
   pageItems?: number;
+  /** The formats to build of each side (default EXPORT_FORMATS: both). */
+  formats?: readonly ExportFormat[];
   onPage?: (page: number) => void | Promise<void>;
 }
 
@@ -198,9 +220,10 @@ const SEGMENT_BYTES = 4 * 1024 * 1024;
 /** Segments of one side compressing at a time (libuv's pool has four threads; the machine has two cores). */
 const SEGMENTS_IN_FLIGHT = 2;
 
-/** One side's output during a build: its build row, gzip writer, pending chunk, hashes and counts. */
+/** One side's file in one format during a build: its build row, gzip writer, pending chunk, hashes and counts. */
 interface SideOutput {
   side: SideFilter;
+  format: ExportFormat;
   buildId: string;
   joiner: GzipJoiner;
   /** Uncompressed text of the segment being filled. */
@@ -273,11 +296,12 @@ async function append(db: Database, out: SideOutput, bytes: Buffer, last = false
   }
 }
 
-/** Creates a side's build row (not complete; its change sequence is set when the build is published). */
-async function createBuild(db: Database, appId: string, side: SideFilter, generatedAt: Date): Promise<string> {
-  const [{ id }] = (await db.query<{ id: string }>(`INSERT INTO export_build (app_id, side, generated_at) VALUES ($1, $2, $3) RETURNING id::text AS id`, [
+/** Creates the build row of a side's file in `format` (not complete; its change sequence is set when the build is published). */
+async function createBuild(db: Database, appId: string, side: SideFilter, format: ExportFormat, generatedAt: Date): Promise<string> {
+  const [{ id }] = (await db.query<{ id: string }>(`INSERT INTO export_build (app_id, side, format, generated_at) VALUES ($1, $2, $3, $4) RETURNING id::text AS id`, [
     appId,
     side,
+    format,
     generatedAt,
   ])) as [{ id: string }];
   return id;
@@ -312,6 +336,51 @@ function writerFingerprint(): string {
 /** One item of the export file (spec: ExportOut items): its name and quotes (already filtered to the side). */
 function itemText(name: string, quotes: readonly MarketQuote[]): string {
   return `{"market_hash_name":${JSON.stringify(name)},"markets":${quotesText(quotes)}}`;
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * The `ndjson` lines of one item (docs/export.md) from its export text (`itemText`:
+ * `{"market_hash_name":<name>,"markets":[<quote>,...]}`, UTF-8): one line per quote, in the item's order,
+ * `{"market_hash_name":<name>,<the quote's own fields>}` and a line feed. The quotes are found by scanning the text's
+ * bytes (strings, escapes, nesting), never by parsing and writing them again, so every field is the text the one
+ * quote writer wrote (amounts stay decimal strings). Returns the lines and their count. Throws when `text` is not
+ * an item text of `name` (a build fails rather than publish a wrong file).
+ */
+export function quoteLines(name: string, text: Buffer): { bytes: Buffer; count: number } {
+  const prefix = Buffer.from(`{"market_hash_name":${JSON.stringify(name)},`, 'utf8');
+  const open = prefix.length + '"markets":['.length;
+  const end = text.length - 2; // before the closing `]}`
+  if (
+    end < open ||
+    text.compare(prefix, 0, prefix.length, 0, prefix.length) !== 0 ||
+    text.toString('latin1', prefix.length, open) !== '"markets":[' ||
+    text[end] !== 0x5d ||
+    text[end + 1] !== 0x7d
+  ) {
+    throw new Error(`export: the stored text of ${JSON.stringify(name)} is not an item of the file`);
+  }
+  const parts: Buffer[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = open; i < end; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === 0x5c) i += 1; // backslash: the next byte is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth++ === 0) start = i;
+    } else if (c === 0x7d || c === 0x5d) {
+      if (--depth === 0) parts.push(prefix, text.subarray(start + 1, i + 1), NEWLINE);
+      else if (depth < 0) break;
+    }
+  }
+  if (depth !== 0 || inString) throw new Error(`export: the stored text of ${JSON.stringify(name)} does not end its quotes`);
+  return { bytes: Buffer.concat(parts), count: parts.length / 3 };
 }
 
 /**
@@ -467,10 +536,10 @@ async function storeFragments(db: Pick<Database, 'query'>, appId: string, fresh:
   );
 }
 
-/** Publishes a finished side unless its items equal the current snapshot's (then the new build is dropped). */
+/** Publishes a side's finished file unless its items equal those of the current snapshot of its side and format (then the new build is dropped). */
 async function publishSide(db: Database, appId: string, out: SideOutput, generatedAt: Date, buildMs: number): Promise<BuildResult> {
   const itemsSha = out.itemsHash.digest('hex');
-  const current = await db.query<SnapshotRow>(CURRENT_SQL, [appId, out.side]);
+  const current = await db.query<SnapshotRow>(CURRENT_SQL, [appId, out.side, out.format]);
   if (current[0] && current[0].items_sha256 === itemsSha) {
     await db.query(`DELETE FROM export_build WHERE id = $1`, [out.buildId]);
     return { snapshot: toSnapshot(current[0]), published: false };
@@ -482,30 +551,31 @@ async function publishSide(db: Database, appId: string, out: SideOutput, generat
     [out.buildId, etag, itemsSha, buildMs, out.size, out.items, out.quotes, out.changeSeq],
   );
   await db.query(
-    `INSERT INTO export_current (app_id, side, build_id) VALUES ($1, $2, $3)
-     ON CONFLICT (app_id, side) DO UPDATE SET build_id = EXCLUDED.build_id`,
-    [appId, out.side, out.buildId],
+    `INSERT INTO export_current (app_id, side, format, build_id) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (app_id, side, format) DO UPDATE SET build_id = EXCLUDED.build_id`,
+    [appId, out.side, out.format, out.buildId],
   );
   // Every replica's SnapshotCache drops its entries (this process's at once). A signal that cannot be sent is
   // not an error of the build: the other replicas' entries expire within a second anyway.
   await db.notify('qg_exports', appId).catch(() => undefined);
   // Keep the snapshot just replaced (downloads in flight); drop older ones.
   await db.query(
-    `DELETE FROM export_build WHERE app_id = $1 AND side = $2 AND complete AND id < $3
-        AND id <> (SELECT COALESCE(max(id), 0) FROM export_build WHERE app_id = $1 AND side = $2 AND complete AND id < $3)`,
-    [appId, out.side, out.buildId],
+    `DELETE FROM export_build WHERE app_id = $1 AND side = $2 AND format = $4 AND complete AND id < $3
+        AND id <> (SELECT COALESCE(max(id), 0) FROM export_build WHERE app_id = $1 AND side = $2 AND format = $4 AND complete AND id < $3)`,
+    [appId, out.side, out.buildId, out.format],
   );
   return {
-    snapshot: { buildId: out.buildId, appId, side: out.side, etag, generatedAt, changeSeq: out.changeSeq, byteSize: out.size, itemCount: out.items, quoteCount: out.quotes, buildMs },
+    snapshot: { buildId: out.buildId, appId, side: out.side, format: out.format, etag, generatedAt, changeSeq: out.changeSeq, byteSize: out.size, itemCount: out.items, quoteCount: out.quotes, buildMs },
     published: true,
   };
 }
 
 /**
- * Builds the snapshots of `appId` for `sides` in one pass over the data (each page of items is read once
- * and written into every side's file), then publishes each side unless its items equal the current
- * snapshot's. The caller holds the builder lock (see runExportSnapshots). Throws when reading or writing
- * fails; the current snapshots are then untouched and the partial builds are removed by the next build.
+ * Builds the snapshots of `appId` for `sides`, each in `opts.formats` (default both), in one pass over the data
+ * (each page of items is read once and written into every file), then publishes each file unless its items
+ * equal the current snapshot's of its side and format. Returns one result per side and format, a side's formats
+ * in EXPORT_FORMATS order. The caller holds the builder lock (see runExportSnapshots). Throws when reading or
+ * writing fails; the current snapshots are then untouched and the partial builds are removed by the next build.
  *
  * Each item's text on a side is kept (compressed) in `export_fragment` with the digest of the rows it was
  * written from: a later build reads the digests (the database hashes the rows; no quote leaves it) and writes
@@ -526,8 +596,10 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
         AND id NOT IN (SELECT build_id FROM export_current)`,
     [appId, sides],
   );
+  // Each side's files, a format after the other: the order they are published in and returned.
+  const files = sides.flatMap((side) => (opts.formats ?? EXPORT_FORMATS).map((format) => ({ side, format })));
   const ids: string[] = [];
-  for (const side of sides) ids.push(await createBuild(db, appId, side, generatedAt));
+  for (const f of files) ids.push(await createBuild(db, appId, f.side, f.format, generatedAt));
   // PostgreSQL: every page and the change sequence are read in one snapshot (REPEATABLE READ): the file holds exactly
   // the changes up to its change_seq, and following the feed from there gives exactly the ones after it. PGlite: the
   // sequence first, then each page by short statements of its own (module doc).
@@ -538,13 +610,14 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
   let storing: Promise<void> = Promise.resolve();
   await reads(async (query) => {
     const changeSeq = (await currentSequence({ query })).toString();
-    for (const [i, side] of sides.entries()) {
+    for (const [i, { side, format }] of files.entries()) {
       const out: SideOutput = {
-        side, buildId: ids[i]!, joiner: new GzipJoiner(), segment: [], segmentBytes: 0, compressing: [], pending: [], pendingBytes: 0, seq: 0,
+        side, format, buildId: ids[i]!, joiner: new GzipJoiner(), segment: [], segmentBytes: 0, compressing: [], pending: [], pendingBytes: 0, seq: 0,
         chunkBytes: embedded ? EMBEDDED_CHUNK_BYTES : CHUNK_BYTES, itemsHash: crypto.createHash('sha256'), fileHash: crypto.createHash('sha256'), size: 0, items: 0, quotes: 0, changeSeq,
       };
       outs.push(out);
       await append(db, out, out.joiner.header());
+      if (format === 'ndjson') continue; // lines only: the snapshot's fields are its headers
       const head = `{"app_id":${JSON.stringify(appId)},"side":${JSON.stringify(side)},"generated_at":"${formatTimestamp(generatedAt)}","change_seq":"${changeSeq}","items":[`;
       await write(db, out, Buffer.from(head, 'utf8'));
     }
@@ -566,9 +639,15 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
         for (const out of outs) {
           const fragment = bySide.get(out.side)!;
           if (fragment.text === null) continue;
-          if (out.items > 0) await write(db, out, comma);
           out.itemsHash.update(fragment.deflated!);
           out.items += 1;
+          if (out.format === 'ndjson') {
+            const lines = quoteLines(name, fragment.text);
+            out.quotes += lines.count;
+            await write(db, out, lines.bytes);
+            continue;
+          }
+          if (out.items > 1) await write(db, out, comma);
           out.quotes += fragment.quoteCount;
           await write(db, out, fragment.text);
         }
@@ -583,7 +662,7 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
       await opts.onPage?.(pageNo);
     }
     for (const out of outs) {
-      await write(db, out, Buffer.from(']}'));
+      if (out.format === 'json') await write(db, out, Buffer.from(']}'));
       await finishSide(db, out);
     }
   });
@@ -592,7 +671,7 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
   const results: BuildResult[] = [];
   for (const out of outs) {
     const r = await publishSide(db, appId, out, generatedAt, buildMs);
-    snapshotBuildSeconds.observe({ side: out.side, outcome: r.published ? 'published' : 'unchanged' }, buildMs / 1000);
+    snapshotBuildSeconds.observe({ side: out.side, format: out.format, outcome: r.published ? 'published' : 'unchanged' }, buildMs / 1000);
     results.push(r);
   }
   await sweepFragments(db, appId);
@@ -627,7 +706,7 @@ export async function sweepFragments(db: Pick<Database, 'query'>, appId: string,
   }
 }
 
-/** Builds and publishes one side (see buildSnapshots). */
+/** Builds and publishes one side, its files in `opts.formats` (default both; see buildSnapshots); returns the first format's result (`json` by default). */
 export async function buildSnapshot(db: Database, appId: string, side: SideFilter, opts: BuildOptions = {}): Promise<BuildResult> {
   return (await buildSnapshots(db, appId, [side], opts))[0]!;
 }
@@ -638,13 +717,16 @@ export async function appIds(db: Pick<Database, 'query'>): Promise<string[]> {
 }
 
 /**
- * One run of the snapshot job: every app id and side, under the `export-snapshots` lock so only one
+ * One run of the snapshot job: every app id and side, in both formats, under the `export-snapshots` lock so only one
  * replica builds at a time. Returns null when another builder holds the lock.
  */
-export async function runExportSnapshots(db: Database, opts: { now?: Date; sides?: readonly SideFilter[]; appIds?: string[] } = {}): Promise<BuildResult[] | null> {
+export async function runExportSnapshots(
+  db: Database,
+  opts: { now?: Date; sides?: readonly SideFilter[]; formats?: readonly ExportFormat[]; appIds?: string[] } = {},
+): Promise<BuildResult[] | null> {
   const r = await db.withLock('quotegate:export-snapshots', async () => {
     const out: BuildResult[] = [];
-    for (const app of opts.appIds ?? (await appIds(db))) out.push(...(await buildSnapshots(db, app, opts.sides ?? EXPORT_SIDES, { now: opts.now })));
+    for (const app of opts.appIds ?? (await appIds(db))) out.push(...(await buildSnapshots(db, app, opts.sides ?? EXPORT_SIDES, { now: opts.now, formats: opts.formats })));
     return out;
   });
   return r.acquired ? r.result : null;

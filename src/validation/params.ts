@@ -42,6 +42,8 @@ export const marketCode = z.string().regex(/^[A-Z0-9_]{1,32}$/, { message: 'must
 export const marketList = z.array(marketCode).min(1, { message: 'must list at least one market code' });
 /** The price endpoints' side filter. */
 export const side = z.enum(['ask', 'bid', 'mid', 'all'], { message: 'must be one of ask, bid, mid, all' });
+/** The export's file format (GET /prices/export `format`, an extension; docs/export.md). */
+export const exportFormat = z.enum(['json', 'ndjson'], { message: 'must be json or ndjson' });
 /** Most names in one batch (`market_hash_names`); the REST batch document's worst-case cost is checked at start with it. */
 export const MAX_BATCH_NAMES = 1000;
 /** Batch names: 1-1000 entries (duplicates allowed). */

@@ -381,8 +381,8 @@ const REST_CASES: Record<string, fc.Arbitrary<RestCase>> = {
     const names = Array.from({ length: k }, (_, i) => (i % 3 === 2 ? 'Recoil Case' : (n ?? ITEM)));
     return { operationId: 'batchPrices', method: 'POST' as const, path: '/prices/batch', body: { market_hash_names: names, ...(m === undefined ? {} : { markets: m }) }, headers: {}, units: k };
   }),
-  exportPrices: fc.tuple(getOrHead, fc.constantFrom<string | undefined>(undefined, 'current', '"other"', '*', '')).map(([method, tag]) => ({
-    operationId: 'exportPrices', method, path: '/prices/export', headers: tag === undefined ? {} : ({ 'If-None-Match': tag === 'current' ? etag : tag } as Record<string, string>), units: 1,
+  exportPrices: fc.tuple(getOrHead, fc.constantFrom<string | undefined>(undefined, 'current', '"other"', '*', ''), fc.constantFrom(undefined, 'json', 'ndjson', 'csv')).map(([method, tag, format]) => ({
+    operationId: 'exportPrices', method, path: `/prices/export${q({ format })}`, headers: tag === undefined ? {} : ({ 'If-None-Match': tag === 'current' ? etag : tag } as Record<string, string>), units: 1,
   })),
 };
 

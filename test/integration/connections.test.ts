@@ -159,7 +159,7 @@ describe('a file is paid for when it is delivered', () => {
     // 1 MiB chunks made by the database itself (sending 24 MiB of parameters to PGlite is slow).
     await db.query(`INSERT INTO export_chunk (build_id, seq, bytes) SELECT $1, g, decode(repeat(md5(g::text), 65536), 'hex') FROM generate_series(0, $2 - 1) g`, [id, chunks]);
     await db.query(
-      `INSERT INTO export_current (app_id, side, build_id) VALUES ('730', 'ask', $1) ON CONFLICT (app_id, side) DO UPDATE SET build_id = EXCLUDED.build_id`,
+      `INSERT INTO export_current (app_id, side, build_id) VALUES ('730', 'ask', $1) ON CONFLICT (app_id, side, format) DO UPDATE SET build_id = EXCLUDED.build_id`,
       [id],
     );
     await db.notify('qg_exports', '730'); // published as the builder publishes

@@ -5,7 +5,7 @@
  * - every GraphQL refusal carries `extensions.code`; Yoga's empty 406/415 become the error envelope;
  * - each metered GraphQL field is billed or waived on its own (every pair of metered fields);
  * - a conditional export that is "not modified" answers 304 whatever the balance;
- * - HEAD is answered with the GET's headers, rate limited, never billed;
+ * - HEAD is answered with the GET's headers, never billed, rate limited (except the export's: issue 44);
  * - an export whose bytes fail half-way is refunded (ledger row `refund`, counters agree);
  * - the credential is checked before arguments, on REST and on GraphQL (sync mutations included).
  */
@@ -194,12 +194,16 @@ describe('HEAD is not a paid GET', () => {
     expect(await ledger(a.id)).toMatchObject({ used: 0, charged: 0 });
   });
 
-  it('HEAD still needs a key and honours the rate limit', async () => {
+  it('HEAD still needs a key and honours the rate limit, except on the export (its headers only, like a 304: issue 44)', async () => {
     expect((await head(pricesPath, {})).status).toBe(401);
+    expect((await head('/prices/export', {})).status).toBe(401);
     const a = await account(0n);
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await head('/prices/export', bearer(a.key))).status);
-    expect(statuses).toEqual([200, 200, 429]);
+    expect(statuses).toEqual([200, 200, 200]);
+    // HEAD /prices costs its GET's work: it counts (120 per 60 s), as the RateLimit header shows.
+    const p = await head(pricesPath, bearer(a.key));
+    expect(p.headers.get('ratelimit')).toMatch(/^"getPrices";r=119;/);
   });
 });
 
@@ -214,7 +218,7 @@ describe('a file is paid for when it is delivered', () => {
     )) as [{ id: string }];
     // 64 KiB chunks made by the database itself.
     await t.db.query(`INSERT INTO export_chunk (build_id, seq, bytes) SELECT $1, g, decode(repeat(md5(g::text), 4096), 'hex') FROM generate_series(0, $2 - 1) g`, [id, chunks]);
-    await t.db.query(`UPDATE export_current SET build_id = $1 WHERE app_id = '730' AND side = 'ask'`, [id]);
+    await t.db.query(`UPDATE export_current SET build_id = $1 WHERE app_id = '730' AND side = 'ask' AND format = 'json'`, [id]);
     // Published as the builder publishes: the replicas' snapshot caches hear it.
     await t.db.notify('qg_exports', '730');
     return { buildId: id, size };
@@ -259,7 +263,7 @@ describe('a file is paid for when it is delivered', () => {
       await expect.poll(async () => (await ledger(c.id)).refunds).toBe(1);
       expect(await ledger(c.id)).toEqual({ used: 0, charged: 10, refunded: 10, refunds: 1 });
     } finally {
-      await t.db.query(`UPDATE export_current SET build_id = $1 WHERE app_id = '730' AND side = 'ask'`, [previous]);
+      await t.db.query(`UPDATE export_current SET build_id = $1 WHERE app_id = '730' AND side = 'ask' AND format = 'json'`, [previous]);
       await t.db.notify('qg_exports', '730');
     }
   });

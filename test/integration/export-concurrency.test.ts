@@ -97,11 +97,19 @@ describe('an export build running', () => {
 
   it('publishes the same file: every item in code-point order, each as GET /prices serves it, whatever the page size', async () => {
     const results = await buildSnapshots(t.db, '730', EXPORT_SIDES, { pageItems: 7, now: new Date('2026-07-17T00:05:00Z') });
-    expect(results.map((r) => r.published)).toEqual([false, false, false, false]); // the same items as the build above
+    expect(results.map((r) => r.published)).toEqual([false, false, false, false, false, false, false, false]); // the same items as the build above (4 sides x 2 formats)
     const doc = await exportDoc('all');
     const order = (await t.db.query<{ n: string }>(`SELECT market_hash_name AS n FROM item WHERE app_id = '730' ORDER BY market_hash_name COLLATE "C"`)).map((r) => r.n);
     expect(doc.items.map((i: { market_hash_name: string }) => i.market_hash_name)).toEqual(order);
     expect(order.indexOf('Charm | \uFF5E Wave')).toBeLessThan(order.indexOf('Charm | \u{1F600} Smile')); // code points, not UTF-16 units
+    // The ndjson file of the same build: the same quotes in the same order, one per line (issue 44, point 4).
+    const res = await t.app.fetch(new Request('http://test/prices/export?side=all&format=ndjson', { headers: { 'X-API-Key': t.key } }));
+    expect(res.status).toBe(200);
+    const lines = zlib.gunzipSync(Buffer.from(await res.arrayBuffer())).toString('utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((l) => JSON.parse(l))).toEqual(
+      doc.items.flatMap((i: { market_hash_name: string; markets: object[] }) => i.markets.map((q) => ({ market_hash_name: i.market_hash_name, ...q }))),
+    );
     for (const item of doc.items.filter((_: unknown, i: number) => i % 20 === 0 || i >= doc.items.length - 3)) {
       const served = expectEnvelope(await t.get(`/prices?market_hash_name=${encodeURIComponent(item.market_hash_name)}`, t.auth()));
       expect(item.markets).toEqual(served.markets);

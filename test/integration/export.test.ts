@@ -58,7 +58,7 @@ describe('GET /prices/export', () => {
 
   it('serves the stored gzip with the documented headers, billed 10 credits', async () => {
     const results = await runExportSnapshots(t.db, { now: new Date('2026-07-17T00:00:00Z') });
-    expect(results!.length).toBe(8); // 2 app ids x 4 sides
+    expect(results!.length).toBe(16); // 2 app ids x 4 sides x 2 formats (json, ndjson)
     const a = await account(100n);
     const { res, bytes, doc } = await download(a.auth);
     expect(res.status).toBe(200);
@@ -207,7 +207,7 @@ describe('GET /prices/export', () => {
     const after = await download((await account(100n)).auth, '?side=all');
     expect(Buffer.compare(after.bytes, served.bytes)).toBe(0);
     const leftovers = async () => Number((await t.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM export_build WHERE NOT complete`))[0]!.n);
-    expect(await leftovers()).toBe(1);
+    expect(await leftovers()).toBe(2); // the side's two files (json, ndjson)
     const rebuilt = await buildSnapshot(t.db, '730', 'all');
     expect(rebuilt.published).toBe(true);
     expect(await leftovers()).toBe(0);

@@ -245,6 +245,8 @@ export interface paths {
          * @description One file with every item that has a quote on the requested side (default `ask`; `mid` exports only the valuations), ordered by market hash name: a snapshot rebuilt every few minutes, sent gzip-compressed and not enveloped. Billing travels in headers (`X-Billable`, `X-Credit-Cost`, `X-Credit-Remaining`).
          *
          *     Send the received `ETag` back as `If-None-Match`: while the snapshot is unchanged the answer is 304 without a body, never billed. Every 200 costs 10 credits. `change_seq` (also header `X-Change-Sequence`) is where to start following GET /prices/changes. 503 `dependency_unavailable`: the first snapshot is not built yet; retry in a minute.
+         *
+         *     Extension: `format=ndjson` sends the same quotes one per line (ExportQuoteLine), with its own ETag. A HEAD answers the headers only: never billed and not counted towards the rate limit.
          */
         get: operations["exportPrices"];
         put?: never;
@@ -1293,6 +1295,59 @@ export interface components {
             /** @description Extension: the change sequence the snapshot was built at (also header X-Change-Sequence); follow GET /prices/changes?since=<it>. */
             change_seq: string;
             items: components["schemas"]["BatchItemOut"][];
+        };
+        /**
+         * @description format=ndjson (extension): the file is one such object per line (UTF-8, each line ended by a line feed), one per quote of the JSON export, in its order (items by market hash name, then their markets); sent gzip-compressed (Content-Encoding: gzip).
+         * @example {
+         *       "market_hash_name": "'Blueberries' Buckshot | NSWC SEAL",
+         *       "market_code": "CSCP",
+         *       "provider_code": "CSCP",
+         *       "side": "mid",
+         *       "market_currency_code": "CNY",
+         *       "market_price_amount": "103.584052",
+         *       "quantity": null,
+         *       "is_quantity_minimum": null,
+         *       "is_all_items_same_price": null,
+         *       "changed_at": "2026-07-17T06:00:00.000Z",
+         *       "observed_at": null,
+         *       "delisted_at": null,
+         *       "fresh_at": "2026-07-17T06:00:00.000Z",
+         *       "valuation": {
+         *         "valuation_date": "2026-07-17",
+         *         "credibility": 0.9218313405304887,
+         *         "uncertainty": 0.081393,
+         *         "is_two_sided": true,
+         *         "ask_amount": "111.511829",
+         *         "bid_amount": "95.656275",
+         *         "ask_quote_count": 5,
+         *         "bid_quote_count": 1
+         *       }
+         *     }
+         */
+        ExportQuoteLine: {
+            market_code: string;
+            provider_code: string;
+            /** @enum {string} */
+            side: "ask" | "bid" | "mid";
+            market_currency_code: string;
+            market_price_amount: string | null;
+            quantity: number | null;
+            is_quantity_minimum: boolean | null;
+            is_all_items_same_price: boolean | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            changed_at: string;
+            observed_at: string | null;
+            delisted_at: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            fresh_at: string;
+            valuation: components["schemas"]["ValuationOut"] | null;
+            market_hash_name: string;
         };
         /**
          * @example {
@@ -3863,6 +3918,11 @@ export interface operations {
                  * @example mid
                  */
                 side?: "ask" | "bid" | "mid" | "all";
+                /**
+                 * @description Extension. json (default): the ExportOut document; ndjson: one quote per line (ExportQuoteLine), the same quotes. Each format has its own ETag; If-None-Match, 304, billing and the rate limit are the same.
+                 * @example ndjson
+                 */
+                format?: "json" | "ndjson";
             };
             header?: {
                 /**
@@ -3876,7 +3936,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success. */
+            /** @description The export file, gzip-compressed: the ExportOut document (format=json, application/json) or one ExportQuoteLine per line (format=ndjson, application/x-ndjson). Headers: ETag (per format), Last-Modified, X-Export-Generated-At, X-Change-Sequence, X-Billable, X-Credit-Cost, X-Credit-Remaining. HEAD answers the same headers without the file: never billed and not counted towards the rate limit. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3951,6 +4011,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ExportOut"];
+                    "application/x-ndjson": components["schemas"]["ExportQuoteLine"];
                 };
             };
             /** @description Not modified: the snapshot named by If-None-Match is current (no body, not billed). */

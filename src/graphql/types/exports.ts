@@ -2,7 +2,7 @@
 import { builder } from '../builder.js';
 import * as v from '../../validation/params.js';
 import { dependencyUnavailable, notFound } from '../../lib/errors.js';
-import { anySnapshot, currentSnapshot, ifNoneMatchHits, type Snapshot } from '../../services/exports.js';
+import { anySnapshot, currentSnapshot, EXPORT_FORMATS, ifNoneMatchHits, type Snapshot } from '../../services/exports.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import { SideFilterEnum } from './quotes.js';
 
@@ -10,12 +10,19 @@ interface PriceExportShape extends Snapshot {
   notModified: boolean;
 }
 
+/** The export's file formats (REST query parameter `format`; docs/export.md). */
+const ExportFormatEnum = builder.enumType('ExportFormat', {
+  description: 'json: the ExportOut document (default); ndjson: one quote per line, {"market_hash_name":...,<the quote\'s fields>} (extension).',
+  values: EXPORT_FORMATS,
+});
+
 const PriceExportRef = builder.objectRef<PriceExportShape>('PriceExport').implement({
   description: 'The current export snapshot of one app id and side. The gzip file is served by GET /prices/export.',
   fields: (t) => ({
     snapshotId: t.exposeString('buildId', { description: 'Identifies the stored build.' }),
     appId: t.exposeString('appId'),
     side: t.field({ type: SideFilterEnum, resolve: (s) => s.side }),
+    format: t.field({ type: ExportFormatEnum, resolve: (s) => s.format }),
     etag: t.exposeString('etag', { description: 'Strong validator (quoted), as in the ETag header.' }),
     generatedAt: t.field({ type: 'DateTime', resolve: (s) => s.generatedAt }),
     changeSeq: t.exposeString('changeSeq', {
@@ -23,7 +30,7 @@ const PriceExportRef = builder.objectRef<PriceExportShape>('PriceExport').implem
     }),
     byteSize: t.exposeInt('byteSize', { description: 'Size of the gzip file in bytes.' }),
     itemCount: t.exposeInt('itemCount'),
-    quoteCount: t.exposeInt('quoteCount'),
+    quoteCount: t.exposeInt('quoteCount', { description: 'Quotes in the file (ndjson: its lines).' }),
     notModified: t.exposeBoolean('notModified', { description: 'True when ifNoneMatch named this snapshot: not billed.' }),
   }),
 });
@@ -36,14 +43,15 @@ builder.queryFields((t) => ({
     args: {
       appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
       side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'ask' }),
+      format: t.arg({ type: ExportFormatEnum, required: true, defaultValue: 'json', description: 'The file whose snapshot is described: each format has its own ETag and size.' }),
       ifNoneMatch: t.arg.string({ required: false, description: 'An If-None-Match value: ETags, W/ forms, lists or *.' }),
     },
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx, info) => {
       await ctx.requireUser('exportPrices');
-      const snapshot = ctx.snapshots ? await ctx.snapshots.current(args.appId, args.side) : await currentSnapshot(ctx.db, args.appId, args.side);
+      const snapshot = ctx.snapshots ? await ctx.snapshots.current(args.appId, args.side, args.format) : await currentSnapshot(ctx.db, args.appId, args.side, args.format);
       if (!snapshot) {
-        if (await anySnapshot(ctx.db, args.side)) throw notFound(`No export for app id ${JSON.stringify(args.appId)}: it has no priced items.`);
+        if (await anySnapshot(ctx.db, args.side, args.format)) throw notFound(`No export for app id ${JSON.stringify(args.appId)}: it has no priced items.`);
         throw dependencyUnavailable('The first export snapshot is not built yet; retry in a minute.', 60);
       }
       const notModified = ifNoneMatchHits(args.ifNoneMatch, snapshot.etag);

@@ -28,6 +28,7 @@ __all__ = [
     "ErrorEnvelope",
     "ErrorEnvelopeError",
     "ExportOut",
+    "ExportQuoteLine",
     "FeeScheduleOut",
     "FeeScheduleOutSlots",
     "FeeScheduleSlotOut",
@@ -362,6 +363,27 @@ class ExportOut(TypedDict):
     #: Extension: the change sequence the snapshot was built at (also header X-Change-Sequence); follow GET /prices/changes?since=<it>.
     change_seq: str
     items: list[BatchItemOut]
+
+
+class ExportQuoteLine(TypedDict):
+    """format=ndjson (extension): the file is one such object per line (UTF-8, each line ended by a line feed), one per quote of the JSON export, in its order (items by market hash name, then their markets); sent gzip-compressed (Content-Encoding: gzip)."""
+
+    market_code: str
+    provider_code: str
+    side: Literal["ask", "bid", "mid"]
+    market_currency_code: str
+    market_price_amount: str | None
+    quantity: int | None
+    is_quantity_minimum: bool | None
+    is_all_items_same_price: bool | None
+    #: RFC 3339 timestamp, UTC.
+    changed_at: str
+    observed_at: str | None
+    delisted_at: str | None
+    #: RFC 3339 timestamp, UTC.
+    fresh_at: str
+    valuation: ValuationOut | None
+    market_hash_name: str
 
 
 class HistorySeriesOut(TypedDict):
