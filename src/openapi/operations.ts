@@ -15,6 +15,7 @@ export const TAGS = [
     description:
       'Current quotes of CS2 items per marketplace, each in the marketplace\'s own currency (never converted), and the CSCP valuation: one `mid` quote per item with market code `CSCP`, a weighted consensus in CNY refreshed daily. Needs an API key; metered in credits.',
   },
+  { name: 'Items', description: 'Find items by the words of their market hash name: each hit with its kind and current CSCP quote. Needs an API key; metered in credits.' },
   {
     name: 'Change feed',
     description:
@@ -149,7 +150,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     parameters: { markets: { example: 'BUFF163,CSCP' }, from: { example: '2026-07-10' }, to: { example: '2026-07-17' }, interval: { example: 'day' } },
   },
   searchItems: {
-    tag: 'Prices',
+    tag: 'Items',
     summary: 'Search the item catalogue',
     description:
       'Items whose market hash name holds every word of `q`, in any order, ignoring case, punctuation and spacing; the usual abbreviations are spelled out (FT, MW, FN, WW, BS; ST for StatTrak; souvenir; the star). Shortest names first, then by name. Each hit has its kind and its current CSCP quote (null before its first valuation).\n\n' +
