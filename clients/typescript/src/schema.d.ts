@@ -704,7 +704,7 @@ export interface components {
         AccuracySegmentOut: {
             /** @enum {string} */
             segment: "all" | "target" | "sides" | "band" | "type";
-            /** @description all; target: ask, bid; sides: one_sided, two_sided; band (mid, CNY): under_1, 1_10, 10_100, over_100; type: weapon, knife, gloves, sticker, container, agent, ... */
+            /** @description all; target: ask, bid, and ask_only_input, bid_only_input (targets of the market that was the side's only input: they measure that market's move over a day, not the consensus, and are in no other segment); sides: one_sided, two_sided; band (mid, CNY): under_1, 1_10, 10_100, over_100; type: weapon, knife, gloves, sticker, container, agent, ... */
             value: string;
             items: number;
             targets: number;
@@ -1753,7 +1753,7 @@ export interface operations {
             query?: {
                 /** @description First valuation day (UTC); default 89 days before `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
                 from?: string;
-                /** @description Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
+                /** @description Last valuation day (UTC); default: the last scored day when `from` is absent too (the 90 days ending there), else yesterday. `from` after `to`, or a range over 366 days, is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422. */
                 to?: string;
             };
             header?: never;
