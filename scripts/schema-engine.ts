@@ -7,6 +7,7 @@
  */
 import * as bg from '@prisma/schema-engine-wasm/schema_engine_bg';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
 import fs from 'node:fs';
@@ -16,6 +17,16 @@ import { createRequire } from 'node:module';
 const root = path.resolve(import.meta.dirname, '..');
 export const schemaPath = path.join(root, 'prisma', 'schema.prisma');
 export const migrationsDir = path.join(root, 'prisma', 'migrations');
+
+/** An in-memory PGlite with the contrib extensions the migrations create (pg_trgm, like src/db/client.ts). */
+const pgliteWithExtensions = () => new PGlite({ extensions: { pg_trgm } });
+
+/** The adapter factory whose shadow database (where the engine applies the migrations) loads the extensions too. */
+class PrismaPGliteWithExtensions extends PrismaPGlite {
+  override connectToShadowDb() {
+    return new PrismaPGlite(pgliteWithExtensions()).connect();
+  }
+}
 
 let loaded = false;
 function loadWasm(): void {
@@ -59,7 +70,7 @@ function migrationList() {
 export async function diffMigrationsToSchema(): Promise<string> {
   loadWasm();
   const schema = fs.readFileSync(schemaPath, 'utf8');
-  const factory = bindMigrationAwareSqlAdapterFactory(new PrismaPGlite(new PGlite()));
+  const factory = bindMigrationAwareSqlAdapterFactory(new PrismaPGliteWithExtensions(pgliteWithExtensions()));
   const engine = await bg.SchemaEngine.new({ datamodels: [['schema.prisma', schema]] }, () => {}, factory);
   try {
     const result = await engine.diff({

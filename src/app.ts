@@ -23,18 +23,18 @@ import { safetyPlugins } from './plugins/safety.js';
 import { corsPlugins } from './plugins/cors.js';
 import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
 import { httpRequests, registry } from './lib/metrics.js';
-import { openApiDocument } from './openapi/document.js';
+import { openApiBody } from './openapi/document.js';
 import type { HeaderReader } from './lib/headers.js';
 import { GRAPHIQL_EXAMPLE } from './rest/documents.js';
 import { createRestFacade, MAX_BODY_BYTES, type ServerContext } from './rest/facade.js';
 import { useLiveResults } from './plugins/live-results.js';
-import { JSON_TYPE, errorEnvelope, errorResponse, json, rateLimitHeaders, recordRequest, toServiceError } from './http/replies.js';
+import { JSON_TYPE, errorEnvelope, errorResponse, rateLimitHeaders, recordRequest, toServiceError } from './http/replies.js';
 import { ServiceError, unauthorized } from './lib/errors.js';
 import { credentialFromHeaders, sameSecret } from './services/accounts.js';
 import { toGraphQLError } from './graphql/errors.js';
 import { CallerCache } from './services/caller-cache.js';
 import { QuoteCache } from './services/quote-cache.js';
-import { SnapshotCache } from './services/exports.js';
+import { ifNoneMatchHits, SnapshotCache } from './services/exports.js';
 import { CreditLeases, type CreditLeaseOptions } from './services/credit-leases.js';
 import { readBodyLimited } from './lib/body.js';
 import { graphqlBodyLimit } from './graphql/types/ingestion.js';
@@ -94,6 +94,11 @@ export interface AppDeps {
   pages?: { rateLimit?: PageRateLimit | null; trustProxy?: TrustProxy };
   /** The service's public address for the pages' examples (pages/index.ts `PagesDeps.publicBaseUrl`). */
   publicBaseUrl?: () => string;
+  /**
+   * The `servers` URL /openapi.json states: PUBLIC_BASE_URL when it is set; unset: `/` (relative to the document,
+   * so it is right behind any proxy), never the request's Host header.
+   */
+  apiServerUrl?: string;
 }
 
 /** Seconds between WebSocket pings; a connection that did not answer the previous one is closed. */
@@ -216,8 +221,14 @@ export function createApp(deps: AppDeps): App {
       return metricsResponse(state.requestId);
     }
     if (url.pathname === '/openapi.json' && (request.method === 'GET' || request.method === 'HEAD')) {
+      const { body, etag } = openApiBody(deps.apiServerUrl);
+      const headers = { 'X-Request-ID': state.requestId, 'Cache-Control': 'public, max-age=300', ETag: etag };
+      if (ifNoneMatchHits(request.headers.get('if-none-match'), etag)) {
+        httpRequests.inc({ operation: 'openapi', method: request.method, status: '304' });
+        return new Response(null, { status: 304, headers });
+      }
       httpRequests.inc({ operation: 'openapi', method: request.method, status: '200' });
-      return json(200, openApiDocument(), { 'X-Request-ID': state.requestId, 'Cache-Control': 'public, max-age=300' });
+      return new Response(state.head ? null : body, { status: 200, headers: { 'Content-Type': JSON_TYPE, ...headers } });
     }
     let response = await dispatch(request, state, (serverContext as { req?: http.IncomingMessage } | undefined)?.req?.socket?.remoteAddress);
     if (state.head && response.body !== null) {

@@ -1,7 +1,9 @@
 /**
  * Every environment variable the service reads, parsed once with zod (fail fast on bad values).
- * Nothing else in the code base reads `process.env`.
+ * Nothing else in the code base reads `process.env`. Also the collectors' credentials file
+ * (COLLECTOR_CREDENTIALS_FILE, `readCredentialsFile`), which supplies values for the same names as the environment.
  */
+import fs from 'node:fs';
 import { z } from 'zod';
 import { parsePageRateLimit, parseTrustProxy } from './pages/page-limit.js';
 
@@ -16,8 +18,9 @@ const schema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   /**
    * The address clients reach this service at (`https://api.example.com`, a path prefix allowed), used by the landing
-   * page's examples; unset: the address it listens on (`http://localhost:PORT` on every interface), never the
-   * request's Host header. Trailing slashes are dropped.
+   * page's examples (unset: the address it listens on, `http://localhost:PORT` on every interface) and as the
+   * `servers` entry of /openapi.json (unset: `/`, relative to the document); never the request's Host header.
+   * Trailing slashes are dropped.
    */
   PUBLIC_BASE_URL: z
     .string()
@@ -145,15 +148,15 @@ const schema = z.object({
   CREDIT_LEASE_SETTLE_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   /**
    * V8 old-generation cap (MiB) of `quotegate jobs run valuation`, which runs the job in a child process with
-   * `--max-old-space-size` set to it; 0 runs it in the CLI's own process, uncapped. The job's live set stays
-   * under about 200 MiB at full scale, but without a cap V8 lets the heap grow to about four times what the last
-   * full collection left (docs/valuation.md section 6).
+   * `--max-old-space-size` set to it; 0 runs it in the CLI's own process, uncapped. The job's live set is small
+   * beside the default, but without a cap V8 lets the heap grow to several times what the last full collection
+   * left (docs/valuation.md section 6; docs/benchmarks.md).
    */
   VALUATION_JOB_HEAP_MB: z.coerce.number().int().min(0).max(65_536).default(320),
   /**
    * V8 old-generation cap (MiB) of the export job's child process (on a PostgreSQL server each snapshot build runs
-   * in one, src/jobs/export-snapshots.ts); 0: no cap. The full-scale build (36k items x 40 markets) peaked at about
-   * 320 MiB RSS with V8's default heap growth.
+   * in one, src/jobs/export-snapshots.ts); 0: no cap. The default leaves room above the full-scale build's
+   * (36k items x 40 markets) peak with V8's default heap growth (docs/benchmarks.md).
    */
   EXPORT_JOB_HEAP_MB: z.coerce.number().int().min(0).max(65_536).default(448),
   /** Most live subscriptions (SSE, WebSocket, REST stream) one account may have open at once, all replicas together. */
@@ -171,6 +174,12 @@ const schema = z.object({
   COLLECTOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** Proxies every source without its own `COLLECTOR_<ID>_PROXIES` uses, rotated per request (comma-separated http://, https://, socks4://, socks5:// URLs). */
   COLLECTOR_PROXIES: z.string().optional().transform((raw, ctx) => proxyList(raw, ctx)),
+  /**
+   * A JSON file of collector credentials, `{"CSFLOAT_API_KEY": "...", "BUFF163_COOKIE": "..."}`: values for the
+   * sources' credential variables (an environment variable of the same name wins). Read when the collectors start
+   * (`readCredentialsFile`: it must be readable by its owner only); unset = the environment only.
+   */
+  COLLECTOR_CREDENTIALS_FILE: z.string().min(1).optional(),
   /** A file of market hash names (one a line) that per-item sources collect; unset = none. */
   COLLECTOR_WATCHLIST_FILE: z.string().min(1).optional(),
   /** Items per-item sources watch when no COLLECTOR_WATCHLIST_FILE is given: the most widely listed (collectors/watchlist.ts). */
@@ -253,7 +262,10 @@ export interface CollectorSourceEnv {
   proxies: string[];
   /** `COLLECTOR_<ID>_INTERVAL_SECONDS`: replaces the source's interval (before COLLECTOR_INTERVAL_SCALE). */
   intervalSeconds: number | null;
-  /** The value of the source's `credentialEnv`; null when unset or blank (the source is "not configured"). */
+  /**
+   * The source's credential: its `credentialEnv` variable, else that name's value in COLLECTOR_CREDENTIALS_FILE; null
+   * when both are unset or blank (the source is "not configured").
+   */
   credential: string | null;
 }
 
@@ -264,13 +276,15 @@ export function collectorEnvName(id: string): string {
 
 /**
  * Reads one collector source's variables from `source` (default `process.env`): `COLLECTOR_<ID>_URL`,
- * `COLLECTOR_<ID>_PROXIES`, `COLLECTOR_<ID>_INTERVAL_SECONDS` and its credential variable. `globalProxies` is
- * `Env.COLLECTOR_PROXIES`. Throws a readable error naming each bad variable (never its credential's value).
+ * `COLLECTOR_<ID>_PROXIES`, `COLLECTOR_<ID>_INTERVAL_SECONDS` and its credential variable, which, when unset or blank
+ * there, is taken from `credentialsFile` (the values of COLLECTOR_CREDENTIALS_FILE, `readCredentialsFile`).
+ * `globalProxies` is `Env.COLLECTOR_PROXIES`. Throws a readable error naming each bad variable (never its credential's value).
  */
 export function loadCollectorSourceEnv(
   spec: { id: string; credentialEnv?: string },
   globalProxies: string[],
   source: Record<string, string | undefined> = process.env,
+  credentialsFile: CollectorCredentials = {},
 ): CollectorSourceEnv {
   const name = collectorEnvName(spec.id);
   const shape = z.object({
@@ -290,11 +304,81 @@ export function loadCollectorSourceEnv(
   const d = r.data as Record<string, unknown>;
   const url = d[`COLLECTOR_${name}_URL`] as string | undefined;
   const proxies = d[`COLLECTOR_${name}_PROXIES`] as string[] | null | undefined;
-  const credential = spec.credentialEnv ? (source[spec.credentialEnv] ?? '').trim() : '';
+  const fromEnv = spec.credentialEnv ? (source[spec.credentialEnv] ?? '').trim() : '';
+  const credential = fromEnv !== '' ? fromEnv : spec.credentialEnv ? (credentialsFile[spec.credentialEnv] ?? '').trim() : '';
   return {
     baseUrl: url ? url.replace(/\/+$/, '') : null,
     proxies: proxies ?? globalProxies,
     intervalSeconds: (d[`COLLECTOR_${name}_INTERVAL_SECONDS`] as number | undefined) ?? null,
     credential: credential === '' ? null : credential,
   };
+}
+
+/** Credential values by variable name (`CSFLOAT_API_KEY` -> its key), as COLLECTOR_CREDENTIALS_FILE holds them. */
+export type CollectorCredentials = Readonly<Record<string, string>>;
+
+/** What `readCredentialsFile` throws: the file and what is wrong with it, never a value of it. */
+export class CredentialsFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CredentialsFileError';
+  }
+}
+
+/** A credential variable's name: upper-case letters, digits and `_`, not starting with a digit. */
+const CREDENTIAL_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+/**
+ * Reads COLLECTOR_CREDENTIALS_FILE: a JSON object of credential variable names to string values,
+ * `{"CSFLOAT_API_KEY": "...", "BUFF163_COOKIE": "session=...", "C5GAME_APP_KEY": "..."}` (blank values count as
+ * unset). `known` is every credential variable of the sources this process knows (registry and `--sources-module`);
+ * a name outside it is refused, so a misspelt name is not a source silently left "not configured".
+ *
+ * Like ssh with a private key, a file that its group or others may read, write or run (`mode & 0o077`, POSIX only) is
+ * refused: `chmod 600` it. Throws an Error naming the file and what is wrong (missing, unreadable, not a regular file,
+ * too open, not JSON, not an object of strings, an unknown name) and never any value of it, nor the parser's message
+ * (which may quote the text).
+ */
+export function readCredentialsFile(file: string, known: ReadonlySet<string>): CollectorCredentials {
+  const fail = (what: string): never => {
+    throw new CredentialsFileError(`COLLECTOR_CREDENTIALS_FILE ${file}: ${what}`);
+  };
+  let text: string;
+  try {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) fail('is not a regular file');
+      if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
+        fail(`is accessible by group or others (mode ${(st.mode & 0o777).toString(8).padStart(3, '0')}); it holds secrets: chmod 600 it`);
+      }
+      if (st.size > 1_048_576) fail('is larger than 1 MiB');
+      text = fs.readFileSync(fd, 'utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (e) {
+    if (e instanceof CredentialsFileError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    return fail(code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? 'error'})`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch {
+    return fail('is not JSON (expected {"CSFLOAT_API_KEY": "...", ...})');
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return fail('is not a JSON object of credential names to strings');
+  const out: Record<string, string> = {};
+  const problems: string[] = [];
+  let unknown = 0;
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    // An unknown name is counted, not shown: a value pasted as a name would otherwise reach the log.
+    if (!CREDENTIAL_NAME.test(name) || !known.has(name)) unknown += 1;
+    else if (typeof value !== 'string') problems.push(`${name} is not a string`);
+    else out[name] = value;
+  }
+  if (unknown > 0) problems.push(`${unknown} ${unknown === 1 ? 'name is' : 'names are'} not the credential variable of any source (known: ${[...known].sort().join(', ') || 'none'})`);
+  if (problems.length > 0) fail(problems.join('; '));
+  return out;
 }

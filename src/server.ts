@@ -103,7 +103,7 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   const status = { infrastructureComponents: infrastructureComponentNames(rateLimiter.ping !== undefined), distribution: env.STATUS_DISTRIBUTION };
   // The landing page's examples: PUBLIC_BASE_URL, else where this process listens (set once it does), never the Host header.
   let listeningAt = `http://${displayHost(env.HOST)}:${env.PORT}`;
-  const app = createApp({ db, logger, rateLimiter, status, publicBaseUrl: () => env.PUBLIC_BASE_URL ?? listeningAt, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null, authCacheSeconds: env.AUTH_CACHE_SECONDS,
+  const app = createApp({ db, logger, rateLimiter, status, publicBaseUrl: () => env.PUBLIC_BASE_URL ?? listeningAt, apiServerUrl: env.PUBLIC_BASE_URL, corsOrigins: env.CORS_ORIGINS, metricsToken: env.METRICS_TOKEN ?? null, authCacheSeconds: env.AUTH_CACHE_SECONDS,
     creditLeases: env.CREDIT_LEASES === 'off' ? false : { leaseSeconds: env.CREDIT_LEASE_SECONDS, minBalance: env.CREDIT_LEASE_MIN_BALANCE, flushMs: env.CREDIT_LEASE_FLUSH_MS, settleMs: env.CREDIT_LEASE_SETTLE_SECONDS * 1000 },
     live: { maxConcurrent: env.LIVE_MAX_SUBSCRIPTIONS, maxQueue: env.LIVE_MAX_PENDING, redisUrl: env.REDIS_URL },
     pages: { rateLimit: env.PAGE_RATE_LIMIT, trustProxy: env.TRUST_PROXY },

@@ -2,7 +2,7 @@
  * The endpoint catalogue: one row per documented operation (spec: "Summary of access and cost",
  * Limits, EndpointInfoOut), kept as data in `data/endpoints.json`. `GET /endpoints`, the OpenAPI `x-quotegate` extension, billing and rate
  * limits all read these rows; GraphQL root fields doing the same work as a metered REST operation
- * name the row they share (`graphqlFields`).
+ * name the row they share (`graphqlFields`), and so do the nested fields (`Type.field`) that reach its data.
  */
 
 import fs from 'node:fs';
@@ -39,7 +39,11 @@ export interface EndpointInfo {
   unitPricing: UnitPricingSpec | null;
   /** `user` = API key, `admin`, `machine` = service token; empty = public. */
   roles: string[];
-  /** GraphQL root fields that do this operation's work (charged and limited as this row). */
+  /**
+   * GraphQL fields that do this operation's work (charged and limited as this row): root fields by name, and metered
+   * edges by schema coordinate `Type.field` (nested fields that reach the same priced data from anywhere, charged per
+   * delivered instance; src/plugins/metering.ts METERED_EDGES, docs/graphql.md).
+   */
   graphqlFields: string[];
 }
 
@@ -54,7 +58,7 @@ const rowSchema = z
     unit_pricing: z.object({ unit_size: z.number().int().positive(), units_body_field: z.string().min(1), max_units: z.number().int().positive() }).strict().nullable(),
     rate_limit: z.object({ max_requests: z.number().int().positive(), window_seconds: z.number().int().positive() }).strict().nullable(),
     recommended_interval_seconds: z.number().int().positive().nullable(),
-    graphql_fields: z.array(z.string().min(1)),
+    graphql_fields: z.array(z.string().regex(/^([A-Z][A-Za-z0-9]*\.)?[a-z][A-Za-z0-9]*$/, { message: 'a root field name or a Type.field coordinate' })),
   })
   .strict();
 
@@ -88,7 +92,7 @@ export function loadCatalogue(file = CATALOGUE_FILE): EndpointInfo[] {
   }));
 }
 
-/** The 13 documented operations (data/endpoints.json). */
+/** The documented operations: the spec's 13 and the extensions (data/endpoints.json). */
 export const ENDPOINTS: readonly EndpointInfo[] = loadCatalogue();
 
 /** Catalogue rows sorted by path then method (spec: GET /endpoints ordering). */

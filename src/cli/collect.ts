@@ -1,7 +1,7 @@
 /**
  * `quotegate collect` (docs/collectors.md): the collectors as their own process. Registered on the full CLI
  * (src/cli/main.ts) and, run as a program itself (`collectMain`, which bin/quotegate.js calls for `quotegate collect`), without the rest of the service: a collector process does not load the HTTP app,
- * GraphQL schema and jobs it never uses (about 45 MiB less resident memory).
+ * GraphQL schema and jobs it never uses, so it stays smaller in memory (docs/benchmarks.md).
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -88,8 +88,8 @@ export interface NewestQuote {
 
 /**
  * The newest quote of every market that has quotes, by market code: one statement, an aggregate over the whole
- * `source_quote` table grouped by market and provider (measured on PGlite with the bundled data's 151,342
- * quotes: 86-223 ms), then the freshest provider per market (ties: the lower provider code).
+ * `source_quote` table grouped by market and provider (its cost on PGlite with the bundled data:
+ * docs/benchmarks.md), then the freshest provider per market (ties: the lower provider code).
  */
 export async function loadNewestQuotes(db: Pick<Database, 'query'>): Promise<NewestQuote[]> {
   const rows = await db.query<{ market_code: string; provider_code: string; fresh_at: number }>(

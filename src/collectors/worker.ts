@@ -14,6 +14,12 @@
  * - A worker that dies leaves its active job to expire (no retry: the next slot's job runs the source, on any
  *   live process) and its lock is freed with its connection. So each source runs once per interval whatever the
  *   number of workers, a dead worker's sources are taken over at the next slot, and nothing is collected twice.
+ * - A task marked `first` (the exchange rates, whose run the sources' conversions read) is sent with a higher
+ *   pg-boss priority, so a handler takes its job before the sources' jobs queued at the same time (slots are aligned
+ *   to the epoch: each hour the rates' slot starts with the sources'). At start, the other tasks' first jobs wait
+ *   until the first task has run in its current slot, in this or another process (its run recorded in
+ *   `collector_run`), at most FIRST_TASK_WAIT_MS: so the sources' first runs after a start convert with rates of this
+ *   hour, not with whatever rates the database held (days old after a pause, the bundled ones on a new install).
  */
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
@@ -22,13 +28,27 @@ import type { Database } from '../db/client.js';
 /** The queue's name. */
 export const COLLECTOR_QUEUE = 'collector-run';
 
+/**
+ * Longest wait at start for a `first` task's run before the other tasks are sent anyway (ms): about one rates run
+ * against upstreams that time out (two files, 30 s a request, retried). The sources then convert with the rates stored.
+ */
+export const FIRST_TASK_WAIT_MS = 120_000;
+
+/** pg-boss priority of a `first` task's jobs (others have 0; a higher priority is fetched first). */
+const FIRST_PRIORITY = 10;
+
 /** One scheduled task: a source run, or the exchange rates. */
 export interface CollectorTask {
   id: string;
   /** Seconds between runs, already scaled (the slot length; rounded to whole seconds, at least 1). */
   intervalSeconds: number;
-  /** Runs the task once; must record and log its own outcome. `signal` aborts at shutdown. */
+  /** Runs the task once; must record and log its own outcome (a `collector_run` row with `source_id` = id). `signal` aborts at shutdown. */
   run(signal: AbortSignal): Promise<unknown>;
+  /**
+   * True for a task the others depend on (the exchange rates): its jobs are fetched first, and at start the other
+   * tasks are sent once it has run in its current slot (see the file comment).
+   */
+  first?: boolean;
 }
 
 /** A running worker. */
@@ -44,6 +64,8 @@ export interface CollectorWorkerOptions {
   tasks: readonly CollectorTask[];
   /** Tasks this process runs at once (COLLECTOR_CONCURRENCY). */
   concurrency: number;
+  /** Longest wait at start for the `first` tasks' runs, in ms. Default FIRST_TASK_WAIT_MS. */
+  firstWaitMs?: number;
 }
 
 /** The slot length of a task in whole seconds (pg-boss throttles by whole seconds). */
@@ -101,7 +123,7 @@ export async function startCollectorWorker(opts: CollectorWorkerOptions): Promis
         COLLECTOR_QUEUE,
         { task: task.id },
         // The job outlives a run's deadline by a minute; an expired job (its worker died) is not retried.
-        { retryLimit: 0, expireInSeconds: Math.max(60, Math.ceil(Math.max(600, seconds * 2) + 60)) },
+        { retryLimit: 0, expireInSeconds: Math.max(60, Math.ceil(Math.max(600, seconds * 2) + 60)), priority: task.first ? FIRST_PRIORITY : 0 },
         seconds,
         task.id,
       );
@@ -136,11 +158,58 @@ export async function startCollectorWorker(opts: CollectorWorkerOptions): Promis
     return out;
   };
 
+  /**
+   * Resolves once each of `firsts` has a run recorded in `collector_run` that started in the task's current slot (at
+   * this call), or after `maxMs`, or when the worker stops. Never rejects: a database error ends the wait.
+   */
+  async function waitForFirstRuns(firsts: readonly CollectorTask[], maxMs: number): Promise<void> {
+    const since = Date.now();
+    const slotStarts = firsts.map((t) => new Date(Math.floor(since / 1000 / slotSeconds(t)) * slotSeconds(t) * 1000).toISOString());
+    while (!stopped) {
+      try {
+        const [row] = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM unnest($1::text[], $2::timestamptz[]) AS t(id, since)
+            WHERE NOT EXISTS (SELECT 1 FROM collector_run r WHERE r.source_id = t.id AND r.started_at >= t.since)`,
+          [firsts.map((t) => t.id), slotStarts],
+        );
+        if (row?.n === 0 || stopped) return;
+      } catch (err) {
+        if (!stopped) logger.warn({ err }, "collector start: the first tasks' runs could not be checked; the other tasks start now");
+        return;
+      }
+      if (Date.now() - since >= maxMs) {
+        logger.warn({ tasks: firsts.map((t) => t.id), waitedMs: Date.now() - since }, 'collector start: the first tasks have not run yet; the other tasks start now (with the rates stored)');
+        return;
+      }
+      await pause(500);
+    }
+  }
+
+  /** Waits `ms`, or less when the worker stops. */
+  function pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        controller.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      controller.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
   const pollingIntervalSeconds = Math.min(2, Math.max(0.5, shortest / 4));
   for (let i = 0; i < Math.max(1, opts.concurrency); i++) {
     workIds.push(await boss.work<{ task: string }>(COLLECTOR_QUEUE, { pollingIntervalSeconds, batchSize: 1 }, handle));
   }
-  for (const task of tasks) void send(task);
+  const firsts = tasks.filter((t) => t.first);
+  const others = tasks.filter((t) => !t.first);
+  for (const task of firsts) void send(task);
+  const waiting = firsts.length > 0 && others.length > 0 ? waitForFirstRuns(firsts, opts.firstWaitMs ?? FIRST_TASK_WAIT_MS) : Promise.resolve();
+  void waiting.then(() => {
+    for (const task of others) void send(task);
+  });
   logger.info({ tasks: tasks.map((t) => ({ id: t.id, intervalSeconds: slotSeconds(t) })), concurrency: opts.concurrency, database: db.kind }, 'collectors started');
 
   return {
@@ -150,6 +219,7 @@ export async function startCollectorWorker(opts: CollectorWorkerOptions): Promis
       timers.clear();
       controller.abort();
       const deadline = Date.now() + timeoutMs;
+      await waiting; // its check in flight settles (it ends at once when stopped)
       await boss.stop({ graceful: true, wait: true, timeout: timeoutMs } as PgBoss.StopOptions).catch((err: unknown) => logger.warn({ err }, 'collector queue stop failed'));
       // The statements pg-boss left running (a job's completion, a poll) settle before the database may close; a
       // statement started while waiting (a poll that returned a job: its `complete`) is waited for too.

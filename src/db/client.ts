@@ -4,6 +4,7 @@
  * Both use the same schema, migrations and generated Prisma client.
  */
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { EventEmitter } from 'node:events';
@@ -81,6 +82,12 @@ export interface Database {
  */
 export type ChangeChannel = 'qg_auth' | 'qg_quotes' | 'qg_exports';
 
+/**
+ * The contrib extensions PGlite loads (PostgreSQL servers ship them): `pg_trgm`, the trigram index of the item search
+ * (migration 20261128000000_item_search, docs/search.md). A migration's `CREATE EXTENSION` needs it loaded.
+ */
+export const PGLITE_EXTENSIONS = { pg_trgm };
+
 /** Where to connect: a PostgreSQL URL, or a PGlite data directory (`memory://` for in-memory). */
 export type DatabaseTarget = { url: string } | { pgliteDir: string };
 
@@ -108,11 +115,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     const url = target.url;
     // Session settings of the service's connections (an `options` parameter in DATABASE_URL replaces them):
     // - jit=off: the planner turned JIT on for the valuation's and the export's large reads, where compiling took
-    //   longer than the query (a valuation page: 475 ms with JIT, 197 ms without; docs/valuation.md section 6);
-    // - work_mem=32MB: a valuation page's sort (~13 MB) spilled to disk at the default 4 MB and ran on three
-    //   processes; in memory it takes one and leaves the other core to this process.
+    //   longer than the query (docs/valuation.md section 6; figures in docs/benchmarks.md);
+    // - work_mem=32MB: a valuation page's sort spilled to disk at the default 4 MB and ran on three processes; in
+    //   memory it takes one and leaves the other core to this process.
     // - idleTimeoutMillis 5 min (pg's default: 10 s): a connection idle that long closes, and the next burst opens new
-    //   ones; on the 2-vCPU bench machine each new backend cost PostgreSQL 100-200 ms of CPU (`npm run bench`:
+    //   ones; on the 2-vCPU bench machine each new backend cost PostgreSQL a lot of CPU (`npm run bench`:
     //   PostgreSQL's CPU per request of the subscription GET, whose accounts' key lookups come back every 30 s).
     const pool = new pg.Pool({ connectionString: target.url, max: 10, idleTimeoutMillis: 300_000, options: '-c jit=off -c work_mem=32MB' });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
@@ -233,7 +240,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       // PGlite sets the modes of the files it unpacks itself (0666), but its directories follow the process umask.
       const umask = onDisk ? process.umask(0o077) : null;
       try {
-        pglite = new PGlite(dir);
+        pglite = new PGlite(dir, { extensions: PGLITE_EXTENSIONS });
         await pglite.waitReady;
       } finally {
         if (umask !== null) process.umask(umask);

@@ -1,9 +1,11 @@
 /**
- * The Pothos builder: plugins, scalars and the context type. No domain types live here.
+ * The Pothos builder: plugins (validation; Relay, for cursor connections only), scalars and the context type. No
+ * domain types live here.
  * Validation errors from @pothos/plugin-validation become 422 `validation_failed` with one detail per issue.
  */
 import SchemaBuilder from '@pothos/core';
 import ValidationPlugin from '@pothos/plugin-validation';
+import RelayPlugin from '@pothos/plugin-relay';
 import type { Decimal } from 'decimal.js';
 import type { Context } from './context.js';
 import { formatDecimal } from '../lib/money.js';
@@ -15,6 +17,9 @@ import type { DeferredJson, RawJson } from '../lib/raw-json.js';
 export const builder = new SchemaBuilder<{
   Context: Context;
   DefaultFieldNullability: false;
+  // Relay connections (Website.quotes): a list of edges, each with a node, none of them null.
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
   Scalars: {
     Decimal: { Input: string; Output: Decimal };
     DateTime: { Input: string; Output: Date };
@@ -24,8 +29,19 @@ export const builder = new SchemaBuilder<{
     QuotesJSON: { Input: never; Output: RawJson | DeferredJson };
   };
 }>({
-  plugins: [ValidationPlugin],
+  plugins: [ValidationPlugin, RelayPlugin],
   defaultFieldNullability: false,
+  // Connections only: no global `node`/`nodes` root fields (they would reach priced objects outside metering) and
+  // no Relay mutations.
+  relay: {
+    cursorType: 'String',
+    clientMutationId: 'omit',
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+    pageInfoTypeOptions: { description: 'Where a page of a connection lies in its list (Relay cursor connections).' },
+  },
   validation: {
     validationError: (result) =>
       validationError(

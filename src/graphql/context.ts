@@ -18,7 +18,7 @@ import {
 } from '../services/accounts.js';
 import { forbidden, unauthorized } from '../lib/errors.js';
 import * as catalogue from '../services/catalogue.js';
-import { loadQuotes, type MarketQuote } from '../services/quotes.js';
+import { loadMarketQuotePages, loadQuotes, type MarketQuote, type MarketQuotePageRequest } from '../services/quotes.js';
 import { defaultStatusSettings, type StatusSettings } from '../services/status.js';
 import { loadFeeBook, type FeeBook } from '../services/valuation.js';
 import type { Charge } from '../services/billing.js';
@@ -44,10 +44,10 @@ export class Loaders {
     private readonly quoteCache?: QuoteCache,
   ) {}
   private cache = new Map<string, DataLoader<never, never>>();
-  private make<K, V>(name: string, batch: (keys: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
+  private make<K, V>(name: string, batch: (keys: readonly K[]) => Promise<V[]>, options?: DataLoader.Options<K, V, string>): DataLoader<K, V> {
     let l = this.cache.get(name) as DataLoader<K, V> | undefined;
     if (!l) {
-      l = new DataLoader<K, V>(batch);
+      l = new DataLoader<K, V, string>(batch, options) as unknown as DataLoader<K, V>;
       this.cache.set(name, l as unknown as DataLoader<never, never>);
     }
     return l;
@@ -101,6 +101,14 @@ export class Loaders {
    */
   quotesNow(appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> {
     return this.quoteCache ? this.quoteCache.load(appId, names) : loadQuotes(this.db, appId, names);
+  }
+  /**
+   * Pages of markets' quote lists (GraphQL `Website.quotes`): every page asked in one tick, whatever its market,
+   * cursor or size, is read by one SQL statement (services/quotes.ts loadMarketQuotePages). Not from the quote cache,
+   * which holds items, not markets' lists.
+   */
+  get marketQuotePages() {
+    return this.make('marketQuotePages', (requests: readonly MarketQuotePageRequest[]) => loadMarketQuotePages(this.db, requests), { cacheKeyFn: (r) => JSON.stringify(r) });
   }
   /** Quotes per item: from the replica's quote cache, else one SQL statement per app id for all names requested in one tick. */
   get quotes() {

@@ -8,11 +8,13 @@ import './types/routes.js';
 import './types/history.js';
 import './types/valuation-accuracy.js';
 import './types/changes.js';
+import './types/item-search.js';
 import './types/live.js';
 import './types/meta.js';
 import './types/account.js';
 import './types/exports.js';
 import './types/ingestion.js';
+import './types/graph.js';
 
 /** The executable schema of both faces. */
 export const schema = builder.toSchema();

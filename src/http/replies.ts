@@ -57,9 +57,9 @@ let slabUsed = 0;
  * 256 KiB slab (as Buffer.allocUnsafe cuts small buffers from its 8 KiB pool); a slab is never written twice and
  * is freed once no socket holds a write cut from it. Measured (bench:live, 1,000 streams, a 10,000-row
  * batch): a buffer of its own per write (thousands of tens of KiB per hand-over) cost more than the copy, and the
- * GraphQL stream's server CPU fell from 1.19-1.26 s to 0.80-1.10 s. The bound: a socket that stops reading keeps
- * the writes it has not taken (writeEvents stops at the first write past node's high-water mark, 16 KiB), so it
- * pins one or two slabs (up to 512 KiB) where it held up to 80 KiB of its own buffers.
+ * GraphQL stream's server CPU fell with the slab (figures: docs/benchmarks.md). The bound: a socket that stops
+ * reading keeps the writes it has not taken (writeEvents stops at the first write past node's high-water mark,
+ * 16 KiB), so it pins one or two slabs (up to 512 KiB) where it held up to 80 KiB of its own buffers.
  */
 function joinChunks(chunks: readonly Uint8Array[]): Buffer {
   let length = 0;

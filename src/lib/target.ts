@@ -1,7 +1,7 @@
 /**
  * The request target of a node:http request without the WHATWG URL parser, when parsing could change
- * nothing (issue: serving quotes at the machine's limit; `new URL` and its `searchParams` were about 3 us of
- * each hot request's CPU in `BENCH_PROFILE=1 npm run bench`). Anything else takes `new URL` as before.
+ * nothing (issue: serving quotes at the machine's limit; `new URL` and its `searchParams` showed in each hot
+ * request's CPU in `BENCH_PROFILE=1 npm run bench`; docs/benchmarks.md). Anything else takes `new URL` as before.
  */
 
 /** What request handling reads of a request URL: the path (still percent-encoded) and the query parameters. */
@@ -61,8 +61,8 @@ export function plainTarget(raw: string | undefined, host: string | undefined, h
  * A plain target: its path, and its query parameters parsed when first read. A class, not an object literal
  * with a getter: each such literal's getter is a new closure, so V8 cannot share one hidden class between them,
  * and the per-object class (in old space) pointing at the closure kept each request's objects alive past young
- * collections. Measured with `--trace-gc-nvp` under `npm run bench` load: about 0.7 MB promoted per young
- * collection with the literal, none with the class (a node:http server doing nothing else: 145 KB against 8 KB).
+ * collections: `--trace-gc-nvp` under `npm run bench` load showed bytes promoted at every young collection with
+ * the literal, none with the class (docs/benchmarks.md).
  */
 class PlainTarget implements RequestTarget {
   private params: URLSearchParams | null = null;

@@ -27,7 +27,7 @@ import { formatDate } from '../lib/time.js';
 import { bucketOf, itemIdOf, loadItemHistory, MAX_SPAN_DAYS, type CscpPoint, type HistoryInterval, type HistorySeriesOut, type ItemHistory } from '../services/history.js';
 import { decodeMonth } from '../history/candle-codec.js';
 import { CS2_APP_ID } from '../services/importers.js';
-import { loadQuotes, VALUATION_CURRENCY, VALUATION_MARKET, type MarketQuote } from '../services/quotes.js';
+import { loadQuotes, valuationBand, VALUATION_CURRENCY, VALUATION_MARKET, type MarketQuote } from '../services/quotes.js';
 import { isSupportedDay, MAX_DAY, MIN_DAY } from '../validation/params.js';
 import { escapeHtml, htmlResponse, PAGE_CSP, renderPage } from './layout.js';
 import { ageSeconds, formatAge, isStale, staleAfterSeconds } from '../collectors/freshness.js';
@@ -603,11 +603,8 @@ function staleNote(v: ItemView): string {
   return `<p class="small stale-note" data-stale-markets="${escapeHtml(names.join(','))}"><strong>Stale:</strong> ${escapeHtml(names.join(', '))}: not confirmed by their source for more than 3 of its collection intervals (24 hours where no collector reports the market), so the price may have moved since.</p>`;
 }
 
-/** The CSCP band of a valuation: mid x e^(-u) and mid x e^(+u), 4 decimals (as the history read rounds them). */
-export function cscpBand(mid: Money, uncertainty: number): { low: Money; high: Money } {
-  const factor = Money.exp(new Money(String(uncertainty)));
-  return { low: mid.div(factor).toDecimalPlaces(4), high: mid.times(factor).toDecimalPlaces(4) };
-}
+/** The CSCP band of a valuation: mid x e^(-u) and mid x e^(+u), 4 decimals (services/quotes.ts valuationBand). */
+export const cscpBand = valuationBand;
 
 function cscpSection(v: ItemView): string {
   const q = v.quotes.find((x) => x.marketCode === VALUATION_MARKET && x.valuation);

@@ -17,6 +17,11 @@
  *   that sends data always is.
  * - When the charge cannot be taken at the end (concurrent requests spent the balance), the answer is replaced
  *   by 402 `credit_insufficient` and none of the data is sent.
+ * - Metered edges (nested fields that reach priced data from anywhere, free roots included: `Website.quotes`,
+ *   `MarketQuote.item`, `Item.routes`/`Item.history` below a quote; docs/graphql.md) are charged per value the answer
+ *   carries (`deliveredInstances`, `edgeCost`), except directly on a metered root field's value, which that root
+ *   covers. Admission asks for one value's credits per edge and counts one rate-limit point per edge selection; a
+ *   subscription may not select one (422).
  * Besides: 401/403/422/429 and 5xx refused before execution cost nothing; an export answered "not modified"
  * (`state.waived`, the 304 of GraphQL) costs nothing, whatever the balance, and needs no balance up front
  * (spec: a 304 is never billed); an active subscription makes non-premium operations free; a HEAD request is
@@ -29,12 +34,26 @@
  * refusals do not count either (services/live-billing.ts `reserve`).
  */
 import type { Plugin } from 'graphql-yoga';
-import { Kind, visit, type DocumentNode, type ExecutionResult, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
-import { collectFields } from 'graphql/execution/collectFields.js';
+import {
+  getNamedType,
+  isAbstractType,
+  isObjectType,
+  Kind,
+  visit,
+  type DocumentNode,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
 import { getArgumentValues } from 'graphql/execution/values.js';
 import { coerceVariables } from './variables.js';
 import { ENDPOINTS, type EndpointInfo } from '../catalogue/endpoints.js';
-import { meteredFieldArgs } from '../validation/params.js';
+import { meteredFieldArgs, quotesPageSize } from '../validation/params.js';
 import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
 import { toGraphQLError } from '../graphql/errors.js';
 import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
@@ -58,12 +77,28 @@ export interface MeteredField {
   args: Record<string, unknown>;
 }
 
+/**
+ * One occurrence of a metered edge in an operation (a nested field that reaches priced data from anywhere:
+ * data/endpoints.json `graphql_fields` entries `Type.field`, see METERED_EDGES). Charged per delivered instance.
+ */
+export interface MeteredEdge {
+  /** `Type.field`. */
+  coordinate: string;
+  row: EndpointInfo;
+  /** Response keys from the root field down to the edge (lists are crossed without an index). */
+  path: string[];
+  /** Units of one delivered instance (unit-priced rows: the names it stands for); 1 otherwise. */
+  units: number;
+}
+
 /** What the operation about to run needs from metering. */
 export interface MeteringPlan {
-  /** Catalogue rows of the metered root fields, each once (for the credential and the rate limits). */
+  /** Catalogue rows of the metered root fields and edges, each once (for the credential and the rate limits). */
   rows: EndpointInfo[];
   /** Metered root fields whose arguments pass the shared rules. */
   fields: MeteredField[];
+  /** Metered edges below the root fields (none in a REST route's document). */
+  edges: MeteredEdge[];
   /** Argument problems of metered fields (422 after the credential check). */
   problems: ValidationDetail[];
   /** True for a mutation: every mutation root field needs a machine service token. */
@@ -72,8 +107,110 @@ export interface MeteringPlan {
 
 /** Catalogue rows by the GraphQL root field tied to them; only rows with a cost or a rate limit meter. */
 const METERED_BY_FIELD = new Map<string, EndpointInfo>(
-  ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.map((f) => [f, e] as const)),
+  ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.')).map((f) => [f, e] as const)),
 );
+
+/**
+ * Metered edges by schema coordinate (`Type.field`, the catalogue's `graphql_fields` entries with a dot): nested
+ * fields that reach priced data wherever they are selected, free roots included (`website { quotes }`), so each
+ * delivered instance is charged as its row, unless its parent object is the value of a metered root field, whose
+ * charge covers the object it returns (`item { routes }` is billed with `item`, as before). docs/graphql.md, Billing.
+ */
+export const METERED_EDGES = new Map<string, EndpointInfo>(
+  ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.filter((f) => f.includes('.')).map((f) => [f, e] as const)),
+);
+
+/** Units one delivered instance of an edge stands for, from its arguments (default 1): a quote page, its size. */
+const EDGE_UNITS: Record<string, (args: Record<string, unknown>) => number> = { 'Website.quotes': quotesPageSize };
+
+/** Object types from which a metered edge can be selected (its parent type, and types with a path to one), per schema. */
+const reachingTypes = new WeakMap<GraphQLSchema, Set<string>>();
+function typesReachingEdges(schema: GraphQLSchema): Set<string> {
+  let found = reachingTypes.get(schema);
+  if (found) return found;
+  found = new Set([...METERED_EDGES.keys()].map((c) => c.split('.')[0]!));
+  const objects = Object.values(schema.getTypeMap()).filter(isObjectType).filter((t) => !t.name.startsWith('__'));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const t of objects) {
+      if (found.has(t.name)) continue;
+      const reaches = Object.values(t.getFields()).some((f) => {
+        const named = getNamedType(f.type);
+        return isAbstractType(named) ? schema.getPossibleTypes(named).some((p) => found!.has(p.name)) : found!.has(named.name);
+      });
+      if (reaches) {
+        found.add(t.name);
+        grew = true;
+      }
+    }
+  }
+  reachingTypes.set(schema, found);
+  return found;
+}
+
+/** A metered edge found in a document, before its arguments are read (they may be variables). */
+interface EdgeSite {
+  coordinate: string;
+  row: EndpointInfo;
+  path: string[];
+  node: FieldNode;
+  def: GraphQLField<unknown, unknown>;
+}
+
+/**
+ * The metered edges below `rootFields` (collected root fields of `rootType`): every selected field whose
+ * coordinate is a metered edge, except directly on the value of a metered root field. Walks only the selections
+ * whose types can reach an edge.
+ */
+function findEdgeSites(
+  schema: GraphQLSchema,
+  fragments: Record<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
+  rootType: GraphQLObjectType,
+  rootFields: ReturnType<typeof collectFields>,
+): EdgeSite[] {
+  const sites: EdgeSite[] = [];
+  if (METERED_EDGES.size === 0) return sites;
+  const reaching = typesReachingEdges(schema);
+  const walk = (type: GraphQLObjectType, nodes: readonly FieldNode[], path: string[], coveredByRoot: boolean) => {
+    for (const [key, subNodes] of collectSubfields(schema, fragments, variables, type, nodes)) {
+      const name = subNodes[0]!.name.value;
+      const def = type.getFields()[name];
+      if (!def) continue; // __typename
+      const coordinate = `${type.name}.${name}`;
+      const row = METERED_EDGES.get(coordinate);
+      const at = [...path, key];
+      if (row && !coveredByRoot) sites.push({ coordinate, row, path: at, node: subNodes[0]!, def });
+      const named = getNamedType(def.type);
+      const runtime = isAbstractType(named) ? schema.getPossibleTypes(named) : isObjectType(named) ? [named] : [];
+      for (const t of runtime) if (reaching.has(t.name)) walk(t, subNodes, at, false);
+    }
+  };
+  for (const [key, nodes] of rootFields) {
+    const def = rootType.getFields()[nodes[0]!.name.value];
+    if (!def) continue;
+    const named = getNamedType(def.type);
+    const runtime = isAbstractType(named) ? schema.getPossibleTypes(named) : isObjectType(named) ? [named] : [];
+    for (const t of runtime) if (reaching.has(t.name)) walk(t, nodes, [key], METERED_BY_FIELD.has(def.name));
+  }
+  return sites;
+}
+
+/** The edges of `sites` with their units read from their arguments (a bad argument counts 1: the field then fails and is not charged). */
+function edgesOf(sites: readonly EdgeSite[], variables: Record<string, unknown>): MeteredEdge[] {
+  return sites.map((s) => {
+    const unitsOf = EDGE_UNITS[s.coordinate];
+    let units = 1;
+    if (unitsOf) {
+      try {
+        units = unitsOf(getArgumentValues(s.def, s.node, variables));
+      } catch {
+        units = 1;
+      }
+    }
+    return { coordinate: s.coordinate, row: s.row, path: s.path, units };
+  });
+}
 
 const camel = (snake: string) => snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
 
@@ -83,6 +220,8 @@ interface OperationLookup {
   fragments: Record<string, FragmentDefinitionNode>;
   /** The query's root fields when no `@skip`/`@include` can change them (then they do not depend on the variables). */
   fixedFields: ReturnType<typeof collectFields> | null;
+  /** The metered edges of an operation without `@skip`/`@include` (their places do not depend on the variables). */
+  fixedEdges: EdgeSite[] | null;
 }
 
 const lookups = new WeakMap<DocumentNode, Map<string, OperationLookup>>();
@@ -111,7 +250,8 @@ function lookUpOperation(schema: GraphQLSchema, document: DocumentNode, operatio
     operation && operation.operation === 'query' && queryType && !conditional
       ? collectFields(schema, fragments, Object.create(null), queryType, operation.selectionSet)
       : null;
-  const found = { operation, fragments, fixedFields };
+  const fixedEdges = fixedFields && queryType ? findEdgeSites(schema, fragments, Object.create(null), queryType, fixedFields) : null;
+  const found = { operation, fragments, fixedFields, fixedEdges };
   byName.set(key, found);
   return found;
 }
@@ -129,18 +269,20 @@ export function planMeteredFields(
   rawVariables: Record<string, unknown> | null | undefined,
   trusted = false,
 ): MeteringPlan | null {
-  const { operation, fragments, fixedFields } = lookUpOperation(schema, document, operationName);
-  const empty: MeteringPlan = { rows: [], fields: [], problems: [], mutation: false };
+  const { operation, fragments, fixedFields, fixedEdges } = lookUpOperation(schema, document, operationName);
+  const empty: MeteringPlan = { rows: [], fields: [], edges: [], problems: [], mutation: false };
   if (!operation) return empty;
   if (operation.operation === 'mutation') return { ...empty, mutation: true };
   // Queries and subscriptions (live changes: catalogue row subscribePriceChanges) meter their root fields alike.
   const rootType = operation.operation === 'query' ? schema.getQueryType() : schema.getSubscriptionType();
   if (!rootType) return empty;
-  if (trusted && fixedFields) return trustedPlan(fixedFields, rawVariables ?? {});
+  // A REST route's document (trusted variables) has no metered edge; one that had would take the full path.
+  if (trusted && fixedFields && fixedEdges?.length === 0) return trustedPlan(fixedFields, rawVariables ?? {});
   const coerced = coerceVariables(schema, operation, rawVariables);
   if (coerced.errors) return null;
   const fields = fixedFields ?? collectFields(schema, fragments, coerced.coerced, rootType, operation.selectionSet);
-  const plan: MeteringPlan = { ...empty, fields: [], problems: [] };
+  const sites = fixedEdges ?? findEdgeSites(schema, fragments, coerced.coerced, rootType, fields);
+  const plan: MeteringPlan = { ...empty, fields: [], edges: edgesOf(sites, coerced.coerced), problems: [] };
   const rows = new Set<EndpointInfo>();
   for (const [responseKey, nodes] of fields) {
     const name = nodes[0]!.name.value;
@@ -164,6 +306,7 @@ export function planMeteredFields(
     }
     plan.fields.push(meteredField(responseKey, row, args));
   }
+  for (const e of plan.edges) rows.add(e.row);
   plan.rows = [...rows];
   return plan;
 }
@@ -174,7 +317,7 @@ export function planMeteredFields(
  * arguments are read from the variables its argument nodes name.
  */
 function trustedPlan(fields: NonNullable<OperationLookup['fixedFields']>, variables: Record<string, unknown>): MeteringPlan {
-  const plan: MeteringPlan = { rows: [], fields: [], problems: [], mutation: false };
+  const plan: MeteringPlan = { rows: [], fields: [], edges: [], problems: [], mutation: false };
   for (const [responseKey, nodes] of fields) {
     const row = METERED_BY_FIELD.get(nodes[0]!.name.value);
     if (!row) continue;
@@ -216,10 +359,40 @@ export function deliversField(result: ExecutionResult, responseKey: string, rest
   return !rest || restSendsData(result);
 }
 
-/** What passed admission: the caller, its billable fields and the balance it was judged against. */
+/**
+ * Instances of the value at `path` in `data` that are not null (lists on the way crossed: the edge's value under each
+ * element counts once; the edge's own value counts once, a list too), the delivered instances of a metered edge. `rest`: a REST answer with errors sends no data (restSendsData).
+ */
+export function deliveredInstances(result: ExecutionResult, path: readonly string[], rest: boolean): number {
+  if (rest && !restSendsData(result)) return 0;
+  const count = (value: unknown, i: number): number => {
+    if (value === null || value === undefined) return 0;
+    if (i === path.length) return 1; // the edge's own value (a list too: one instance)
+    if (Array.isArray(value)) {
+      let n = 0;
+      for (const v of value) n += count(v, i);
+      return n;
+    }
+    return typeof value === 'object' ? count((value as Record<string, unknown>)[path[i]!], i + 1) : 0;
+  };
+  return count(result.data, 0);
+}
+
+/**
+ * The credits `instances` delivered instances of `edge` cost: a unit-priced row charges their units together (1 credit
+ * per started block: 100 quotes' page and 100 items are one POST /prices/batch of 100 names each), any other row its
+ * cost per instance. 0 for none.
+ */
+export function edgeCost(edge: MeteredEdge, instances: number): bigint {
+  if (instances === 0) return 0n;
+  return edge.row.unitPricing ? operationCost(edge.row, edge.units * instances) : operationCost(edge.row) * BigInt(instances);
+}
+
+/** What passed admission: the caller, its billable fields and edges and the balance it was judged against. */
 interface Admitted {
   caller: UserCaller;
   billable: MeteredField[];
+  billableEdges: MeteredEdge[];
   remaining: bigint;
 }
 
@@ -252,7 +425,8 @@ export const HEAD_FREE_OF_LIMIT: ReadonlySet<string> = new Set(['exportPrices'])
 async function admitLimits(ctx: Context, plan: MeteringPlan, limiter: RateLimiter, caller: UserCaller): Promise<Admitted> {
   for (const row of plan.rows) {
     if (ctx.state.head && HEAD_FREE_OF_LIMIT.has(row.operationId)) continue;
-    const points = plan.fields.filter((f) => f.row === row).length;
+    // One point per metered root field and per metered edge of the document (an alias counts as another request).
+    const points = plan.fields.filter((f) => f.row === row).length + plan.edges.filter((e) => e.row === row).length;
     const outcome = await limiter.consume(caller.accountId, row, points);
     if (!outcome) continue;
     ctx.state.rateLimits.push({ policy: outcome.policy, limit: outcome.limit, windowSeconds: outcome.windowSeconds, remaining: outcome.remaining, resetSeconds: outcome.resetSeconds });
@@ -268,10 +442,12 @@ async function admitLimits(ctx: Context, plan: MeteringPlan, limiter: RateLimite
     }
   }
   const billable = ctx.state.head ? [] : plan.fields.filter((f) => isBillable(caller, f.row, f.cost));
-  const required = billable.filter((f) => !f.conditional).reduce((sum, f) => sum + f.cost, 0n);
+  // An edge needs the cost of one instance up front; what it delivers is charged after execution (402 then, and no data, when it is more than is left).
+  const billableEdges = ctx.state.head ? [] : plan.edges.filter((e) => isBillable(caller, e.row, edgeCost(e, 1)));
+  const required = billable.filter((f) => !f.conditional).reduce((sum, f) => sum + f.cost, 0n) + billableEdges.reduce((sum, e) => sum + edgeCost(e, 1), 0n);
   const remaining = remainingCredits(caller.creditsTotal, caller.creditsUsed);
   if (required > remaining) throw creditInsufficient(required, remaining);
-  return { caller, billable, remaining };
+  return { caller, billable, billableEdges, remaining };
 }
 
 /** The `since` argument of a subscription field (a change cursor the argument rules passed), or null. */
@@ -303,6 +479,12 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
       if (!plan || plan.rows.length === 0) return;
       try {
         const caller = await admitCaller(ctx, plan);
+        // A metered edge would send its priced data with every event, under the subscription's per-minute charge.
+        if (plan.edges.length > 0) {
+          throw validationError(
+            plan.edges.map((e) => ({ location: 'body' as const, field: e.path.join('.'), message: `${e.coordinate} cannot be selected in a subscription (its data is charged per request): query it instead` })),
+          );
+        }
         // A subscription that will start (not a HEAD) is judged on its cursor and the account's concurrent slots
         // before its rate limit: a refusal there (410, 422, 429 too_many_subscriptions) spends no rate-limit point.
         const field = plan.fields[0];
@@ -337,7 +519,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
         await ctx.requireMachine();
         return;
       }
-      const { caller, billable, remaining } = await admit(ctx, plan, limiter);
+      const { caller, billable, billableEdges, remaining } = await admit(ctx, plan, limiter);
       return {
         // Synchronous when nothing is charged (a subscription, a free answer): envelop then runs the hooks after it
         // without a promise; a charge returns the promise of chargeThenSettle.
@@ -346,7 +528,11 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
           const r = result as ExecutionResult;
           const rest = ctx.state.restRoute === true;
           const waived = ctx.state.waived;
-          const charged = billable.filter((f) => deliversField(r, f.responseKey, rest) && waived?.has(f.responseKey) !== true);
+          const charged: { row: EndpointInfo; cost: bigint }[] = billable.filter((f) => deliversField(r, f.responseKey, rest) && waived?.has(f.responseKey) !== true);
+          for (const e of billableEdges) {
+            const cost = edgeCost(e, deliveredInstances(r, e.path, rest));
+            if (cost > 0n) charged.push({ row: e.row, cost });
+          }
           const cost = charged.length === 1 ? charged[0]!.cost : charged.reduce((sum, f) => sum + f.cost, 0n);
           if (cost === 0n) return settle(ctx, r, setResult, 0n, remaining);
           const charge = chargeOf(ctx, caller, charged, cost);
@@ -379,8 +565,8 @@ function settle(ctx: Context, r: ExecutionResult, setResult: (result: ExecutionR
   });
 }
 
-/** The ledger charge of `cost` credits for the `charged` fields of `caller` (their operation ids joined by commas). */
-function chargeOf(ctx: Context, caller: UserCaller, charged: MeteredField[], cost: bigint): Charge {
+/** The ledger charge of `cost` credits for the `charged` fields and edges of `caller` (their operation ids joined by commas). */
+function chargeOf(ctx: Context, caller: UserCaller, charged: readonly { row: EndpointInfo }[], cost: bigint): Charge {
   const operationId = charged.length === 1 ? charged[0]!.row.operationId : [...new Set(charged.map((f) => f.row.operationId))].join(',');
   return { accountId: caller.accountId, keyId: caller.keyId, operationId, requestId: ctx.requestId, cost };
 }

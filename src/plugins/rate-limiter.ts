@@ -20,8 +20,8 @@
  * decisions a replica needs in one turn of its event loop (every request read from the sockets in that
  * turn) go to Redis as one script call over all their logs, decided in arrival order: under load that is
  * one command for many requests instead of one each (`npm run bench`: the per-command work of the Redis
- * client was a tenth of the server's CPU). Every log is still decided atomically; Redis Cluster is not
- * supported (the keys of one call may lie in different slots).
+ * client was a large share of the server's CPU; docs/benchmarks.md). Every log is still decided atomically; Redis
+ * Cluster is not supported (the keys of one call may lie in different slots).
  * Tests may pass a clock (`now`); it then replaces `TIME` in the script for that limiter.
  *
  * Rate-limit leases (Redis only; `leaseMs`, default 1,000 ms, `RATE_LIMIT_LEASE_MS`; 0 = off): a replica that served
@@ -33,8 +33,8 @@
  * did not use it gives back (the entries are removed) with the account's next decision in Redis, or within one more
  * period (a sweep), and on `close()`. Renewals and give-backs are background asks: they wait up to 25 ms
  * (BACKGROUND_MS, at most 1/8 of `leaseMs`) for other asks to share their script call, unless a request waits for them.
- * Why: on the 2-vCPU bench machine the round trip to Redis was the largest single cost of a GET (`npm run bench`,
- * same hour: 16,561 billed GETs a second with the Redis limiter against 21,563 with the in-memory one).
+ * Why: on the 2-vCPU bench machine the round trip to Redis was the largest single cost of a GET (`npm run bench`
+ * with the Redis limiter against the in-memory one; docs/benchmarks.md).
  * What stays exact: the limit is never exceeded, on any number of replicas, over any interval of `windowSeconds`:
  * a point is logged before it is handed out, and a leased point's entry carries the grant's end as its time (no
  * earlier than any request it can serve), so every request counts in every window that holds it; the log stays in
@@ -166,8 +166,7 @@ function decide(log: number[], now: number, limit: number, windowMs: number, poi
  * lease or a give-back only), extras wanted ahead (a lease), points to give back and the time their entries carry
  * (empty when none). Returns one line per ask, `allowed(0|1),remaining,waitMs,
  * extras taken,their time`. The asks travel as one argument and the answers as one string: the Redis client's work
- * per argument and per reply element (ioredis) was most of a call's CPU in the service (a 45-ask call: 250 us with
- * seven arguments an ask and five integers an answer, 95 us packed, measured with ioredis on this machine).
+ * per argument and per reply element (ioredis) was most of a call's CPU in the service (docs/benchmarks.md).
  * The keys are not declared in KEYS, so the script needs a single Redis server (no Cluster; see the module doc).
  * The decision is `decide`'s (the memory store), with two additions: a lease's entries carry its end (now + lease),
  * and no entry is logged earlier than the newest one, so the log stays in time order and head pruning and the
@@ -287,13 +286,13 @@ interface Ask {
  * their decisions in the same order (Redis: one script call; memory: each log in turn), or fails them all alike.
  * The memory limiter batches too, though it could decide at once: an answer decided inside the socket's read
  * callback is written there, one write waking the client per answer, and `npm run bench` on PGlite measured that
- * at about twice the CPU per request of answers written together after the turn (185 -> 102 us billed).
+ * at about twice the CPU per request of answers written together after the turn (docs/benchmarks.md).
  *
  * `maxInFlight` (Redis: 1): while that many calls are unanswered, new asks wait and go together in the next call
  * once one is answered (MAX_BATCH asks go at once regardless). An idle replica still sends an ask in the turn it
  * arrived; under load a call carries every ask of its round trip, not only of one turn. Each call is a socket
- * write to Redis and a read of its answer, and on the 2-vCPU bench machine that write alone measured about 60 us
- * of CPU (`BENCH_PROFILE=1 npm run bench`, 14 asks a call on average with one call per turn).
+ * write to Redis and a read of its answer, and on the 2-vCPU bench machine that write alone was a visible cost
+ * (`BENCH_PROFILE=1 npm run bench`; docs/benchmarks.md).
  */
 class TurnBatcher<A = Ask, D = Decision> {
   private waiting: { ask: A; resolve: (d: D) => void; reject: (e: unknown) => void }[] = [];
@@ -307,8 +306,8 @@ class TurnBatcher<A = Ask, D = Decision> {
   /**
    * `backgroundMs`: how long background asks may wait for others (see `decide`). A rate-limit lease is renewed with a
    * quarter of its period left, so a short wait costs nothing; it gathers the renewals of many accounts in one script
-   * call where they went in one call each round trip (on the bench, some 130 calls a second, each a socket write and
-   * a read costing the service about 100 us of CPU and Redis as much).
+   * call where they went in one call each round trip (on the bench, each such call a socket write and a read
+   * costing the service and Redis CPU; docs/benchmarks.md).
    */
   constructor(
     private readonly decideAll: (asks: A[]) => Promise<D[]> | D[],

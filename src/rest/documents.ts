@@ -46,6 +46,9 @@ export const DOCUMENTS = {
   subscribePriceChanges: `subscription subscribePriceChanges($appId: String!, $names: [String!], $markets: [String!], $side: SideFilter!, $since: String) {
     quoteChanged(appId: $appId, marketHashNames: $names, markets: $markets, side: $side, since: $since) {
       seq market_hash_name: marketHashName market_code: marketCode side quote: quoteJson } }`,
+  searchItems: `query searchItems($search: String!, $first: Int!, $after: String, $appId: String!) {
+    items(search: $search, first: $first, after: $after, appId: $appId) {
+      app_id: appId q: search words items: hits { market_hash_name: marketHashName type cscp: cscpJson } next_cursor: nextCursor has_more: hasMore } }`,
   getValuationAccuracy: `query getValuationAccuracy($from: Date, $to: Date) { valuationAccuracy(from: $from, to: $to) { ${selectionOf(ValuationAccuracyOut)} } }`,
   exportPrices: `query exportPrices($appId: String!, $side: SideFilter!, $format: ExportFormat!, $ifNoneMatch: String) {
     priceExport(appId: $appId, side: $side, format: $format, ifNoneMatch: $ifNoneMatch) {

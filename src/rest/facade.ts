@@ -168,9 +168,9 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
   /**
    * Heavy answers (RouteSpec.heavy) being started at once on this replica: execution and the first streamed piece
    * (its first 50 names' quotes). The rest of each answer is made as its connection drains (streamedReply), so what
-   * a heavy answer holds no longer grows with its length. Before answers were streamed, a full-scale batch held some
-   * 80,000 quotes (115 MB of objects) and 28 MB of text, and `npm run bench` on the full-scale catalogue peaked at
-   * 766-833 MiB with two made at a time (845 without the bound); streamed: 460-483 MiB.
+   * a heavy answer holds no longer grows with its length. Before answers were streamed, a full-scale batch held
+   * every quote of its 1,000 names and its whole text at once, and the replica's peak memory followed the number of
+   * such answers in flight (figures: docs/benchmarks.md, Figures behind choices in the code).
    */
   const heavyAnswers = pLimit(HEAVY_AT_ONCE);
   let shared: Enveloped | null = null;

@@ -15,6 +15,7 @@ import type { Database } from '../db/client.js';
 import type { RequestState } from '../graphql/context.js';
 import { EXPORT_CONTENT_TYPES, snapshotStream, type ExportFormat } from '../services/exports.js';
 import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE } from '../services/changes.js';
+import { DEFAULT_SEARCH_PAGE, MAX_SEARCH_PAGE } from '../search/query.js';
 import { refundCredits } from '../services/billing.js';
 import { LARGE_LOAD } from '../services/quote-cache.js';
 import { deliveryStream } from '../lib/delivery.js';
@@ -312,6 +313,32 @@ const TABLE: readonly RouteSpec[] = [
       const side = sideParam(c, query);
       c.done();
       return { appId, names, markets, side, since };
+    },
+  },
+  {
+    // A documented extension (docs/search.md; issue 44, point 1): the item catalogue search. Its own path: the HTML
+    // pages own /items (src/pages/item-page.ts), and the spec's paths are /websites, /currencies, /prices, /me, ...
+    operationId: 'searchItems', envelope: true, payload: pick('items'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const qRaw = c.one(query, 'q');
+      if (qRaw === undefined) c.add('query', 'q', 'is required');
+      const search = qRaw === undefined ? undefined : c.check('query', 'q', v.searchText, qRaw);
+      const appRaw = c.one(query, 'app_id');
+      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      const limitRaw = c.one(query, 'limit');
+      let first: number | undefined = DEFAULT_SEARCH_PAGE;
+      if (limitRaw !== undefined) {
+        first = /^\d{1,3}$/.test(limitRaw) ? c.check('query', 'limit', v.searchLimit, Number(limitRaw)) : undefined;
+        if (!/^\d{1,3}$/.test(limitRaw)) c.add('query', 'limit', `must be a whole number from 1 to ${MAX_SEARCH_PAGE}`);
+      }
+      const after = c.one(query, 'cursor') ?? null;
+      if (after !== null && search !== undefined && appId !== undefined) {
+        const problem = v.searchCursorProblem(after, search, appId);
+        if (problem !== null) c.add('query', 'cursor', problem);
+      }
+      c.done();
+      return { search, first, after, appId };
     },
   },
   {

@@ -40,8 +40,8 @@ export const MAX_CHANGES_PAGE = 1000;
 export const DEFAULT_CHANGES_PAGE = 1000;
 /**
  * Rows of the sequence one statement reads at most (issue 41, point 5), by database: on embedded PGlite a statement
- * runs on the event loop's own thread, so its chunks are small (2,000 rows: 3-10 ms on an idle 2-vCPU machine,
- * several times that under load); a PostgreSQL server's run elsewhere, so fewer, larger ones save round trips.
+ * runs on the event loop's own thread, so its chunks are small (a few milliseconds each on an idle 2-vCPU machine;
+ * docs/benchmarks.md); a PostgreSQL server's run elsewhere, so fewer, larger ones save round trips.
  */
 export const SCAN_CHUNK = { pglite: 2000, postgres: 10_000 } as const;
 
@@ -247,7 +247,7 @@ export interface ScanResult {
  * app-and-name index and hashed; an IN under an OR stays a hashed subplan, never a join to reorder) is matched to its
  * item by one primary-key lookup (a LATERAL subquery fenced by its LIMIT), in order, until $8 matched: no sort, no
  * lookup past the last match, and no plan can join the chunk to the whole item table, whatever the table statistics
- * say (with an unanalyzed `item`, joins took 3-8 s a chunk). The last row tells what was read (its last seq and
+ * say (with an unanalyzed `item`, joins took seconds a chunk). The last row tells what was read (its last seq and
  * count) and the pruned horizon, in the same snapshot.
  */
 const SCAN_SQL = `(SELECT c.seq::text AS seq, i.market_hash_name, c.market_code, c.side, NULL::int AS scanned, NULL::text AS horizon

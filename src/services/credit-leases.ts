@@ -15,9 +15,9 @@
  *   operation and key, its `amount` the credits of the `requests` it covers, its request id and time those of the last
  *   of them); a settlement moves it from reserved to used and writes those ledger rows, in one statement. Recording is
  *   one row update per busy lease a second; settling every second also updated the account row and inserted a ledger
- *   row (with its foreign-key check) per lease, about four times the database's work (EXPLAIN ANALYZE of a flush of
- *   3,000 leases: 200 ms settling, about 50 recording), which on the 2-vCPU bench machine was CPU taken from the
- *   service (`npm run bench`: PostgreSQL 44 us a billed GET).
+ *   row (with its foreign-key check) per lease, several times the database's work of recording alone (EXPLAIN ANALYZE
+ *   of a flush), which on the 2-vCPU bench machine was CPU taken from the service (`npm run bench`; figures in
+ *   docs/benchmarks.md).
  * - What an account has used, as GET /me shows it: credits_used + the `spent` of its leases (src/services/accounts.ts).
  *
  * Rules:
@@ -483,7 +483,7 @@ export class CreditLeases {
       const batch: { lease: Lease; rows: Map<string, Pending>; merged: Map<string, Pending>; settle: boolean }[] = [];
       // The statement's rows, one JSON array per lease: [lease id, spent (a decimal string), unsettled (its JSON, as
       // is), settle]. One JSON text, not four array parameters: pg escaped every quote of every lease's unsettled
-      // JSON into an array literal (pg's prepareValue was ~1 us a billed GET in the profile at 3,000 leases a second).
+      // JSON into an array literal (pg's prepareValue showed in the profile of a billed GET; docs/benchmarks.md).
       const rows: string[] = [];
       for (const lease of leases) {
         const settling = lease.recorded.size + lease.pending.size > 0 && settle(lease);

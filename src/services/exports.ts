@@ -42,7 +42,7 @@ import { deflatePiece, GzipJoiner, type GzipPiece } from '../lib/gzip-pieces.js'
 import { snapshotBuildSeconds } from '../lib/metrics.js';
 import { formatTimestamp } from '../lib/time.js';
 import { currentSequence } from './changes.js';
-import { filterQuotes, loadQuotes, quoteJson, QUOTES_SQL, quotesText, type MarketQuote, type SideFilter } from './quotes.js';
+import { filterQuotes, loadQuotes, quoteJson, quoteOfRow, QUOTES_SQL, quotesText, valuationQuote, type MarketQuote, type SideFilter } from './quotes.js';
 
 /** The sides a snapshot is built for. */
 export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
@@ -60,11 +60,14 @@ export const CHUNK_BYTES = 1024 * 1024;
 /** Item names per page read while building (about 20k quotes at 40 markets: bounds the build's memory). */
 export const PAGE_ITEMS = 250;
 /**
- * Item names per page on embedded PGlite, whose statements run on this process's thread: a page of 250 took
- * 75-300 ms (digests) and 180 ms-1.5 s (stored texts) on the bundled data, every request waiting meanwhile.
+ * Item names per page on embedded PGlite, whose statements run on this process's thread: a page of 250 held the
+ * thread long enough to stall every request waiting meanwhile (figures: docs/benchmarks.md).
  */
 export const EMBEDDED_PAGE_ITEMS = 50;
-/** Bytes per stored chunk on embedded PGlite: the INSERT of a 1 MiB chunk ran 0.6-1 s on this process's thread. */
+/**
+ * Bytes per stored chunk on embedded PGlite: the INSERT of a 1 MiB chunk held this process's thread too long
+ * (docs/benchmarks.md).
+ */
 export const EMBEDDED_CHUNK_BYTES = 128 * 1024;
 /** Fragment rows per statement of the sweep of fragments whose item left the catalogue (keyset slices). */
 const SWEEP_ROWS = 1000;
@@ -318,15 +321,15 @@ function writerFingerprint(): string {
   if (fingerprint) return fingerprint;
   const at = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
   const sample: MarketQuote[] = [
-    { marketCode: 'A', providerCode: 'B', side: 'ask', currencyCode: 'USD', price: toMoney('1.5'), quantity: 2, isQuantityMinimum: true, isAllItemsSamePrice: false, changedAt: at, observedAt: at, delistedAt: at, freshAt: at, valuation: null },
+    { appId: '730', marketHashName: 'S', marketCode: 'A', providerCode: 'B', side: 'ask', currencyCode: 'USD', price: toMoney('1.5'), quantity: 2, isQuantityMinimum: true, isAllItemsSamePrice: false, changedAt: at, observedAt: at, delistedAt: at, freshAt: at, valuation: null },
     {
-      marketCode: 'CSCP', providerCode: 'CSCP', side: 'mid', currencyCode: 'CNY', price: toMoney('10.25'), quantity: null, isQuantityMinimum: null, isAllItemsSamePrice: null, changedAt: at, observedAt: null, delistedAt: null, freshAt: at,
-      valuation: { valuationDate: at, uncertainty: 0.25, credibility: Math.exp(-0.25), isTwoSided: true, askAmount: toMoney('11'), bidAmount: toMoney('9.5'), askQuoteCount: 3, bidQuoteCount: 1, askUncertainty: 0.1, bidUncertainty: 0.2 },
+      appId: '730', marketHashName: 'S', marketCode: 'CSCP', providerCode: 'CSCP', side: 'mid', currencyCode: 'CNY', price: toMoney('10.25'), quantity: null, isQuantityMinimum: null, isAllItemsSamePrice: null, changedAt: at, observedAt: null, delistedAt: null, freshAt: at,
+      valuation: { valuationDate: at, uncertainty: 0.25, credibility: Math.exp(-0.25), isTwoSided: true, askAmount: toMoney('11'), bidAmount: toMoney('9.5'), askQuoteCount: 3, bidQuoteCount: 1, askUncertainty: 0.1, bidUncertainty: 0.2, mid: toMoney('10.25'), computedAt: at },
     },
   ];
   // The code that reads and writes an item (its statement and functions as this process runs them) and a sample
   // output: any change to how the rows become the text, precedence included, writes every item again.
-  const code = [QUOTES_SQL, loadQuotes, filterQuotes, quoteJson, itemText].map(String).join('\u0000');
+  const code = [QUOTES_SQL, loadQuotes, quoteOfRow, valuationQuote, filterQuotes, quoteJson, itemText].map(String).join('\u0000');
   return (fingerprint = crypto.createHash('sha256').update(code).update(itemText('S', sample)).update(`|zlib ${process.versions.zlib}|level ${FRAGMENT_LEVEL}`).digest('hex'));
 }
 
@@ -387,8 +390,9 @@ export function quoteLines(name: string, text: Buffer): { bytes: Buffer; count: 
  * `source_quote` row of the item, chosen by the precedence or not, and of its latest valuation: the two tables
  * `loadQuotes` reads (services/quotes.ts). PostgreSQL writes a new row version on every update, with a newer
  * transaction id, so any insert, update or delete of those rows changes the digest; reading the versions costs
- * no text conversion of the rows (hashing their text was 7 s of a full-scale build). A rewrite of the table
- * (VACUUM FULL, a restore) changes every digest: the next build writes every item again, and nothing is lost.
+ * no text conversion of the rows (hashing their text was a large part of a full-scale build; docs/benchmarks.md).
+ * A rewrite of the table (VACUUM FULL, a restore) changes every digest: the next build writes every item again,
+ * and nothing is lost.
  */
 const PAGE_SQL = `
 WITH page AS (

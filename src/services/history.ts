@@ -518,9 +518,9 @@ async function upsertMonths(run: (sql: string, params: unknown[]) => Promise<unk
 const COMPACT_ITEMS = 2000;
 /**
  * About this many closes per compaction transaction: a fresh week at full scale (36k items x 80 quotes x 7 days)
- * read 2,000 items (1.1M rows) at once and held 1.2-2.4 GiB; the id range is narrowed to stay near this. At
- * 40,000 the daily job's process still peaked at 923 MiB while compacting one day (a live set of 150-190 MiB that
- * V8 lets grow fourfold before collecting); at 12,000 the live set is about 95 MiB, in the same time.
+ * read 2,000 items at once and held gigabytes; the id range is narrowed to stay near this. At 40,000 the daily
+ * job's process still peaked far higher (a live set that V8 lets grow fourfold before collecting); at 12,000 it
+ * holds much less, in the same time (figures: docs/benchmarks.md, Figures behind choices in the code).
  */
 const COMPACT_ROWS = 12_000;
 

@@ -43,8 +43,8 @@ const HUB_PAGE = 2000;
 /**
  * Most changes a replay statement returns (and queues) at a time (at most half the queue bound too). The statement
  * (on embedded PGlite), the load of those changes' quotes and the making of their events run on the event loop's
- * thread: at 1,000 at a time, a 300,000-change backlog delivered at full speed held it 200-550 ms at a time
- * (`npm run bench:replay`, loaded 2-vCPU machine).
+ * thread: at 1,000 at a time, a large backlog delivered at full speed held it far too long at a time
+ * (`npm run bench:replay`; figures in docs/benchmarks.md).
  */
 const REPLAY_PAGE = 250;
 /** Default bound of one subscription's undelivered changes (a 10,000-row ingestion fits whole). */

@@ -16,10 +16,10 @@
  *   more than 1 s after a committed change, whatever fails.
  * - The cache is bounded by an estimate of its bytes (`maxBytes`, default 32 MiB; LRU beyond it), so
  *   the full-scale catalogue does not grow memory without bound.
- * - Loads of many names (a batch missing the cache: at full scale 1,000 names are about 80,000 quotes, some
- *   115 MB of objects until the answer is written) run at most `largeLoads` (default 2) at a time per replica;
+ * - Loads of many names (a batch missing the cache: at full scale 1,000 names are about 80,000 quotes, held as
+ *   objects until the answer is written) run at most `largeLoads` (default 2) at a time per replica;
  *   the others wait their turn. Without it, ten concurrent batches held ten such sets at once (`npm run bench`
- *   on the full-scale catalogue: peak RSS 1,457 MiB), with no gain in throughput, which the CPU bounds.
+ *   on the full-scale catalogue; docs/benchmarks.md), with no gain in throughput, which the CPU bounds.
  * Unknown names are cached too (as "no quotes"), so repeated misses stay cheap; ingestion of a new
  * item signals like any other change.
  */

@@ -8,7 +8,7 @@
  * Quotes are sorted by market code then side, by code point.
  */
 import type { Database } from '../db/client.js';
-import { formatDecimal, toMoney, type Money } from '../lib/money.js';
+import { formatDecimal, Money, toMoney } from '../lib/money.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
 import type { MarketQuoteJson } from '../shapes/quote.js';
 import { byCodePoint } from '../lib/order.js';
@@ -35,10 +35,30 @@ export interface Valuation {
    */
   askUncertainty: number | null;
   bidUncertainty: number | null;
+  /** The consensus mid in CNY, as published (6 decimals; the CSCP quote's price). GraphQL `Valuation.mid`. */
+  mid: Money;
+  /** When the valuation was computed (the CSCP quote's changed_at and fresh_at). GraphQL `Valuation.asOf`. */
+  computedAt: Date;
 }
 
-/** One published quote (spec: MarketQuoteOut). `price` is in `currencyCode`, never converted. */
+/**
+ * The band of a published valuation (docs/valuation.md sections 2 and 5): mid x e^(-u) and mid x e^(+u), 4 decimals,
+ * half-even, where u is the valuation's uncertainty (log scale); about 68 % of the next day's quotes are meant to lie
+ * inside. The same figures as GET /prices/history's `band_low` / `band_high` for the valuation's day.
+ */
+export function valuationBand(mid: Money, uncertainty: number): { low: Money; high: Money } {
+  const factor = Money.exp(new Money(String(uncertainty)));
+  return { low: new Money(mid).div(factor).toDecimalPlaces(4), high: new Money(mid).times(factor).toDecimalPlaces(4) };
+}
+
+/**
+ * One published quote (spec: MarketQuoteOut). `price` is in `currencyCode`, never converted. `appId` and
+ * `marketHashName` name its item (not in the REST shape, which lists quotes under their item; GraphQL's
+ * `MarketQuote.item` edge follows them).
+ */
 export interface MarketQuote {
+  appId: string;
+  marketHashName: string;
   marketCode: string;
   providerCode: string;
   side: 'ask' | 'bid' | 'mid';
@@ -93,7 +113,7 @@ interface QuoteRow {
 /**
  * A timestamptz column as milliseconds since the epoch (float8, exact below 2^53; truncated to the
  * millisecond as a JS Date holds it): `new Date(ms)` costs a fraction of parsing the timestamp's text,
- * which was 7 % of an export build's CPU (bench:export profile).
+ * which showed in the bench:export profile (docs/benchmarks.md).
  */
 const epochMs = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)::float8`;
 
@@ -134,6 +154,30 @@ export function sortQuotes(quotes: MarketQuote[]): MarketQuote[] {
 }
 
 /**
+ * A market quote row of QUOTES_SQL or MARKET_PAGES_SQL (kind `q`) as a MarketQuote of item (`appId`, its name).
+ * Exported for the export's writer fingerprint (services/exports.ts), which must change when this does.
+ */
+export function quoteOfRow(appId: string, r: QuoteRow): MarketQuote {
+  return {
+    appId,
+    marketHashName: r.market_hash_name,
+    marketCode: r.market_code,
+    providerCode: r.provider_code,
+    side: r.side,
+    currencyCode: r.currency_code,
+    price: r.price === null ? null : toMoney(r.price),
+    quantity: r.quantity,
+    isQuantityMinimum: r.is_quantity_minimum,
+    isAllItemsSamePrice: r.is_all_items_same_price,
+    changedAt: new Date(r.changed_at),
+    observedAt: r.observed_at === null ? null : new Date(r.observed_at),
+    delistedAt: r.delisted_at === null ? null : new Date(r.delisted_at),
+    freshAt: new Date(r.fresh_at),
+    valuation: null,
+  };
+}
+
+/**
  * Loads the published quotes (one per market and side, plus CSCP) of the given names of one app.
  * One SQL query whatever the number of names. Returns a map with an entry for every name that has
  * at least one quote; names without quotes are absent.
@@ -147,54 +191,223 @@ export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, nam
     if (r.kind === 'v') continue;
     let list = out.get(r.market_hash_name);
     if (!list) out.set(r.market_hash_name, (list = []));
-    list.push({
-      marketCode: r.market_code,
-      providerCode: r.provider_code,
-      side: r.side,
-      currencyCode: r.currency_code,
-      price: r.price === null ? null : toMoney(r.price),
-      quantity: r.quantity,
-      isQuantityMinimum: r.is_quantity_minimum,
-      isAllItemsSamePrice: r.is_all_items_same_price,
-      changedAt: new Date(r.changed_at),
-      observedAt: r.observed_at === null ? null : new Date(r.observed_at),
-      delistedAt: r.delisted_at === null ? null : new Date(r.delisted_at),
-      freshAt: new Date(r.fresh_at),
-      valuation: null,
-    });
+    list.push(quoteOfRow(appId, r));
   }
   for (const v of rows) {
     if (v.kind !== 'v') continue;
     let list = out.get(v.market_hash_name);
     if (!list) out.set(v.market_hash_name, (list = []));
-    list.push({
-      marketCode: VALUATION_MARKET,
-      providerCode: VALUATION_MARKET,
-      side: 'mid',
-      currencyCode: VALUATION_CURRENCY,
-      price: toMoney(v.price!),
-      quantity: null,
-      isQuantityMinimum: null,
-      isAllItemsSamePrice: null,
-      changedAt: new Date(v.changed_at),
-      observedAt: null,
-      delistedAt: null,
-      freshAt: new Date(v.fresh_at),
-      valuation: {
-        valuationDate: v.valuation_date!,
-        uncertainty: v.uncertainty!,
-        credibility: Math.exp(-v.uncertainty!),
-        isTwoSided: v.is_two_sided!,
-        askAmount: toMoney(v.ask_amount!),
-        bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
-        askQuoteCount: v.ask_quote_count!,
-        bidQuoteCount: v.bid_quote_count!,
-        askUncertainty: v.ask_uncertainty,
-        bidUncertainty: v.bid_uncertainty,
-      },
-    });
+    list.push(valuationQuote(appId, v.market_hash_name, v as ValuationColumns));
   }
   for (const list of out.values()) sortQuotes(list);
+  return out;
+}
+
+/** A position in one market's quote list, which is ordered by item name then side (`ask` before `bid`). */
+export interface QuotePosition {
+  marketHashName: string;
+  side: 'ask' | 'bid';
+}
+
+/**
+ * One page of one market's published quotes (GraphQL `Website.quotes`): the quotes strictly between `after` and
+ * `before` (either may be null), in item-name then side order, or the last ones before `before` when `inverted`,
+ * at most `limit` of them.
+ */
+export interface MarketQuotePageRequest {
+  appId: string;
+  marketCode: string;
+  side: SideFilter;
+  after: QuotePosition | null;
+  before: QuotePosition | null;
+  /** True: the `limit` quotes nearest `before` (or the end), returned in descending order (Relay `last`). */
+  inverted: boolean;
+  limit: number;
+}
+
+/**
+ * Quote rows from which a market is read item by item (MARKET_PAGES_SQL): a market with fewer is sorted whole, which
+ * then costs at most this many rows, while walking the items of a market with so few quotes would pass over most of
+ * the catalogue (measured on PostgreSQL, 20,000 items: 45 ms a page on a market quoted for 1 item in 200, 3 ms on a
+ * market quoted for every item).
+ */
+export const DENSE_MARKET_ROWS = 2000;
+
+/**
+ * One branch of MARKET_PAGES_SQL: the pages of the requests whose `inverted` and `dense` are these, each row numbered in
+ * its page (`rn`), in item-name then side order (both descending when inverted), between the page's cursors, at most
+ * its limit. One quote per item and side by the precedence rule of QUOTES_SQL.
+ * - `dense` (the market has DENSE_MARKET_ROWS quote rows or more): the items are walked in name order on the (app_id,
+ *   market_hash_name) index from the cursor, each item's quotes on the market read on the source_quote (item_id,
+ *   market_code, ...) index, until the page is full: a page costs about its size, not the market's.
+ * - otherwise the market's rows (fewer than DENSE_MARKET_ROWS, on the (market_code, provider_code) index) are sorted.
+ */
+const marketPageSql = (inverted: boolean, dense: boolean) => {
+  const dir = inverted ? ' DESC' : '';
+  const columns = `'q' AS kind, i.market_hash_name, q.market_code, q.provider_code, q.side::text AS side, q.currency_code,
+    q.price::text AS price, q.quantity, q.is_quantity_minimum, q.is_all_items_same_price, ${epochMs('q.changed_at')} AS changed_at,
+    ${epochMs('q.observed_at')} AS observed_at, ${epochMs('q.delisted_at')} AS delisted_at, ${epochMs('q.fresh_at')} AS fresh_at`;
+  const precedence = (q: string) => `(${q}.delisted_at IS NULL) DESC, (${q}.provider_code = ${q}.market_code) DESC, ${q}.fresh_at DESC, ${q}.provider_code`;
+  const cursors = `(k.after_name IS NULL OR (i.market_hash_name, q.side) > (k.after_name, k.after_side::quote_side))
+    AND (k.before_name IS NULL OR (i.market_hash_name, q.side) < (k.before_name, k.before_side::quote_side))`;
+  const page = dense
+    ? `SELECT ${columns}
+  FROM item i CROSS JOIN LATERAL (
+    SELECT DISTINCT ON (sq.side) sq.* FROM source_quote sq
+    WHERE sq.item_id = i.id AND sq.market_code = k.market_code AND (k.side = 'all' OR sq.side::text = k.side)
+    ORDER BY sq.side, ${precedence('sq')}
+  ) q
+  WHERE i.app_id = k.app_id
+    -- The page's start as an index condition (a later page does not read the items before it): '' sorts first in every
+    -- collation, and the app's last name is one index probe.
+    AND i.market_hash_name ${inverted ? '<= COALESCE(k.before_name, (SELECT max(m.market_hash_name) FROM item m WHERE m.app_id = k.app_id))' : ">= COALESCE(k.after_name, '')"}
+    AND ${inverted ? '(k.after_name IS NULL OR i.market_hash_name >= k.after_name)' : '(k.before_name IS NULL OR i.market_hash_name <= k.before_name)'}
+    AND ${cursors}
+  ORDER BY i.market_hash_name${dir}, q.side${dir}
+  LIMIT k.lim`
+    : // The market's rows first (OFFSET 0 keeps the planner from walking the items instead, as it did on PGlite).
+      `SELECT DISTINCT ON (i.market_hash_name, q.side) ${columns}
+  FROM (SELECT * FROM source_quote sq WHERE sq.market_code = k.market_code AND (k.side = 'all' OR sq.side::text = k.side) OFFSET 0) q
+  JOIN item i ON i.id = q.item_id
+  WHERE i.app_id = k.app_id AND ${cursors}
+  ORDER BY i.market_hash_name${dir}, q.side${dir}, ${precedence('q')}
+  LIMIT k.lim`;
+  return `SELECT k.ord, row_number() OVER (PARTITION BY k.ord ORDER BY p.market_hash_name${dir}, p.side${dir}) AS rn, p.* FROM k CROSS JOIN LATERAL (
+  ${page}
+) p
+WHERE ${inverted ? '' : 'NOT '}k.inverted AND ${dense ? '' : 'NOT '}k.dense`;
+};
+
+/**
+ * SQL of `loadMarketQuotePages`: one row per published quote of each requested page, chosen by the precedence rule
+ * of QUOTES_SQL (one quote per item, market and side), with the request's ordinal (`ord`). The requests are the rows
+ * of the unnested arrays, each judged dense or not by counting at most $11 (DENSE_MARKET_ROWS) of its market's rows; each
+ * page is a LATERAL subquery of the branch for its direction and density (see marketPageSql).
+ */
+export const MARKET_PAGES_SQL = `
+WITH r AS (
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bool[], $10::int[])
+    AS r(ord, app_id, market_code, side, after_name, after_side, before_name, before_side, inverted, lim)
+), k AS (
+  -- Counted on the (market_code, provider_code) index (the ORDER BY keeps the planner on it: a sequential scan stopping
+  -- at the limit reads the whole table for a market with few rows).
+  SELECT r.*, (SELECT count(*) FROM (SELECT 1 FROM source_quote c WHERE c.market_code = r.market_code ORDER BY c.market_code, c.provider_code LIMIT $11) rows) >= $11 AS dense FROM r
+)
+SELECT * FROM (
+${marketPageSql(false, true)}
+UNION ALL
+${marketPageSql(false, false)}
+UNION ALL
+${marketPageSql(true, true)}
+UNION ALL
+${marketPageSql(true, false)}
+) pages
+ORDER BY ord, rn`;
+
+/**
+ * The pages of `requests` (see MarketQuotePageRequest), in one SQL statement whatever their number: for each
+ * request, its quotes in the page's order (item name then side; reversed when inverted). Quotes are built as
+ * `loadQuotes` builds them, so a quote here equals the same item's quote on the same market and side there.
+ * `denseRows`: the DENSE_MARKET_ROWS of the plan choice (tests give 0 or a large number to take one plan for all;
+ * both give the same pages). Throws when the database fails.
+ */
+export async function loadMarketQuotePages(
+  db: Pick<Database, 'query'>,
+  requests: readonly MarketQuotePageRequest[],
+  denseRows: number = DENSE_MARKET_ROWS,
+): Promise<MarketQuote[][]> {
+  const out: MarketQuote[][] = requests.map(() => []);
+  if (requests.length === 0) return out;
+  const col = <T,>(f: (r: MarketQuotePageRequest, i: number) => T) => requests.map(f);
+  const rows = await db.query<QuoteRow & { ord: number }>(MARKET_PAGES_SQL, [
+    col((_r, i) => i),
+    col((r) => r.appId),
+    col((r) => r.marketCode),
+    col((r) => r.side),
+    col((r) => r.after?.marketHashName ?? null),
+    col((r) => r.after?.side ?? null),
+    col((r) => r.before?.marketHashName ?? null),
+    col((r) => r.before?.side ?? null),
+    col((r) => r.inverted),
+    col((r) => r.limit),
+    denseRows,
+  ]);
+  // In page order: by request, then the page's own order (the database's collation decides, as for the cursors).
+  for (const r of rows) out[r.ord]!.push(quoteOfRow(requests[r.ord]!.appId, r));
+  return out;
+}
+
+/** The columns of a stored valuation the CSCP quote is made of (amounts as text, times in epoch milliseconds). */
+interface ValuationColumns {
+  price: string;
+  changed_at: number;
+  fresh_at: number;
+  valuation_date: Date;
+  ask_amount: string;
+  bid_amount: string | null;
+  uncertainty: number;
+  is_two_sided: boolean;
+  ask_quote_count: number;
+  bid_quote_count: number;
+  ask_uncertainty: number | null;
+  bid_uncertainty: number | null;
+}
+
+/**
+ * The CSCP quote (side `mid`, CNY; spec: GET /prices behaviour 4) of one stored valuation of item (`appId`,
+ * `marketHashName`): its mid, computed at `changed_at`. Exported for the export's writer fingerprint (services/exports.ts).
+ */
+export function valuationQuote(appId: string, marketHashName: string, v: ValuationColumns): MarketQuote {
+  const mid = toMoney(v.price);
+  const computedAt = new Date(v.changed_at);
+  return {
+    appId,
+    marketHashName,
+    marketCode: VALUATION_MARKET,
+    providerCode: VALUATION_MARKET,
+    side: 'mid',
+    currencyCode: VALUATION_CURRENCY,
+    price: mid,
+    quantity: null,
+    isQuantityMinimum: null,
+    isAllItemsSamePrice: null,
+    changedAt: computedAt,
+    observedAt: null,
+    delistedAt: null,
+    freshAt: new Date(v.fresh_at),
+    valuation: {
+      valuationDate: v.valuation_date,
+      uncertainty: v.uncertainty,
+      credibility: Math.exp(-v.uncertainty),
+      isTwoSided: v.is_two_sided,
+      askAmount: toMoney(v.ask_amount),
+      bidAmount: v.bid_amount === null ? null : toMoney(v.bid_amount),
+      askQuoteCount: v.ask_quote_count,
+      bidQuoteCount: v.bid_quote_count,
+      askUncertainty: v.ask_uncertainty,
+      bidUncertainty: v.bid_uncertainty,
+      mid,
+      computedAt,
+    },
+  };
+}
+
+/**
+ * The current CSCP quote of each of the items `itemIds` (the latest stored valuation, as `loadQuotes` publishes it in
+ * GET /prices), by item id; items never valued are absent. One indexed statement (the valuation's primary key).
+ */
+export async function loadValuationQuotes(db: Pick<Database, 'query'>, itemIds: readonly number[]): Promise<Map<number, MarketQuote>> {
+  const out = new Map<number, MarketQuote>();
+  if (itemIds.length === 0) return out;
+  const rows = await db.query<ValuationColumns & { item_id: number; app_id: string; market_hash_name: string }>(
+    `SELECT DISTINCT ON (v.item_id) v.item_id, i.app_id, i.market_hash_name, v.mid_amount::text AS price, ${epochMs('v.computed_at')} AS changed_at,
+       ${epochMs('v.computed_at')} AS fresh_at, v.valuation_date, v.ask_amount::text AS ask_amount, v.bid_amount::text AS bid_amount,
+       v.uncertainty, v.is_two_sided, v.ask_quote_count, v.bid_quote_count, v.ask_uncertainty, v.bid_uncertainty
+     FROM valuation v JOIN item i ON i.id = v.item_id WHERE v.item_id = ANY($1::int[])
+     ORDER BY v.item_id, v.valuation_date DESC`,
+    [[...new Set(itemIds)]],
+  );
+  for (const r of rows) out.set(r.item_id, valuationQuote(r.app_id, r.market_hash_name, r));
   return out;
 }
 
@@ -248,7 +461,7 @@ export function quoteJson(q: MarketQuote): MarketQuoteJson {
  * The slot where a quote object, or a list of them, keeps its JSON text once written (cached quotes keep
  * theirs while they stay cached). A symbol-keyed property, not a WeakMap: JSON.stringify and Object.keys do
  * not see it, and a WeakMap of millions of quotes (a full-scale export build, batches missing the cache)
- * cost the garbage collector about a quarter of the batch's CPU (npm run bench on the full-scale catalogue).
+ * cost the garbage collector much of the batch's CPU (npm run bench on the full-scale catalogue; docs/benchmarks.md).
  */
 const TEXT = Symbol('JSON text');
 

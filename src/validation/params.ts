@@ -5,6 +5,7 @@
  * (the spec states 32 for the batch; GET uses the same bound, see README).
  */
 import { z } from 'zod';
+import { decodeSearchCursor, MAX_QUERY_CHARS, MAX_SEARCH_PAGE, queryProblem, searchWords } from '../search/query.js';
 
 /** Unicode code points in `s` (a lone surrogate counts as one, as string iteration does), without copying it. */
 function codePoints(s: string): number {
@@ -151,11 +152,94 @@ export const changeLimit = z.number({ message: 'must be a whole number from 1 to
 export const priceChangesArgs = z.looseObject({ appId, since: changeCursor.nullish(), markets: marketList.nullish(), limit: changeLimit });
 /** Arguments of the GraphQL subscription `quoteChanged` (REST: GET /prices/changes/stream). */
 export const quoteChangedArgs = z.looseObject({ appId, marketHashNames: marketHashNames.nullish(), markets: marketList.nullish(), since: changeCursor.nullish() });
+/** Most quotes one page of `Website.quotes` holds (`first` or `last`). */
+export const MAX_QUOTES_PAGE = 100;
+/** Quotes a page of `Website.quotes` holds when neither `first` nor `last` is given. */
+export const DEFAULT_QUOTES_PAGE = 20;
+
+/** A position in a market's quote list (item name, then side), as `Website.quotes` cursors carry it. */
+export interface QuoteCursorPosition {
+  marketHashName: string;
+  side: 'ask' | 'bid';
+}
+
+/** The opaque cursor of a quote position: base64url of the JSON array [name, side]. */
+export function encodeQuoteCursor(p: QuoteCursorPosition): string {
+  return Buffer.from(JSON.stringify([p.marketHashName, p.side]), 'utf8').toString('base64url');
+}
+
+/** The position a cursor of `encodeQuoteCursor` names, or null when `cursor` is not one (never throws). */
+export function decodeQuoteCursor(cursor: string): QuoteCursorPosition | null {
+  if (!/^[A-Za-z0-9_-]{1,1400}$/.test(cursor)) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(v) || v.length !== 2 || (v[1] !== 'ask' && v[1] !== 'bid') || !marketHashName.safeParse(v[0]).success) return null;
+  const p: QuoteCursorPosition = { marketHashName: v[0] as string, side: v[1] };
+  return encodeQuoteCursor(p) === cursor ? p : null;
+}
+
+const pageSizeMessage = `must be a whole number from 1 to ${MAX_QUOTES_PAGE}`;
+const pageSize = z.number({ message: pageSizeMessage }).int({ message: pageSizeMessage }).min(1, { message: pageSizeMessage }).max(MAX_QUOTES_PAGE, { message: pageSizeMessage });
+const quoteCursor = z.string().refine((c) => decodeQuoteCursor(c) !== null, { message: 'must be a cursor given by this connection (an edge cursor, startCursor or endCursor)' });
+
+/**
+ * Arguments of `Website.quotes` (a Relay connection): `first` or `last` (not both) from 1 to MAX_QUOTES_PAGE,
+ * `after` and `before` cursors of this connection, an app id.
+ */
+export const websiteQuotesArgs = z
+  .looseObject({ first: pageSize.nullish(), last: pageSize.nullish(), after: quoteCursor.nullish(), before: quoteCursor.nullish(), appId })
+  .refine((a) => a.first === null || a.first === undefined || a.last === null || a.last === undefined, { message: 'give first or last, not both', path: ['last'] });
+
+/** The quotes one page of `Website.quotes` asks for (its billed units): `first`, else `last`, else the default; capped. */
+export function quotesPageSize(args: { first?: unknown; last?: unknown }): number {
+  const asked = typeof args.first === 'number' ? args.first : typeof args.last === 'number' ? args.last : DEFAULT_QUOTES_PAGE;
+  return Math.min(Math.max(Math.trunc(asked), 1), MAX_QUOTES_PAGE);
+}
+
+/**
+ * An item search's text (REST `q`, GraphQL `search`; src/search/query.ts): 1-255 characters without NUL, with at least
+ * one letter or digit, at most 32 words once resolved.
+ */
+export const searchText = z
+  .string()
+  .superRefine((q, ctx) => {
+    const problem = queryProblem(q);
+    if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({ minLength: 1, maxLength: MAX_QUERY_CHARS, pattern: '^[^\\u0000]*$' });
+/** A search page size (REST `limit`, GraphQL `first`): 1-50. */
+export const searchLimit = z
+  .number({ message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
+  .int({ message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
+  .min(1, { message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
+  .max(MAX_SEARCH_PAGE, { message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` });
+/**
+ * Why `cursor` cannot continue the search of `q` in app `appId` (a 422 message), or null when it can (or when `q`
+ * itself is refused: that problem is reported on `q`).
+ */
+export function searchCursorProblem(cursor: string, q: string, appId: string): string | null {
+  if (queryProblem(q) !== null) return null;
+  const at = decodeSearchCursor(cursor, appId, searchWords(q));
+  return typeof at === 'string' ? at : null;
+}
+/** Arguments of the GraphQL `items` root field (REST: GET /catalogue/items): the cursor must be one of this search's. */
+export const itemSearchArgs = z
+  .looseObject({ search: searchText, appId, first: searchLimit, after: z.string().nullish() })
+  .superRefine((a, ctx) => {
+    if (typeof a.after !== 'string') return;
+    const problem = searchCursorProblem(a.after, a.search, a.appId);
+    if (problem !== null) ctx.addIssue({ code: 'custom', path: ['after'], message: problem });
+  });
 /**
  * Argument rules of the metered GraphQL root fields, checked by the metering plugin before rate limits and billing
  * (a REST route checks the same rules on its parameters, and metering then trusts them). The only check of those
  * arguments: the fields carry no Pothos `validate` of their own, which could never refuse anything metering had let
- * through and, wrapping the resolver, cost about 5 % of a GET /prices's CPU (`npm run -s bench:compare`, both orders).
+ * through and, wrapping the resolver, cost a measurable share of a GET /prices's CPU (`npm run -s bench:compare`,
+ * both orders; docs/benchmarks.md).
  * `test/unit/metered-args.test.ts` holds every metered root field to having a rule here.
  */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs, items: itemSearchArgs };

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { testApp, type TestApp } from '../helpers/app.js';
+import { TAGS } from '../../src/openapi/operations.js';
 import { browserSuiteTitle, launchBrowser, openProbedPage, screenshot, serve, SKIP_BROWSER, type PageProblems, type Served } from './browser.js';
 
 let t: TestApp;
@@ -77,11 +78,22 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('pages in Chromium'), () => {
       expect(res!.headers()['content-type']).toBe('text/html; charset=utf-8');
       expect(res!.headers()['x-request-id']).toBeTruthy();
       await openapi;
-      // Operations of the document appear as the renderer draws them.
+      // Operations of the document appear as the renderer draws them: grouped by tag, named by summary, with
+      // the document's servers, licence and examples (src/openapi/operations.ts, examples.ts).
       await page.getByRole('heading', { name: 'Quotegate', exact: true }).first().waitFor({ timeout: 60_000 });
       const text = await page.locator('body').innerText();
-      for (const path of ['/prices', '/prices/batch', '/websites/{code}/fee-schedule', '/currencies']) expect(text).toContain(path);
+      for (const tag of TAGS) expect(text).toContain(tag.name);
+      for (const summary of ['Quotes of one item', 'Quotes of up to 1,000 items', 'Download every quote of a game']) expect(text).toContain(summary);
+      for (const path of ['/prices', '/prices/batch', '/prices/export']) expect(text).toContain(path);
       expect(text).toContain('CSCP');
+      expect(text).toContain('Proprietary (all rights reserved)');
+      // The first operation's request and answer are the document's examples: the item, the markets, the quotes.
+      expect(text).toContain(`${served.url}/prices?market_hash_name=AK-47%20%7C%20Redline%20(Field-Tested)&app_id=730&markets=BUFF163%2CSKINPORT%2CCSCP&side=all`);
+      expect(text).toContain('"market_price_amount": "201.85"');
+      // Another group opens on its summary and shows its path.
+      await page.getByText('Catalogue', { exact: true }).first().click();
+      await page.getByText("A marketplace's fee schedule", { exact: true }).first().click();
+      await page.getByText('/websites/{code}/fee-schedule').first().waitFor({ timeout: 30_000 });
       // The renderer's script comes from this service, pinned by version.
       const scripts = await page.evaluate(() => [...document.scripts].map((s) => s.src).filter(Boolean));
       expect(scripts.some((s) => /\/assets\/vendor\/scalar-api-reference-\d+\.\d+\.\d+\/standalone\.js$/.test(s))).toBe(true);

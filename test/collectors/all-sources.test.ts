@@ -102,7 +102,7 @@ function setEnv(vars: Record<string, string>): void {
   }
 }
 
-/** `quotegate collect --once` on the test database: every source of the registry, then the rates. */
+/** `quotegate collect --once` on the test database: the rates, then every source of the registry. */
 async function collectAllOnce(): Promise<RunResult[]> {
   return collectOnce(t.db, pino({ level: 'silent' }), loadEnv());
 }
@@ -232,7 +232,7 @@ const MARKETS = [...new Set(SOURCES.flatMap((s) => s.markets))].sort();
 
 /**
  * Checks each source's fixture quotes as GET /prices serves them after the pass `runs`: the source's provider, the
- * market's currency, the upstream's price (converted with the rates `cat` read before the pass), listed, and fresh at
+ * market's currency, the upstream's price (converted with the rates `cat`: those of the pass, collected first), listed, and fresh at
  * the source's run or later. Sources in `except` are skipped.
  */
 async function expectServed(runs: RunResult[], cat: Awaited<ReturnType<typeof catalogue>>, except: string[] = []): Promise<void> {
@@ -264,7 +264,6 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
     // This install's rates are older than the recorded ECB day (the bundled catalogue's are of 2026-04-13 and a rate
     // never goes back to an older day; the recording is of 2025-05-09), so the run takes the recording's rates.
     await t.db.query(`UPDATE currency SET rate_date = '2025-01-01'`);
-    const cat = await catalogue();
     const feed = await t.get('/prices/changes', t.auth());
     expect(feed.status).toBe(200);
     cursor = feed.body.data.next_cursor;
@@ -272,8 +271,8 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
 
     first = await collectAllOnce();
 
-    // collect --once: one run per source, then the rates; every one ok and recorded so.
-    expect(first.map((r) => [r.sourceId, r.outcome, r.errorKind])).toEqual([...SOURCES.map((s) => [s.id, 'ok', null]), ['rates', 'ok', null]]);
+    // collect --once: the rates, then one run per source; every one ok and recorded so.
+    expect(first.map((r) => [r.sourceId, r.outcome, r.errorKind])).toEqual([['rates', 'ok', null], ...SOURCES.map((s) => [s.id, 'ok', null])]);
     for (const r of first) expect(r.rowsAccepted, `${r.sourceId} wrote rows`).toBeGreaterThan(0);
     const recorded = await t.db.query<{ source_id: string; outcome: string; rows_accepted: number }>(`SELECT source_id, outcome, rows_accepted FROM collector_run ORDER BY id`);
     expect(recorded).toEqual(first.map((r) => ({ source_id: r.sourceId, outcome: 'ok', rows_accepted: r.rowsAccepted })));
@@ -285,8 +284,9 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
     expect(requests('c5game').map((r) => r.headers['app-key'])).toEqual([CREDENTIALS.C5GAME_APP_KEY]);
     expect(requests('steam').map((r) => r.path)).toEqual(WATCHLIST.map(steamPath));
 
-    // Each source's fixture quote, as a client sees it: provider, currency, amount, fresh at the run.
-    await expectServed(first, cat);
+    // Each source's fixture quote, as a client sees it: provider, currency, amount (converted with the rates the pass
+    // collected before its sources ran), fresh at the run.
+    await expectServed(first, await catalogue());
   });
 
   it('GraphQL shows the new quotes as fresh (not stale)', async () => {
@@ -348,13 +348,13 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
     expect(before.length).toBeGreaterThan(0);
     const servedBefore = await served(WAX.name, WAX.market, WAX.side);
     const countsBefore = await realtime();
-    const cat = await catalogue(); // the rates the first pass collected: this pass converts with them
+    const cat = await catalogue(); // the rates the first pass collected: this pass converts with them (its rates run finds the same days)
 
     // A login wall or CDN page instead of the price list (a 200 with text/html).
     ups.get('waxpeer')!.play(noQuery(WAXPEER_PRICES_PATH), 'html');
     const second = await collectAllOnce();
 
-    expect(second.map((r) => [r.sourceId, r.outcome])).toEqual([...SOURCES.map((s) => [s.id, s.id === 'waxpeer' ? 'failed' : 'ok']), ['rates', 'ok']]);
+    expect(second.map((r) => [r.sourceId, r.outcome])).toEqual([['rates', 'ok'], ...SOURCES.map((s) => [s.id, s.id === 'waxpeer' ? 'failed' : 'ok'])]);
     const failed = runOf(second, 'waxpeer');
     expect(failed).toMatchObject({ errorKind: 'format', rowsAccepted: 0, complete: false, delisted: 0 });
     expect(failed.errorMessage).toMatch(/HTML/);

@@ -2,8 +2,10 @@
  * The collector worker (src/collectors/worker.ts, pg-boss): in this process on the test database (PGlite by
  * default: the queue runs through the embedded database), and, with TEST_DATABASE_URL, two `quotegate collect`
  * processes on one PostgreSQL database against local upstreams for a few compressed intervals: each source runs
- * once per interval, every quote arrives once, and a killed worker's sources are taken over.
+ * once per interval, every quote arrives once, and a killed worker's sources are taken over. At start, the exchange
+ * rates run before the sources' first runs, which convert with them.
  */
+import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCollectors } from '../../src/collectors/start.js';
@@ -13,7 +15,9 @@ import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
 import { startCollectorProcess, type CollectorProcess } from '../helpers/collector.js';
 import { startUpstream, type LocalUpstream } from './upstream.js';
 import { fakeBody, fakeSource, type FakeItem } from './fake-source.js';
-import { loadEnv } from '../../src/env.js';
+import { loadCollectorSourceEnv, loadEnv } from '../../src/env.js';
+import { CSGOTRADER_RATES, ECB_RATES } from '../../src/collectors/rates.js';
+import { Money, formatDecimal, toMoney } from '../../src/lib/money.js';
 
 const SLOT_MS = 2000; // the fake sources' 100 s x COLLECTOR_INTERVAL_SCALE 0.02
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -84,6 +88,61 @@ describe('the worker in this process', () => {
     expect(runs.every((r) => r.outcome === 'ok')).toBe(true);
     expect(await activity(db, 'BITSKINS')).toBe(5 * runs.length);
     expect(up.requests.length).toBe(runs.length);
+  }, 60_000);
+});
+
+describe('the worker at start: the exchange rates first', () => {
+  it("the sources' first runs start after the rates' run and convert with its rates", async () => {
+    const db = await testDatabase();
+    await importCatalogue(db.prisma, dataDir);
+    const fixtures = path.join(import.meta.dirname, 'fixtures');
+    const ecb = await startUpstream([{ path: ECB_RATES.path, file: path.join(fixtures, 'ecb/eurofxref-daily-2025-05-09.xml'), contentType: 'text/xml' }]);
+    const csgotrader = await startUpstream([
+      { path: CSGOTRADER_RATES.path, file: path.join(fixtures, 'csgotrader/exchange_rates_2026-07-16.json'), headers: { 'Last-Modified': 'Thu, 16 Jul 2026 06:00:00 GMT' } },
+    ]);
+    // EUR prices on BITSKINS, a USD market: converted with EUR's official rate.
+    const up = await startUpstream([{ path: '/v1/list', body: fakeBody([{ name: 'Worker EUR item', market: 'BITSKINS', side: 'ask', currency: 'EUR', price: '1000.00', quantity: 1 }]) }]);
+    try {
+      // The stored rates (the bundled EUR: not the recording's 1.1252) are older than the recorded ECB day.
+      await db.query(`UPDATE currency SET rate_date = '2025-01-01'`);
+      const rateOf = async (code: string) => (await db.query<{ r: string }>(`SELECT trim_scale(usd_rate)::text AS r FROM currency WHERE code = $1`, [code]))[0]!.r;
+      const eurBefore = await rateOf('EUR');
+      expect(eurBefore).not.toBe('1.1252');
+      const vars = { COLLECTOR_ECB_URL: ecb.url, COLLECTOR_CSGOTRADER_URL: csgotrader.url, COLLECTOR_FAKE_EUR_URL: up.url };
+      const collectors = await startCollectors(db, pino({ level: 'silent' }), loadEnv({ COLLECTOR_INTERVAL_SCALE: '0.02', COLLECTOR_CONCURRENCY: '4' }), {
+        extraSources: [fakeSource({ id: 'fake-eur', markets: ['BITSKINS'], intervalSeconds: 100, completeListing: false })],
+        only: ['fake-eur', 'rates'],
+        sourceEnv: (s) => loadCollectorSourceEnv(s, [], vars),
+      });
+      try {
+        for (let i = 0; i < 300 && (await runsOf(db)).filter((r) => r.source_id === 'fake-eur').length === 0; i++) await sleep(100);
+      } finally {
+        await collectors.stop();
+      }
+      const rows = await db.query<{ source_id: string; outcome: string; started: string; finished: string }>(
+        `SELECT source_id, outcome, (extract(epoch FROM started_at) * 1000)::bigint::text AS started, (extract(epoch FROM finished_at) * 1000)::bigint::text AS finished
+           FROM collector_run ORDER BY started_at, id`,
+      );
+      const rates = rows.filter((r) => r.source_id === 'rates');
+      const source = rows.filter((r) => r.source_id === 'fake-eur');
+      expect(rates.map((r) => r.outcome)).toEqual(['ok']);
+      expect(source.length).toBeGreaterThan(0);
+      expect(source[0]!.outcome).toBe('ok');
+      // The source's first run began once the rates' run had finished...
+      expect(Number(source[0]!.started)).toBeGreaterThanOrEqual(Number(rates[0]!.finished));
+      // ... and its quote is converted with the rates it wrote.
+      const eur = await rateOf('EUR');
+      expect(eur).toBe('1.1252');
+      const [q] = await db.query<{ price: string; currency: string }>(
+        `SELECT trim_scale(q.price)::text AS price, q.currency_code AS currency FROM source_quote q JOIN item i ON i.id = q.item_id WHERE i.market_hash_name = 'Worker EUR item' AND q.provider_code = 'FAKE'`,
+      );
+      const at = (rate: string) => formatDecimal(toMoney('1000.00').times(toMoney(rate)).toDecimalPlaces(2, Money.ROUND_HALF_EVEN));
+      expect(q).toEqual({ price: at(eur), currency: 'USD' });
+      expect(q!.price).not.toBe(at(eurBefore));
+    } finally {
+      await Promise.all([ecb, csgotrader, up].map((u) => u.close()));
+      await db.destroy();
+    }
   }, 60_000);
 });
 

@@ -5,7 +5,8 @@
  * headers), and the safety limits (depth, aliases, cost, list sizes, nesting). No answer may be a 5xx
  * or carry an internal error; every answer has an X-Request-ID; a refused operation has no data and
  * is not charged, and an answer that carries a metered field's data is a 200 charged exactly the cost of
- * the metered fields whose data it holds (README, Billing: the charge follows the data); and the limits hold: depth over MAX_DEPTH, more than MAX_ALIASES aliases, or a cost
+ * the metered fields whose data it holds, metered edges included (README, Billing: the charge follows the data;
+ * docs/graphql.md); and the limits hold: depth over MAX_DEPTH, more than MAX_ALIASES aliases, or a cost
  * over MAX_COMPLEXITY are always refused.
  */
 import fc from 'fast-check';
@@ -23,13 +24,15 @@ import {
   isUnionType,
   parse,
   type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
   type GraphQLField,
   type GraphQLInputType,
   type GraphQLNamedType,
   type GraphQLObjectType,
   type SelectionSetNode,
 } from 'graphql';
-import { collectFields } from 'graphql/execution/collectFields.js';
+import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
 import { getArgumentValues } from 'graphql/execution/values.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
@@ -158,6 +161,7 @@ function buildDocument(seed: number, metered = false): Built {
       else if (a.name === 'marketHashNames') parts.push(`marketHashNames: ${JSON.stringify(Array.from({ length: pick([1, 3, 101]) }, (_, i) => QUOTED_NAMES[i % 4]))}`);
       else if (a.name === 'currency') parts.push(`currency: ${pick(['"USD"', '"EUR"', '"CNY"'])}`);
       else if (a.name === 'since' && chance(0.5)) parts.push(`since: ${pick(['"0"', '"1"'])}`);
+      else if (a.name === 'search') parts.push(`search: ${JSON.stringify(pick(['ak47 redline ft', 'karambit', 'case', 'st redline', 'no such thing']))}`);
     }
     return parts.length > 0 ? `(${parts.join(', ')})` : '';
   };
@@ -258,11 +262,13 @@ async function sendGraphQL(request: FuzzRequest, label: string): Promise<Receive
       expect('data' in b, `neither data nor errors\n${where()}`).toBe(true);
     }
     if (b.data !== null && b.data !== undefined) {
-      // An answer with data is a 200, errors or not (GraphQL over HTTP), and the metered fields whose data it
-      // carries are charged in full, nested errors or not (README, Billing: the charge follows the data).
-      expect(got.status, `data with a non-200 status\n${where()}`).toBe(200);
+      // An answer that delivers data (some root field not null) is a 200, errors or not (GraphQL over HTTP; one whose
+      // root fields are all null keeps its errors' status: src/plugins/error-codes.ts), and the metered fields whose
+      // data it carries are charged in full, nested errors or not (README, Billing: the charge follows the data).
+      if (Object.values(b.data).some((v) => v !== null && v !== undefined)) expect(got.status, `data with a non-200 status\n${where()}`).toBe(200);
       const owed = chargeOwed(request, b.data);
       if (owed !== null && owed > 0) record(`  billing oracle: data owing credits${b.errors ? ', with errors' : ''}`, got.status);
+      if (owed !== null && lastEdgesOwed > 0) record('  billing oracle: data owing credits for metered edges', got.status);
       if (owed !== null) {
         const billing = b.extensions?.billing;
         if (owed > 0) expect(billing, `data sent without its charge of ${owed}\n${where()}`).toMatchObject({ billable: true, credit: { cost: owed } });
@@ -279,7 +285,53 @@ async function sendGraphQL(request: FuzzRequest, label: string): Promise<Receive
 }
 
 /** Catalogue rows with a credit cost, by the query root field tied to them (data/endpoints.json graphql_fields). */
-const PRICED_BY_FIELD = new Map<string, EndpointInfo>(ENDPOINTS.filter((e) => e.creditCost > 0).flatMap((e) => e.graphqlFields.map((f) => [f, e] as const)));
+const PRICED_BY_FIELD = new Map<string, EndpointInfo>(ENDPOINTS.filter((e) => e.creditCost > 0).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.')).map((f) => [f, e] as const)));
+/** Catalogue rows with a credit cost, by the metered edge tied to them (graphql_fields entries `Type.field`; docs/graphql.md). */
+const PRICED_BY_EDGE = new Map<string, EndpointInfo>(ENDPOINTS.filter((e) => e.creditCost > 0).flatMap((e) => e.graphqlFields.filter((f) => f.includes('.')).map((f) => [f, e] as const)));
+
+/** The part of the last `chargeOwed` figure owed for metered edges (for the run's report). */
+let lastEdgesOwed = 0;
+
+/**
+ * Credits owed for the metered edges an answer's `data` holds (docs/graphql.md, Billing): each selected edge not
+ * directly on a metered root field's value costs, for its non-null values in `data`, its row's cost per value, or
+ * for a unit-priced row (a batch) one block per started 100 units: a `Website.quotes` page counts the quotes it
+ * asks for (`first`, else `last`, else 20), a `MarketQuote.item` one. Edges below interfaces and unions are not
+ * looked for (none can be reached through one).
+ */
+function edgesOwed(
+  fragments: Record<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
+  queryType: GraphQLObjectType,
+  rootFields: Map<string, readonly FieldNode[]>,
+  data: Record<string, unknown>,
+): number {
+  let owed = 0;
+  const objects = (values: unknown[]): Record<string, unknown>[] =>
+    values.flat(Infinity).filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object');
+  const visit = (type: GraphQLObjectType, nodes: readonly FieldNode[], values: Record<string, unknown>[], covered: boolean) => {
+    if (values.length === 0) return;
+    for (const [key, sub] of collectSubfields(schema, fragments, variables, type, nodes)) {
+      const field = type.getFields()[sub[0]!.name.value];
+      if (!field) continue;
+      const present = values.map((v) => v[key]).filter((v) => v !== null && v !== undefined);
+      const row = PRICED_BY_EDGE.get(`${type.name}.${field.name}`);
+      if (row && !covered && present.length > 0) {
+        const args = getArgumentValues(field, sub[0]!, variables);
+        const units = type.name === 'Website' && field.name === 'quotes' ? Number(args.first ?? args.last ?? 20) : 1;
+        owed += Number(row.unitPricing ? operationCost(row, units * present.length) : operationCost(row) * BigInt(present.length));
+      }
+      const named = getNamedType(field.type);
+      if (isObjectType(named)) visit(named, sub, objects(present), false);
+    }
+  };
+  for (const [key, nodes] of rootFields) {
+    const field = queryType.getFields()[nodes[0]!.name.value];
+    const named = field ? getNamedType(field.type) : undefined;
+    if (field && named && isObjectType(named)) visit(named, nodes, objects([data[key]]), PRICED_BY_FIELD.has(field.name));
+  }
+  return owed;
+}
 
 /** The operation a request to /graphql carried (POST JSON or GET parameters), or null when it carried none readable. */
 function operationOf(request: FuzzRequest): { query: string; variables: Record<string, unknown>; operationName?: string } | null {
@@ -306,6 +358,7 @@ function operationOf(request: FuzzRequest): { query: string; variables: Record<s
  * selected) makes the figure unknown. Null when unknown or when the request carried no operation readable here.
  */
 function chargeOwed(request: FuzzRequest, data: Record<string, unknown>): number | null {
+  lastEdgesOwed = 0;
   const op = operationOf(request);
   if (!op) return null;
   let owed = 0;
@@ -315,7 +368,10 @@ function chargeOwed(request: FuzzRequest, data: Record<string, unknown>): number
     if (!operation || operation.operation !== 'query') return null;
     const fragments = Object.fromEntries(doc.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
     const queryType = schema.getQueryType()!;
-    for (const [key, nodes] of collectFields(schema, fragments, op.variables, queryType, operation.selectionSet)) {
+    const rootFields = collectFields(schema, fragments, op.variables, queryType, operation.selectionSet);
+    lastEdgesOwed = edgesOwed(fragments, op.variables, queryType, rootFields, data);
+    owed += lastEdgesOwed;
+    for (const [key, nodes] of rootFields) {
       const name = nodes[0]!.name.value;
       const row = PRICED_BY_FIELD.get(name);
       const value = data[key] as Record<string, unknown> | null | undefined;

@@ -9,6 +9,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/app.js';
 import { currentSequence } from '../../src/services/changes.js';
+import { encodeSearchCursor, queryProblem, searchWords } from '../../src/search/query.js';
+import { searchCursorProblem } from '../../src/validation/params.js';
 import {
   FUZZ_RUNS,
   FUZZ_SEED,
@@ -84,6 +86,13 @@ const marketsText = fc.oneof(
   { arbitrary: fc.constantFrom(1000, 20_000).map((n) => Array.from({ length: n }, (_, i) => MARKET_CODES[i % 4]).join(',')), weight: 1 },
 );
 
+/** Cursors of GET /catalogue/items: of the searches `redline` and `ak-47 redline ft` (app 730), and of app 570. */
+const SEARCH_CURSORS = [
+  encodeSearchCursor('730', searchWords('redline'), { keyLength: 20, name: 'AWP | Redline (Field-Tested)' }),
+  encodeSearchCursor('730', searchWords('ak-47 redline ft'), { keyLength: 22, name: 'AK-47 | Redline (Field-Tested)' }),
+  encodeSearchCursor('570', searchWords('redline'), { keyLength: 0, name: '' }),
+];
+
 /** Values per parameter name (the document's names): `valid` ones and `any` (valid, boundary or invalid). */
 function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<string, fc.Arbitrary<string>> } {
   const names = [...QUOTED_NAMES, 'Arcana', 'Unknown item', 'AK-47 | Redline (Field-Tested) ', 'ak-47 | redline (field-tested)'];
@@ -114,6 +123,13 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     // GET /prices/changes (a cursor beyond the current sequence, or a limit outside 1-1000, is refused by the answer)
     since: fc.constantFrom('0', '1', '2', '3', '007', '999', '9223372036854775807', '9223372036854775808', '9999999999999999999'),
     limit: fc.constantFrom('1', '2', '500', '1000', '0', '1001', '0001'),
+    // GET /catalogue/items (a q without a letter or digit or with over 32 words, a limit outside 1-50 and a cursor of
+    // another search are refused by the answer: see expectValid)
+    q: fc.oneof(
+      { arbitrary: fc.constantFrom('redline', 'ak-47 redline ft', 'REDLINE ak47 field tested', '★ karambit fn', 'st', 'case', 'Recoil Case', '龍', 'x', 'no such thing', '| - ()'), weight: 5 },
+      { arbitrary: fc.integer({ min: 1, max: 255 }).chain(ofLength), weight: 1 },
+    ),
+    cursor: fc.constantFrom(...SEARCH_CURSORS),
   };
   const invalid: Record<string, fc.Arbitrary<string>> = {
     market_hash_name: fc.oneof(aroundBounds(1, 255), withInserted(fc.constantFrom(...names), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u200b'))),
@@ -142,6 +158,8 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     interval: fc.constantFrom('DAY', 'Day', 'hour', 'year', '', ' day', 'week,month'),
     since: fc.constantFrom('-1', 'abc', '', ' 1', '1 ', '1.0', '1e3', '0x1', '9'.repeat(20), '١٢٣', '+1'),
     limit: fc.constantFrom('-1', '', '1.5', 'x', '10000', ' 5', '1e2'),
+    q: fc.oneof(aroundBounds(1, 255), fc.constantFrom('', 'ak\u000047', Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '))),
+    cursor: fc.constantFrom('', 'not a cursor', '%%%', 'A'.repeat(1401), Buffer.from('[1,"x",1,"y"]').toString('base64url')),
   };
   const any = Object.fromEntries(
     Object.keys(valid).map((name) => [
@@ -350,6 +368,16 @@ function expectValid(template: string, method: string, url: URL, headers: Header
       const limit = q.get('limit');
       const badLimit = limit !== null && (Number(limit) < 1 || Number(limit) > 1000);
       statuses = badLimit || (since !== null && BigInt(since) > changeSeq) ? [422] : [200];
+      break;
+    }
+    case 'searchItems': {
+      // The search's own rules beyond the parameter schema: q needs a letter or digit and at most 32 words, limit is
+      // 1-50, a cursor must come from the same search (words and app id).
+      const text = q.get('q')!;
+      const limit = q.get('limit');
+      const cursor = q.get('cursor');
+      const bad = queryProblem(text) !== null || (limit !== null && (Number(limit) < 1 || Number(limit) > 50)) || (cursor !== null && searchCursorProblem(cursor, text, appId) !== null);
+      statuses = bad ? [422] : [200];
       break;
     }
     case 'subscribePriceChanges':

@@ -9,7 +9,8 @@
  * - GraphQL: operations of one to three metered root fields with generated selections whose nested arguments are
  *   valid or not (unknown and malformed currencies, impossible and out-of-range dates, nulls, bad markets);
  * - REST: the same operations with valid and invalid parameters, HEAD, conditional exports, streamed batches;
- * by a rich key (charged from a credit lease), a 5-credit key and a 0-credit key. After each request, GET /me
+ * by a rich key (charged from a credit lease), a 5-credit key and a 0-credit key. Quote selections also take the
+ * metered edges (a quote's `item`, its marketplace's quote page; docs/graphql.md), charged per value delivered. After each request, GET /me
  * `credit.used` moved by exactly the cost of the fields whose data the body holds (an export answered "not
  * modified" holds none), `extensions.billing` / `meta` report that cost, and an answer with data is a 200.
  */
@@ -113,9 +114,14 @@ const quoteSelection: fc.Arbitrary<string> = fc
     afterFees: maybe(fc.tuple(fc.constantFrom(...FEE_PATHS), fc.constantFrom(undefined, ...CURRENCIES))),
     website: maybe(fc.constantFrom(undefined, ...DATES)),
     valuation: fc.boolean(),
+    // Metered edges (docs/graphql.md): the quote's item, its marketplace's quote page (sizes valid or not).
+    item: fc.oneof({ arbitrary: fc.constant(false), weight: 3 }, { arbitrary: fc.constant(true), weight: 1 }),
+    page: fc.option(fc.constantFrom(1, 5, 100, 0, 101), { nil: undefined, freq: 4 }),
   })
   .map((s) => {
     const parts: string[] = [...s.plain];
+    if (s.item) parts.push('item { marketHashName valuation { mid band { low } } }');
+    if (s.page !== undefined) parts.push(`pages${s.page}: website { quotes(first: ${s.page}) { edges { node { marketHashName } } } }`);
     if (s.converted !== undefined) parts.push(`converted${args(arg('currency', s.converted))} { amount currencyCode }`);
     if (s.afterFees) parts.push(`afterFees(path: ${s.afterFees[0]}${s.afterFees[1] === undefined ? '' : `, ${arg('currency', s.afterFees[1])}`}) { amount priced }`);
     if (s.website !== undefined) parts.push(`website { code feeSchedule${args(arg('asOf', s.website ?? undefined))} { asOf } }`);
@@ -174,6 +180,13 @@ const ROOT_FIELDS: Record<string, fc.Arbitrary<RootField>> = {
     text: `routes${args(arg('marketHashName', n), arg('currency', c), arg('sellOn', sell))} { currencyCode routes { status netAmount buy { marketCode } } }`,
     units: 1,
   })),
+  items: fc
+    .tuple(mostly(['redline', 'ak47 redline ft', 'recoil case', 'no such thing'], ['', '|||']), mostly([undefined, 1, 20, 50], [0, 51]), mostly([undefined, null], ['not a cursor']), quoteSelection)
+    .map(([search, first, after, q]) => ({
+      field: 'items',
+      text: `items${args(arg('search', search), arg('first', first), arg('after', after))} { words hits { marketHashName type cscp ${q} } nextCursor }`,
+      units: 1,
+    })),
   priceExport: fc.constantFrom<string | null | undefined>(undefined, null, 'current', '"other"', '*', '').map((e) => ({
     field: 'priceExport',
     text: `priceExport${args(arg('ifNoneMatch', e === 'current' ? etag : e))} { etag notModified byteSize }`,
@@ -181,11 +194,35 @@ const ROOT_FIELDS: Record<string, fc.Arbitrary<RootField>> = {
   })),
 };
 
+const BATCH = ENDPOINTS.find((e) => e.operationId === 'batchPrices')!;
+
+/**
+ * Credits owed for the metered edges in one root field's answer (docs/graphql.md, Billing): the quotes whose `item`
+ * is not null are one batch of that many names; the quotes whose marketplace's quote page (aliased `pages<first>`)
+ * is not null one batch of as many names as the pages ask for. Each generated root field selects each edge in one
+ * place (its quote selection).
+ */
+function edgesCost(value: unknown): number {
+  let items = 0;
+  let pageUnits = 0;
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (v === null || typeof v !== 'object') return;
+    for (const [k, child] of Object.entries(v as Record<string, any>)) {
+      if (k === 'item') items += child === null ? 0 : 1;
+      else if (k.startsWith('pages')) pageUnits += child?.quotes ? Number(k.slice('pages'.length)) : 0;
+      else walk(child);
+    }
+  };
+  walk(value);
+  return (items > 0 ? Number(operationCost(BATCH, items)) : 0) + (pageUnits > 0 ? Number(operationCost(BATCH, pageUnits)) : 0);
+}
+
 /** Both media types of GraphQL over HTTP (Yoga picks a status differently for plain JSON). */
 const ACCEPTS = ['application/graphql-response+json', 'application/json'] as const;
 
 /** Figures of the GraphQL property, so the test can show the interesting cases were reached. */
-const seen = { partialCharged: 0, refusedUncharged: 0, charged: 0, insufficient: 0 };
+const seen = { partialCharged: 0, refusedUncharged: 0, charged: 0, insufficient: 0, edgesCharged: 0 };
 
 describe('GraphQL: a metered root field is charged whenever its data is in the answer', () => {
   it('the generators cover every metered query root field of the catalogue', () => {
@@ -209,7 +246,9 @@ describe('GraphQL: a metered root field is charged whenever its data is in the a
           delivered = true;
           // An export answered "not modified" (the 304 of GraphQL) holds no priced data and is free.
           if (f.field === 'priceExport' && value.notModified === true) return;
-          cost += Number(operationCost(ROW_OF_FIELD.get(f.field)!, f.units));
+          const edges = edgesCost(value);
+          if (edges > 0) seen.edgesCharged++;
+          cost += Number(operationCost(ROW_OF_FIELD.get(f.field)!, f.units)) + edges;
         });
         const where = `${kind} (${accept}) ${query}\n  -> ${res.status} ${res.text.slice(0, 600)}`;
         expect(after - before, `credits used ${before} -> ${after}, data worth ${cost}: ${where}`).toBe(cost);
@@ -237,6 +276,7 @@ describe('GraphQL: a metered root field is charged whenever its data is in the a
     expect(seen.partialCharged, JSON.stringify(seen)).toBeGreaterThan(0);
     expect(seen.refusedUncharged, JSON.stringify(seen)).toBeGreaterThan(0);
     expect(seen.insufficient, JSON.stringify(seen)).toBeGreaterThan(0);
+    expect(seen.edgesCharged, JSON.stringify(seen)).toBeGreaterThan(0);
     // The books agree with what GET /me showed (creditCounters throws when credits_used and the ledger disagree).
     const counters = await creditCounters((sql, params) => t.db.query(sql, params), rich.id);
     expect(counters.used).toBe(await used(rich.key));
@@ -333,6 +373,9 @@ const REST_CASES: Record<string, fc.Arbitrary<RestCase>> = {
   })),
   getPriceChanges: fc.tuple(getOrHead, fc.constantFrom(undefined, '0', '1', 'abc', '-1', '99999999', ''), fc.constantFrom(undefined, '1', '1000', '0', '5000')).map(([method, since, limit]) => ({
     operationId: 'getPriceChanges', method, path: `/prices/changes${q({ since, limit })}`, headers: {}, units: 1,
+  })),
+  searchItems: fc.tuple(getOrHead, fc.constantFrom('redline', 'AK-47 | Redline (Field-Tested)', 'case st', 'no such thing', '', '|||', undefined), fc.constantFrom(undefined, '1', '50', '0', '51', 'x'), fc.constantFrom(undefined, 'not-a-cursor', '')).map(([method, query, limit, cursor]) => ({
+    operationId: 'searchItems', method, path: `/catalogue/items${q({ q: query, limit, cursor })}`, headers: {}, units: 1,
   })),
   batchPrices: fc.tuple(fc.constantFrom(0, 1, 3, 99, 100, 150, 1001), fc.constantFrom(...REST_NAMES), fc.constantFrom(undefined, ['BUFF163'], ['bad code'], null)).map(([k, n, m]) => {
     const names = Array.from({ length: k }, (_, i) => (i % 3 === 2 ? 'Recoil Case' : (n ?? ITEM)));

@@ -111,4 +111,39 @@ describe('GET /openapi.json', () => {
     expect(fromDoc).toHaveLength(endpoints.length);
     expect(fromDoc.sort((a, b) => key(a).localeCompare(key(b)))).toEqual([...endpoints].sort((a, b) => key(a).localeCompare(key(b))));
   });
+
+  it('says where the API is (`/`: relative to the document, when PUBLIC_BASE_URL is unset) and revalidates by ETag: 304 without a body', async () => {
+    const res = await t.get('/openapi.json');
+    expect(res.body.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+    const etag = res.headers.get('etag')!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    const again = await t.app.fetch(new Request('http://test/openapi.json', { headers: { 'If-None-Match': etag } }));
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    const weak = await t.app.fetch(new Request('http://test/openapi.json', { headers: { 'If-None-Match': `"other", W/${etag}` } }));
+    expect(weak.status).toBe(304);
+    const stale = await t.app.fetch(new Request('http://test/openapi.json', { headers: { 'If-None-Match': '"other"' } }));
+    expect(stale.status).toBe(200);
+    expect(JSON.parse(await stale.text())).toEqual(res.body);
+    const head = await t.app.fetch(new Request('http://test/openapi.json', { method: 'HEAD' }));
+    expect(head.status).toBe(200);
+    expect(head.headers.get('etag')).toBe(etag);
+    expect(await head.text()).toBe('');
+  });
+
+  it('with PUBLIC_BASE_URL its servers entry and contact are that address, under another ETag', async () => {
+    const { createApp } = await import('../../src/app.js');
+    const app = createApp({ db: t.db, apiServerUrl: 'https://prices.quotegate.test/api' });
+    try {
+      const res = await app.fetch(new Request('http://test/openapi.json'));
+      const body = await res.json();
+      expect(body.servers).toEqual([{ url: 'https://prices.quotegate.test/api', description: 'This service' }]);
+      expect(body.info.contact).toEqual({ name: 'Quotegate', url: 'https://prices.quotegate.test/api/' });
+      expect(res.headers.get('etag')).not.toBe((await t.get('/openapi.json')).headers.get('etag'));
+    } finally {
+      await app.close();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * The TypeScript client's generated files (clients/typescript/openapi.json and src/schema.d.ts) are what the served
+ * The TypeScript client's generated files (clients/typescript/openapi.json and src/schema.ts) are what the served
  * /openapi.json generates now: a contract change without `npm run client:generate` fails here.
  */
 import fs from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * Writes the client's generated files from the service's own OpenAPI document (`npm run client:generate` at the
  * repository root): clients/typescript/openapi.json (the document /openapi.json serves) and
- * clients/typescript/src/schema.d.ts (its paths and components as TypeScript types, by openapi-typescript).
+ * clients/typescript/src/schema.ts (its paths and components as TypeScript types, by openapi-typescript).
  * test/unit/client-types.test.ts fails when they are out of date.
  */
 import fs from 'node:fs';

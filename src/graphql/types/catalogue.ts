@@ -7,6 +7,7 @@ import * as catalogue from '../../services/catalogue.js';
 import { listCurrencies, listWebsites } from '../../services/catalogue.js';
 import { notFound } from '../../lib/errors.js';
 import { formatDate } from '../../lib/time.js';
+import { currencyDecimals } from '../../lib/money.js';
 import type { Context } from '../context.js';
 
 export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implement({
@@ -27,8 +28,14 @@ export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implem
 
 export const CurrencyRef = builder.objectRef<catalogue.Currency>('Currency').implement({
   description: 'A currency (REST: CurrencyOut; inside fee schedules: PublicCurrencyOut).',
-  fields: (t) =>
-    shapeFields(t, CurrencyOut, { descriptions: { usd_rate: 'USD value of one unit.', ref_count: 'Number of convert operators using this currency.' } }),
+  fields: (t) => ({
+    ...shapeFields(t, CurrencyOut, { descriptions: { usd_rate: 'USD value of one unit.', ref_count: 'Number of convert operators using this currency.' } }),
+    decimals: t.int({
+      description:
+        "Decimals of an amount in this currency: its ISO 4217 minor unit (2 for USD, EUR, CNY; 0 for JPY, KRW), 2 when ISO 4217 lists none. The `Rounded` amount fields round to it. Not in the REST CurrencyOut.",
+      resolve: (c) => currencyDecimals(c.code),
+    }),
+  }),
 });
 
 const FeePurpose = builder.enumType('FeePurpose', { values: ['deposit', 'sale', 'withdraw'] as const });

@@ -9,10 +9,18 @@ import { shapeFields } from '../shape-fields.js';
 import { AppliedFeeStepOut, RateUsedOut } from '../../shapes/routes.js';
 import * as v from '../../validation/params.js';
 import { validationError } from '../../lib/errors.js';
+import { roundToCurrency } from '../../lib/money.js';
 import { afterFees, convertAmount, type AfterFees, type AppliedStep, type Converted, type RateUsed } from '../../fees/applied.js';
 import { MarketQuoteRef } from './quotes.js';
 import type { FeeBook } from '../../services/valuation.js';
 import { VALUATION_MARKET } from '../../services/quotes.js';
+
+/**
+ * The description of a `<field>Rounded` sibling (docs/graphql.md, amounts): `field` at the precision of `currency`
+ * (words: a field in backticks, or a phrase); the exact value stays in `field`.
+ */
+export const ROUNDED = (field: string, currency: string) =>
+  `\`${field}\` rounded to the decimals of ${currency} (its ISO 4217 minor unit, 2 when ISO lists none; half to even). \`${field}\` keeps the exact value.`;
 
 const FeePathEnum = builder.enumType('FeePath', {
   description:
@@ -36,8 +44,8 @@ export const RateUsedRef = builder.objectRef<RateUsed>('RateUsed').implement({
 
 export const AppliedFeeStepRef = builder.objectRef<AppliedStep>('AppliedFeeStep').implement({
   description: 'One step of a fee path as applied to the amount: its operand and the running amount before and after (REST: AppliedFeeStepOut).',
-  fields: (t) =>
-    shapeFields(t, AppliedFeeStepOut, {
+  fields: (t) => ({
+    ...shapeFields(t, AppliedFeeStepOut, {
       refs: { purpose: { type: 'String' }, kind: { type: 'String' } },
       descriptions: {
         purpose: '`deposit`, `sale`, `withdraw`, or `conversion` (between chains and into the requested currency).',
@@ -47,6 +55,9 @@ export const AppliedFeeStepRef = builder.objectRef<AppliedStep>('AppliedFeeStep'
         amount: 'The running amount after this step (rounded only where the marketplace rounds).',
       },
     }),
+    amountRounded: t.field({ type: 'Decimal', description: ROUNDED('amount', '`currencyCode`'), resolve: (s) => roundToCurrency(s.amount, s.currencyCode) }),
+    amountBeforeRounded: t.field({ type: 'Decimal', description: ROUNDED('amountBefore', '`currencyBefore`'), resolve: (s) => roundToCurrency(s.amountBefore, s.currencyBefore) }),
+  }),
 });
 
 const AfterFeesRef = builder.objectRef<AfterFees>('AfterFees').implement({
@@ -54,7 +65,8 @@ const AfterFeesRef = builder.objectRef<AfterFees>('AfterFees').implement({
   fields: (t) => ({
     path: t.field({ type: FeePathEnum, resolve: (a) => a.path }),
     priced: t.exposeBoolean('priced'),
-    amount: t.field({ type: 'Decimal', nullable: true, resolve: (a) => a.amount }),
+    amount: t.field({ type: 'Decimal', nullable: true, description: 'Exact (rounded only where the marketplace rounds).', resolve: (a) => a.amount }),
+    amountRounded: t.field({ type: 'Decimal', nullable: true, description: ROUNDED('amount', '`currencyCode`'), resolve: (a) => (a.amount === null ? null : roundToCurrency(a.amount, a.currencyCode)) }),
     currencyCode: t.exposeString('currencyCode'),
     unknownPurposes: t.exposeStringList('unknownPurposes', { description: 'Slots on the path whose fee is unknown (null in the schedule).' }),
     reason: t.exposeString('reason', { nullable: true }),
@@ -66,7 +78,8 @@ const AfterFeesRef = builder.objectRef<AfterFees>('AfterFees').implement({
 const ConvertedRef = builder.objectRef<Converted>('ConvertedAmount').implement({
   description: 'An amount converted at the official USD rates, with the rate and the rates\' dates.',
   fields: (t) => ({
-    amount: t.field({ type: 'Decimal', resolve: (c) => c.amount }),
+    amount: t.field({ type: 'Decimal', description: 'Exact (the rates\' product, up to 40 significant digits).', resolve: (c) => c.amount }),
+    amountRounded: t.field({ type: 'Decimal', description: ROUNDED('amount', '`currencyCode`'), resolve: (c) => roundToCurrency(c.amount, c.currencyCode) }),
     currencyCode: t.exposeString('currencyCode'),
     rate: t.field({ type: 'Decimal', description: 'Units of currencyCode per unit of the quote\'s currency.', resolve: (c) => c.rate }),
     rates: t.field({ type: [RateUsedRef], resolve: (c) => c.rates }),

@@ -173,6 +173,7 @@ builder.queryFields((t) => ({
   health: t.field({ type: HealthRef, description: 'Always ok while the service runs.', resolve: () => ({ status: 'ok' }) }),
   status: t.field({
     type: 'JSONObject',
+    deprecationReason: 'Untyped JSON: use `statusHistory`, the same history as typed lists. Kept for compatibility (GET /status answers the same object).',
     // GraphQL cost (src/plugins/safety.ts): a five-query transaction over 24 hours of recorded history, whose
     // answer grows with it; at most five `status` fields fit in one operation.
     extensions: { complexity: 240_000 },

@@ -6,8 +6,11 @@ import { builder, listComplexity } from '../builder.js';
 const MAX_MARKETS_PER_ITEM = 48;
 import * as v from '../../validation/params.js';
 import { DeferredJson, RawJson, type DeferredJsonSource } from '../../lib/raw-json.js';
-import { filterQuotes, quotesText, VALUATION_MARKET, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
-import { notFound } from '../../lib/errors.js';
+import { filterQuotes, quotesText, VALUATION_CURRENCY, VALUATION_MARKET, valuationBand, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
+import { roundToCurrency, type Money } from '../../lib/money.js';
+import { ServiceError } from '../../lib/errors.js';
+import { suggestNames } from '../../services/item-search.js';
+import type { Context } from '../context.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import { WebsiteRef } from './catalogue.js';
 import { shapeFields } from '../shape-fields.js';
@@ -20,11 +23,51 @@ const QuoteSide = builder.enumType('QuoteSide', {
 });
 export const SideFilterEnum = builder.enumType('SideFilter', { values: ['ask', 'bid', 'mid', 'all'] as const });
 
+/** The band of a valuation (services/quotes.ts valuationBand), in the valuation's currency. */
+interface Band {
+  low: Money;
+  high: Money;
+}
+
+const ValuationBandRef = builder.objectRef<Band>('ValuationBand').implement({
+  description:
+    'mid x e^(-uncertainty) to mid x e^(+uncertainty): about 68 % of the next day\'s quotes are meant to lie inside (docs/valuation.md). ' +
+    '`low` and `high` are exact as published (4 decimals, the same figures as GET /prices/history `band_low`/`band_high`); the `Rounded` fields are at the currency\'s precision.',
+  fields: (t) => ({
+    low: t.field({ type: 'Decimal', resolve: (b) => b.low }),
+    high: t.field({ type: 'Decimal', resolve: (b) => b.high }),
+    lowRounded: t.field({ type: 'Decimal', description: '`low` at the currency\'s precision (ISO 4217 minor unit; half to even).', resolve: (b) => roundToCurrency(b.low, VALUATION_CURRENCY) }),
+    highRounded: t.field({ type: 'Decimal', description: '`high` at the currency\'s precision (ISO 4217 minor unit; half to even).', resolve: (b) => roundToCurrency(b.high, VALUATION_CURRENCY) }),
+  }),
+});
+
 const ValuationRef = builder.objectRef<Valuation>('Valuation').implement({
-  description: 'The CSCP consensus valuation (REST: ValuationOut); amounts in CNY, fees included.',
+  description:
+    'The CSCP consensus valuation (REST: ValuationOut, plus GraphQL-only fields); amounts in `currency` (CNY), fees included. Amount fields are exact; ' +
+    'each has a `Rounded` sibling at the currency\'s precision (docs/graphql.md, amounts).',
   fields: (t) => ({
     ...shapeFields(t, ValuationOut, {
       descriptions: { credibility: 'e^(-uncertainty), between 0 and 1.', uncertainty: 'Standard uncertainty on a log scale.' },
+    }),
+    mid: t.field({
+      type: 'Decimal',
+      description: "The consensus mid, exact as published (6 decimals): the CSCP quote's marketPriceAmount. Not in the REST ValuationOut.",
+      resolve: (v) => v.mid,
+    }),
+    midRounded: t.field({ type: 'Decimal', description: '`mid` at the currency\'s precision (ISO 4217 minor unit; half to even).', resolve: (v) => roundToCurrency(v.mid, VALUATION_CURRENCY) }),
+    band: t.field({ type: ValuationBandRef, description: 'mid x e^(-/+uncertainty). Not in the REST ValuationOut.', resolve: (v) => valuationBand(v.mid, v.uncertainty) }),
+    currency: t.string({ description: 'The currency of every amount of the valuation (ISO 4217 code; CNY). Not in the REST ValuationOut.', resolve: () => VALUATION_CURRENCY }),
+    asOf: t.field({
+      type: 'DateTime',
+      description: "When the valuation was computed (the CSCP quote's changedAt and freshAt); `valuationDate` is the day it values. Not in the REST ValuationOut.",
+      resolve: (v) => v.computedAt,
+    }),
+    askAmountRounded: t.field({ type: 'Decimal', description: '`askAmount` at the currency\'s precision.', resolve: (v) => roundToCurrency(v.askAmount, VALUATION_CURRENCY) }),
+    bidAmountRounded: t.field({
+      type: 'Decimal',
+      nullable: true,
+      description: '`bidAmount` at the currency\'s precision; null when one-sided.',
+      resolve: (v) => (v.bidAmount === null ? null : roundToCurrency(v.bidAmount, VALUATION_CURRENCY)),
     }),
     askUncertainty: t.float({
       nullable: true,
@@ -158,6 +201,21 @@ export const ItemRef = builder.objectRef<ItemView>('Item').implement({
   }),
 });
 
+/**
+ * The 404 of `prices` (spec: GET /prices behaviour 5, an item without quotes), with the nearest names of the catalogue
+ * in `details.suggestions` (docs/search.md; services/item-search.ts `suggestNames`): a rejected promise. When the
+ * suggestions cannot be read the 404 goes without them (logged), never a 5xx in its place.
+ */
+async function notFoundWithSuggestions(ctx: Context, appId: string, marketHashName: string): Promise<never> {
+  let suggestions: string[] = [];
+  try {
+    suggestions = await suggestNames(ctx.db, appId, marketHashName);
+  } catch (err) {
+    ctx.state.log?.warn({ err }, 'prices: the suggestions of a 404 could not be read');
+  }
+  throw new ServiceError('not_found', 404, `No quotes for ${JSON.stringify(marketHashName)} (app ${appId}).`, { suggestions });
+}
+
 builder.queryFields((t) => ({
   item: t.field({
     type: ItemRef,
@@ -189,7 +247,7 @@ builder.queryFields((t) => ({
     // Without a promise when the caller and the item are cached (the hot path: the compiled route then answers at once).
     resolve: (_r, args, ctx) => {
       const answer = (quotes: MarketQuote[] | null) => {
-        if (!quotes) throw notFound(`No quotes for ${JSON.stringify(args.marketHashName)} (app ${args.appId}).`);
+        if (!quotes) return notFoundWithSuggestions(ctx, args.appId, args.marketHashName);
         const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
         return { appId: args.appId, marketHashName: args.marketHashName, markets: filterQuotes(quotes, filter) };
       };

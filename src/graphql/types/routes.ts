@@ -13,7 +13,8 @@ import { tradeRoutes, type RouteLeg, type RouteOptions, type TradeRoute } from '
 import { CS2_APP_ID } from '../../services/importers.js';
 import type { MarketQuote } from '../../services/quotes.js';
 import type { Context } from '../context.js';
-import { AppliedFeeStepRef, RateUsedRef } from './fees-applied.js';
+import { AppliedFeeStepRef, RateUsedRef, ROUNDED } from './fees-applied.js';
+import { roundToCurrency } from '../../lib/money.js';
 import { ItemRef } from './quotes.js';
 import { shapeFields } from '../shape-fields.js';
 import { ItemRoutesOut, RouteLegOut, RouteOut } from '../../shapes/routes.js';
@@ -37,8 +38,8 @@ const RouteStatusEnum = builder.enumType('RouteStatus', {
 
 const RouteLegRef = builder.objectRef<RouteLeg>('RouteLeg').implement({
   description: "One leg of a route: the quote it uses and its amount in the route's currency after its market's fees (REST: RouteLegOut).",
-  fields: (t) =>
-    shapeFields(t, RouteLegOut, {
+  fields: (t) => ({
+    ...shapeFields(t, RouteLegOut, {
       read: {
         market_currency_code: (l) => l.currencyCode,
         market_price_amount: (l) => l.price,
@@ -52,23 +53,37 @@ const RouteLegRef = builder.objectRef<RouteLeg>('RouteLeg').implement({
       refs: { side: { type: 'String' }, path: { type: LegPathEnum }, unknown_purposes: { type: ['String'] }, steps: { type: [AppliedFeeStepRef] }, rates: { type: [RateUsedRef] } },
       descriptions: {
         credibility: "2^(-age / 24 h): 1 for a quote observed at the request's moment.",
-        amount: "Cost (buy leg) or proceeds (sell leg) in the route's currency; null when a fee is unknown.",
+        amount: "Cost (buy leg) or proceeds (sell leg) in the route's currency, exact; null when a fee is unknown.",
       },
     }),
+    amountRounded: t.field({
+      type: 'Decimal',
+      nullable: true,
+      description: ROUNDED('amount', "the route's currency"),
+      resolve: (l) => (l.fees.amount === null ? null : roundToCurrency(l.fees.amount, l.fees.currencyCode)),
+    }),
+  }),
 });
 
 const RouteRef = builder.objectRef<TradeRoute>('Route').implement({
   description: 'Buy on one market, sell on another: net and margin when both legs are priced (REST: RouteOut).',
-  fields: (t) =>
-    shapeFields(t, RouteOut, {
+  fields: (t) => ({
+    ...shapeFields(t, RouteOut, {
       read: { status: (r) => (r.priced ? 'priced' : 'unpriced'), net_amount: (r) => r.net },
       refs: { buy: { type: RouteLegRef }, sell: { type: RouteLegRef }, status: { type: RouteStatusEnum } },
       descriptions: {
-        net_amount: 'Proceeds minus cost; null when unpriced.',
+        net_amount: 'Proceeds minus cost, exact; null when unpriced.',
         margin: 'net / cost as a fraction (6 decimals); null when unpriced.',
         credibility: "The lower of the legs' credibilities.",
       },
     }),
+    netAmountRounded: t.field({
+      type: 'Decimal',
+      nullable: true,
+      description: ROUNDED('netAmount', "the route's currency"),
+      resolve: (r) => (r.net === null ? null : roundToCurrency(r.net, r.sell.fees.currencyCode)),
+    }),
+  }),
 });
 
 interface ItemRoutes {
