@@ -456,6 +456,7 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   EndpointInfoOut: ENDPOINTS[0],
   SyncUserView: ME,
   ItemPricesOut: ITEM_PRICES,
+  ExportQuoteLine: { market_hash_name: EXPORT.items[0]!.market_hash_name, ...EXPORT.items[0]!.markets[0]! },
   ItemSearchOut: ITEM_SEARCH,
   ItemHitOut: SEARCH_HIT,
   MarketQuoteOut: BUFF163_ASK,
@@ -465,8 +466,6 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   PriceChangesOut: PRICE_CHANGES,
   ChangeOut: CHANGE,
   ExportOut: EXPORT,
-  // format=ndjson: one line of the file, the first quote of the export example with its item's name (issue 44, point 4).
-  ExportQuoteLine: { market_hash_name: EXPORT.items[0]!.market_hash_name, ...EXPORT.items[0]!.markets[0]! },
   ItemHistoryOut: ITEM_HISTORY,
   HistorySeriesOut: HISTORY_SERIES,
   CandleOut: CANDLE,

@@ -98,11 +98,11 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       'One file with every item that has a quote on the requested side (default `ask`; `mid` exports only the valuations), ordered by market hash name: a snapshot rebuilt every few minutes, sent gzip-compressed and not enveloped. Billing travels in headers (`X-Billable`, `X-Credit-Cost`, `X-Credit-Remaining`).\n\n' +
       'Send the received `ETag` back as `If-None-Match`: while the snapshot is unchanged the answer is 304 without a body, never billed. Every 200 costs 10 credits. `change_seq` (also header `X-Change-Sequence`) is where to start following GET /prices/changes. 503 `dependency_unavailable`: the first snapshot is not built yet; retry in a minute.\n\n' +
-      'Extension: `format=ndjson` sends the same quotes one per line (`application/x-ndjson`, an ExportQuoteLine each: the item\'s `market_hash_name` and the quote\'s fields), from the same build, with its own ETag. HEAD answers the headers of the file (ETag, Content-Length, X-Export-Generated-At) without it: never billed and not counted towards the 2 requests a minute.',
+      'Extension: `format=ndjson` sends the same quotes one per line (ExportQuoteLine), with its own ETag. A HEAD answers the headers only: never billed and not counted towards the rate limit.',
     response: ex.EXPORT,
     parameters: {
       side: { example: 'mid', description: 'ask (default), bid, mid (only the valuations: a much smaller file) or all.' },
-      format: { example: 'ndjson', description: 'Extension. json (default): the ExportOut document; ndjson: one quote per line (ExportQuoteLine), the same quotes, its own ETag. Anything else is 422.' },
+      format: { example: 'ndjson' },
       'if-none-match': { example: ex.EXPORT_ETAG, description: 'The ETag of the file received last: 304 (not billed) while the snapshot is unchanged.' },
     },
   },

@@ -246,7 +246,7 @@ export interface paths {
          *
          *     Send the received `ETag` back as `If-None-Match`: while the snapshot is unchanged the answer is 304 without a body, never billed. Every 200 costs 10 credits. `change_seq` (also header `X-Change-Sequence`) is where to start following GET /prices/changes. 503 `dependency_unavailable`: the first snapshot is not built yet; retry in a minute.
          *
-         *     Extension: `format=ndjson` sends the same quotes one per line (`application/x-ndjson`, an ExportQuoteLine each: the item's `market_hash_name` and the quote's fields), from the same build, with its own ETag. HEAD answers the headers of the file (ETag, Content-Length, X-Export-Generated-At) without it: never billed and not counted towards the 2 requests a minute.
+         *     Extension: `format=ndjson` sends the same quotes one per line (ExportQuoteLine), with its own ETag. A HEAD answers the headers only: never billed and not counted towards the rate limit.
          */
         get: operations["exportPrices"];
         put?: never;
