@@ -271,7 +271,7 @@ QUERIES.searchItems = z.object({
 
 QUERIES.getValuationAccuracy = z.object({
   from: dayParam('First valuation day (UTC); default 89 days before `to`.'),
-  to: dayParam('Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422.'),
+  to: dayParam('Last valuation day (UTC); default: the last scored day when `from` is absent too (the 90 days ending there), else yesterday. `from` after `to`, or a range over 366 days, is 422.'),
 });
 
 const PATH_PARAMS: Record<string, z.ZodObject> = {

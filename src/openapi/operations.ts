@@ -167,7 +167,8 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     summary: 'Accuracy of the CSCP valuation',
     description:
       'Each valuation day, scored once it has passed against that day\'s closes (fees included), per segment: all items; by target side; one- or two-sided; by price band; by item type. For each: the items and targets scored, the median and 90th-percentile error |ln(target / valuation)| and the calibration, the share of targets inside valuation x e^(+-uncertainty), which the uncertainty promises to be 0.6827.\n\n' +
-      '`source` says whether the day\'s published valuations were scored or, before the service published any, the valuations it would have published from the closes before that day. Default range: the 90 days ending yesterday; at most 366 days. Public and free.',
+      'A target scored against its side\'s only input (a side valued from one market, scored against that market\'s own close) measures that market\'s move over a day, not the consensus: such targets have their own segments, target `ask_only_input` and `bid_only_input`, and are left out of every other figure.\n\n' +
+      '`source` says whether the day\'s published valuations were scored or, before the service published any, the valuations it would have published from the closes before that day. Default range (neither `from` nor `to`): the 90 days ending at the last scored day; at most 366 days. Public and free.',
     response: free(ex.VALUATION_ACCURACY),
   },
   listWebsites: {

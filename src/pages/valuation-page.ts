@@ -4,11 +4,14 @@
  * (services/valuation-accuracy.ts), readable without JavaScript: a chart of the median error per day (all
  * targets, asks, bids), a chart of the calibration share per day (all, one-sided and two-sided items) against
  * the 68 % the uncertainty promises, the latest day by segment, and every day's overall figures. A form
- * chooses the range (`from`, `to`: the API's rules, a 422 page otherwise).
+ * chooses the range (`from`, `to`: the API's rules, a 422 page otherwise); without one the page opens on the
+ * latest scored days (the 90 days ending at the last scored day), and a range without a scored day says which
+ * days are scored (issue 44, point 7). Targets scored against their side's only input are their own labelled rows,
+ * in no other figure (services/valuation-accuracy.ts).
  */
 import type { Database } from '../db/client.js';
 import { ServiceError } from '../lib/errors.js';
-import { accuracyRange, readValuationAccuracy, type AccuracyDay, type AccuracySegment } from '../services/valuation-accuracy.js';
+import { accuracyRange, DEFAULT_ACCURACY_DAYS, readValuationAccuracy, scoredDayBounds, type AccuracyDay, type AccuracySegment } from '../services/valuation-accuracy.js';
 import { DAY_MESSAGE, day as dayRule } from '../validation/params.js';
 import { escapeHtml, htmlResponse, renderPage } from './layout.js';
 
@@ -19,6 +22,8 @@ const SEGMENT_NAMES: Record<string, string> = {
   'all/all': 'All targets',
   'target/ask': 'Ask targets',
   'target/bid': 'Bid targets',
+  'target/ask_only_input': 'Ask targets scored against their only input (left out of the other rows)',
+  'target/bid_only_input': 'Bid targets scored against their only input (left out of the other rows)',
   'sides/one_sided': 'One-sided items (asks only)',
   'sides/two_sided': 'Two-sided items',
   'band/under_1': 'Mid under 1 CNY',
@@ -83,8 +88,11 @@ function lineChart(title: string, dates: string[], lines: Line[], yMax: number, 
   return `<figure class="chart"><svg viewBox="0 0 ${width} ${height}" width="100%" role="img" aria-label="${escapeHtml(title)}">${grid}<line x1="${left}" x2="${left}" y1="${top}" y2="${height - bottom}" stroke="#57606a"/>${xTicks}${paths}</svg><figcaption>${escapeHtml(title)}<ul class="legend">${legend}</ul></figcaption></figure>`;
 }
 
-/** The page for a range: charts, the latest day by segment, and every day's overall figures. */
-export function renderValuationPage(days: AccuracyDay[], range: { from: string; to: string }): string {
+/**
+ * The page for a range: charts, the latest day by segment, and every day's overall figures. `scored` (the first and
+ * last scored days, null when none is) makes the hint of a range without a scored day.
+ */
+export function renderValuationPage(days: AccuracyDay[], range: { from: string; to: string }, scored: { first: string; last: string } | null = null): string {
   const form = `<form class="range" method="get" action="/valuation">
 <label>From <input type="date" name="from" value="${escapeHtml(range.from)}"></label>
 <label>To <input type="date" name="to" value="${escapeHtml(range.to)}"></label>
@@ -94,15 +102,21 @@ export function renderValuationPage(days: AccuracyDay[], range: { from: string; 
 market's close of that day, on the same cash scale (fees included). The error of a target is |ln(target / valuation)|
 (0.05 is about 5 %); the calibration is the share of targets inside valuation × e<sup>±u</sup>, which the published
 uncertainty u promises for about ${pct(PROMISED)} of them (ask and bid targets: inside that side's amount × e<sup>±u</sup> with the
-side's own uncertainty, GraphQL <code>askUncertainty</code> and <code>bidUncertainty</code>). Each scored day also calibrates the
+side's own uncertainty, GraphQL <code>askUncertainty</code> and <code>bidUncertainty</code>). A side valued from one market only is no
+test of the consensus against that market's own close (the score is just that market's move over a day): such targets are
+shown on their own rows, labelled “scored against their only input”, and left out of every other figure. Each scored day also calibrates the
 uncertainties and weighs the markets of the days after it. The same figures: <a href="/valuation/accuracy">GET /valuation/accuracy</a>
 and GraphQL <code>valuationAccuracy</code>; the method is in the repository's docs/valuation.md, sections 8, 10 and 11.</p>
 ${form}`;
   if (days.length === 0) {
+    const hint =
+      scored === null
+        ? 'No day has been scored yet: a valuation day is scored once it has passed, against the closes of that day.'
+        : `Scored days run from ${escapeHtml(scored.first)} to ${escapeHtml(scored.last)}: <a href="/valuation">show the latest ${DEFAULT_ACCURACY_DAYS} days</a> or choose a range within them.`;
     return renderPage({
       title: 'Valuation accuracy',
       path: '/valuation',
-      body: `${intro}<p class="empty">No valuation day in ${escapeHtml(range.from)} – ${escapeHtml(range.to)} has been scored yet.</p>`,
+      body: `${intro}<p class="empty">No valuation day in ${escapeHtml(range.from)} – ${escapeHtml(range.to)} has been scored yet.</p><p class="hint">${hint}</p>`,
       description: 'How accurate the CSCP consensus valuation of CS2 items is, day by day.',
     });
   }
@@ -175,28 +189,39 @@ export function valuationPageHandler(deps: { db: Pick<Database, 'query'>; clock:
     const from = read('from');
     const to = read('to');
     let range: { from: string; to: string } | null = null;
+    let scored: { first: string; last: string } | null = null;
     if (problems.length === 0) {
       try {
-        range = accuracyRange(from, to, deps.clock());
+        scored = await scoredDayBounds(deps.db);
+      } catch {
+        return unavailable(request);
+      }
+      try {
+        range = accuracyRange(from, to, deps.clock(), scored?.last);
       } catch (e) {
         if (!(e instanceof ServiceError)) throw e;
         problems.push(`from: ${(e.details as { errors?: { message: string }[] })?.errors?.[0]?.message ?? e.message}`);
       }
     }
     if (!range) {
-      const body = `<h1>Invalid range</h1><ul>${problems.map((p) => `<li>${escapeHtml(p)}</li>`).join('')}</ul><p><a href="/valuation">The last 90 days</a></p>`;
+      const body = `<h1>Invalid range</h1><ul>${problems.map((p) => `<li>${escapeHtml(p)}</li>`).join('')}</ul><p><a href="/valuation">The latest scored days</a></p>`;
       return htmlResponse(renderPage({ title: 'Invalid range', path: '/valuation', body }), { status: 422, request });
     }
     let days: AccuracyDay[];
     try {
       days = await readValuationAccuracy(deps.db, range.from, range.to);
     } catch {
-      return htmlResponse(renderPage({ title: 'Accuracy unavailable', path: '/valuation', body: '<h1>Accuracy data unavailable</h1><p>Try again in a minute.</p>' }), {
-        status: 503,
-        request,
-        headers: { 'Retry-After': '30' },
-      });
+      return unavailable(request);
     }
-    return htmlResponse(renderValuationPage(days, range), { request });
+    return htmlResponse(renderValuationPage(days, range, scored), { request });
   };
+}
+
+/** The 503 page when the accuracy series cannot be read. */
+function unavailable(request: Request): Response {
+  return htmlResponse(renderPage({ title: 'Accuracy unavailable', path: '/valuation', body: '<h1>Accuracy data unavailable</h1><p>Try again in a minute.</p>' }), {
+    status: 503,
+    request,
+    headers: { 'Retry-After': '30' },
+  });
 }

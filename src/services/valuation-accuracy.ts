@@ -12,6 +12,15 @@
  * bid). Each gives items, targets, the median and 90th-percentile error and the calibration share (the
  * promise is about 68 %).
  *
+ * A target scored against its side's only input (issue 44, point 7): when a side's consensus had one source
+ * (ask_quote_count or bid_quote_count 1) and the target is that source's market, the score only measures how much
+ * that one market moved in a day, not the consensus (the bundled bids: one market, a median error of 7e-06). Such a
+ * target goes to its own segment, `target` / `ask_only_input` or `bid_only_input`, and to no other: `all`, `sides`,
+ * `band`, `type` and `target` / `ask`, `bid` hold the targets the consensus is tested on. The source is the side's
+ * usable window close (a fee path on the day; for bids, not crossed) whose cash amount is nearest the side's amount:
+ * with one source of weight above 0 the amount is that source's own (docs/valuation.md section 4). What a day
+ * teaches later valuations (the learning) is unchanged: it still reads every target.
+ *
  * What is scored: the valuations the service published for D (`source: published`); for a day before the
  * service published any (the bundled history on first start), the valuations the job would have published,
  * computed now from the closes before D only (`source: recomputed`). A day is scored once; a day without
@@ -86,6 +95,9 @@ export interface DayValuation {
   mid: Money;
   ask: Money;
   bid: Money | null;
+  /** Sources of each side with a weight above 0 (valuation ask_quote_count, bid_quote_count). */
+  askQuoteCount: number;
+  bidQuoteCount: number;
   /** Published uncertainties: the item's, and each side's (null: not published, the item's is used). */
   uncertainty: number;
   askUncertainty: number | null;
@@ -118,9 +130,10 @@ function bandOf(mid: Money): string {
 async function publishedValuations(db: Pick<Database, 'query'>, day: string): Promise<DayValuation[]> {
   const [run] = await db.query<{ factors: Partial<Learned['factors']> | null }>(`SELECT stats->'learned'->'factors' AS factors FROM valuation_run WHERE valuation_date = $1::date`, [day]);
   const k = { ...NOTHING_LEARNED.factors, ...(run?.factors ?? {}) };
-  const rows = await db.query<{ item_id: number; name: string; mid: string; ask: string; bid: string | null; u: number; ua: number | null; ub: number | null; two: boolean }>(
+  const rows = await db.query<{ item_id: number; name: string; mid: string; ask: string; bid: string | null; u: number; ua: number | null; ub: number | null; two: boolean; na: number; nb: number }>(
     `SELECT v.item_id, i.market_hash_name AS name, v.mid_amount::text AS mid, v.ask_amount::text AS ask, v.bid_amount::text AS bid,
-            v.uncertainty AS u, v.ask_uncertainty AS ua, v.bid_uncertainty AS ub, v.is_two_sided AS two
+            v.uncertainty AS u, v.ask_uncertainty AS ua, v.bid_uncertainty AS ub, v.is_two_sided AS two,
+            v.ask_quote_count AS na, v.bid_quote_count AS nb
        FROM valuation v JOIN item i ON i.id = v.item_id WHERE v.valuation_date = $1::date`,
     [day],
   );
@@ -132,6 +145,8 @@ async function publishedValuations(db: Pick<Database, 'query'>, day: string): Pr
       mid: toMoney(r.mid),
       ask: toMoney(r.ask),
       bid: r.bid === null ? null : toMoney(r.bid),
+      askQuoteCount: r.na,
+      bidQuoteCount: r.nb,
       uncertainty: r.u,
       askUncertainty: r.ua,
       bidUncertainty: r.ub,
@@ -181,6 +196,40 @@ export function learnCalibration(learner: DayLearner, v: Pick<DayValuation, 'ask
 }
 
 /**
+ * The market of the only source of side `side` of valuation `v`, or null when the side had more than one (or
+ * none, or no usable window close is left to name it). The source is the side's usable window close (a fee path in
+ * `book`; a bid not crossed by its market's ask in the same currency, valueSides in valuation/item.ts) whose cash
+ * amount is nearest the side's amount in log terms: with a single source of weight above 0 the consensus amount is
+ * that source's cash amount (docs/valuation.md section 4), so the nearest is it.
+ */
+export function onlyInputMarket(
+  v: Pick<DayValuation, 'ask' | 'bid' | 'askQuoteCount' | 'bidQuoteCount'>,
+  side: 'ask' | 'bid',
+  closes: readonly CloseQuote[],
+  book: Pick<FeeBook, 'path'>,
+): string | null {
+  const amount = side === 'ask' ? v.ask : v.bid;
+  const count = side === 'ask' ? v.askQuoteCount : v.bidQuoteCount;
+  if (count !== 1 || amount === null || !amount.gt(0)) return null;
+  const target = Math.log(amount.toNumber());
+  let best: { market: string; distance: number } | null = null;
+  for (const c of closes) {
+    if (c.side !== side) continue;
+    if (side === 'bid') {
+      const ask = closes.find((a) => a.side === 'ask' && a.market === c.market);
+      if (ask && ask.currency === c.currency && c.price.gt(ask.price)) continue; // crossed: not a source
+    }
+    const p = book.path(c.market, c.side, c.currency);
+    if (!p) continue;
+    const x = p.a.times(c.price).plus(p.b);
+    if (!x.gt(0)) continue;
+    const distance = Math.abs(Math.log(x.toNumber()) - target);
+    if (best === null || distance < best.distance) best = { market: c.market, distance };
+  }
+  return best?.market ?? null;
+}
+
+/**
  * Scores the valuations of `date` against the closes of that day (see the module doc) and returns the day, or
  * null when nothing can be scored. Stores nothing.
  */
@@ -196,6 +245,8 @@ export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date)
       mid: v.mid,
       ask: v.askAmount,
       bid: v.bidAmount,
+      askQuoteCount: v.askQuoteCount,
+      bidQuoteCount: v.bidQuoteCount,
       uncertainty: v.uncertainty,
       askUncertainty: v.askUncertainty,
       bidUncertainty: v.bidUncertainty,
@@ -235,12 +286,18 @@ export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date)
       // Market learning: the item's latest closes in the window against the day's consensus target.
       const window = closes.get(v.itemId)?.closes;
       if (window) learnMarkets(learner, window, list, book);
+      const onlyInput = { ask: onlyInputMarket(v, 'ask', window ?? [], book), bid: onlyInputMarket(v, 'bid', window ?? [], book) };
       for (const t of list) {
         const amount = t.side === 'ask' ? v.ask : v.bid;
         if (amount === null || !amount.gt(0)) continue;
         const error = Math.abs(t.y - Math.log(amount.toNumber()));
         const inside = error <= v.uncertainty;
         const sideU = (t.side === 'ask' ? v.askUncertainty : v.bidUncertainty) ?? v.uncertainty;
+        if (onlyInput[t.side] === t.market) {
+          // Scored against the side's only input: its own segment, in no other figure (module doc).
+          add('target', `${t.side}_only_input`, v.itemId, error, error <= sideU);
+          continue;
+        }
         add('all', 'all', v.itemId, error, inside);
         add('target', t.side, v.itemId, error, error <= sideU);
         add('sides', sides, v.itemId, error, inside);
@@ -345,13 +402,42 @@ export async function runValuationAccuracy(db: Database, today: Date, opts: { no
   return r.acquired ? r.result : [];
 }
 
+/** Days in the default range of an accuracy read. */
+export const DEFAULT_ACCURACY_DAYS = 90;
+
 /**
- * The range of an accuracy read: `to` defaults to yesterday (the last day that can be scored), `from` to 89
- * days before `to`. Throws 422 `validation_failed` when `from` is after `to` or the range spans more than
- * MAX_ACCURACY_SPAN_DAYS days. Days are YYYY-MM-DD, already checked to exist.
+ * The range of an accuracy read. Without `from` and `to`: the DEFAULT_ACCURACY_DAYS days ending at `lastScored`,
+ * the last scored day (issue 44, point 7: the latest figures, wherever they are; the bundled history is months
+ * old), or ending yesterday when no day is scored yet. Otherwise `to` defaults to yesterday (the last day that can
+ * be scored) and `from` to 89 days before `to`. Throws 422 `validation_failed` when `from` is after `to` or the
+ * range spans more than MAX_ACCURACY_SPAN_DAYS days. Days are YYYY-MM-DD, already checked to exist.
  */
-export function accuracyRange(from: string | null | undefined, to: string | null | undefined, today: Date): { from: string; to: string } {
-  return dayRange(from, to, { defaultTo: addDays(formatDate(today), -1), defaultSpanDays: 90, maxSpanDays: MAX_ACCURACY_SPAN_DAYS, tooLongHint: `at most ${MAX_ACCURACY_SPAN_DAYS}` });
+export function accuracyRange(from: string | null | undefined, to: string | null | undefined, today: Date, lastScored?: string | null): { from: string; to: string } {
+  const yesterday = addDays(formatDate(today), -1);
+  const defaultTo = from == null && to == null && lastScored ? lastScored : yesterday;
+  return dayRange(from, to, { defaultTo, defaultSpanDays: DEFAULT_ACCURACY_DAYS, maxSpanDays: MAX_ACCURACY_SPAN_DAYS, tooLongHint: `at most ${MAX_ACCURACY_SPAN_DAYS}` });
+}
+
+/** The first and last scored valuation days (UTC, YYYY-MM-DD), or null before the first day is scored. */
+export async function scoredDayBounds(db: Pick<Database, 'query'>): Promise<{ first: string; last: string } | null> {
+  const [row] = await db.query<{ first: string | null; last: string | null }>(
+    `SELECT min(valuation_date)::text AS first, max(valuation_date)::text AS last FROM valuation_accuracy`,
+  );
+  return row?.first && row.last ? { first: row.first, last: row.last } : null;
+}
+
+/**
+ * The range of a read (`accuracyRange`) and, when it needed them (no `from` and no `to`), the scored days' bounds:
+ * one statement more only for the default range.
+ */
+export async function resolveAccuracyRange(
+  db: Pick<Database, 'query'>,
+  from: string | null | undefined,
+  to: string | null | undefined,
+  today: Date,
+): Promise<{ from: string; to: string }> {
+  const bounds = from == null && to == null ? await scoredDayBounds(db) : null;
+  return accuracyRange(from, to, today, bounds?.last);
 }
 
 /** The stored accuracy days in [from, to] (UTC days), oldest first, each with its segments in serving order. */

@@ -14,7 +14,8 @@ export const AccuracySegmentOut = z
   .strictObject({
     segment: z.enum(['all', 'target', 'sides', 'band', 'type']),
     value: z.string().meta({
-      description: 'all; target: ask, bid; sides: one_sided, two_sided; band (mid, CNY): under_1, 1_10, 10_100, over_100; type: weapon, knife, gloves, sticker, container, agent, ...',
+      description:
+        "all; target: ask, bid, and ask_only_input, bid_only_input (targets of the market that was the side's only input: they measure that market's move over a day, not the consensus, and are in no other segment); sides: one_sided, two_sided; band (mid, CNY): under_1, 1_10, 10_100, over_100; type: weapon, knife, gloves, sticker, container, agent, ...",
     }),
     items: z.int().min(0),
     targets: z.int().min(0),

@@ -1,8 +1,9 @@
 /**
  * The valuation page `/valuation` (issue: a valuation that earns trust, point 1) in a real browser (Debian's
  * Chromium) against the real app: the stored accuracy series as charts and tables that read without
- * JavaScript, the range form, the empty state, the 422 page for a bad range, a link from the landing page,
- * and no console error or request to another origin.
+ * JavaScript, opened on the latest scored days however long ago they were (issue 44, point 7), the targets scored
+ * against their side's only input on their own labelled row, the range form, the empty state and its hint, the 422
+ * page for a bad range, a link from the landing page, and no console error or request to another origin.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
@@ -29,7 +30,8 @@ const DAYS: AccuracyDay[] = ['2026-07-12', '2026-07-13', '2026-07-14', '2026-07-
   segments: [
     seg('all', 'all', 0.05 + i * 0.01, 0.7 - i * 0.01, 4000),
     seg('target', 'ask', 0.06 + i * 0.01, 0.66, 3500),
-    seg('target', 'bid', 0.002, 0.9, 500),
+    seg('target', 'bid', 0.04, 0.7, 60),
+    seg('target', 'bid_only_input', 0.000007, 0.9, 440),
     seg('sides', 'one_sided', 0.08, 0.59, 600),
     seg('sides', 'two_sided', 0.05, 0.71, 3400),
     seg('band', 'under_1', 0.09, 0.6, 800),
@@ -40,7 +42,8 @@ const DAYS: AccuracyDay[] = ['2026-07-12', '2026-07-13', '2026-07-14', '2026-07-
 
 beforeAll(async () => {
   if (SKIP_BROWSER) return;
-  t = await testApp({ clock: () => new Date('2026-07-17T12:00:00Z') });
+  // Months after the last scored day: the page still opens on the scored days.
+  t = await testApp({ clock: () => new Date('2026-11-27T12:00:00Z') });
   for (const d of DAYS) await storeAccuracyDay(t.db, { ...d, learning: { date: d.date, calibration: {}, markets: {} } }, new Date('2026-07-17T00:05:00Z'));
   served = await serve(t.app);
   browser = await launchBrowser();
@@ -62,6 +65,8 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('the valuation page in Chromium'
       expect(res!.status()).toBe(200);
       expect(res!.headers()['content-security-policy']).toContain("default-src 'none'");
       await expect(page.title()).resolves.toContain('Valuation accuracy');
+      // Opened on the 90 days ending at the last scored day, not on the empty 90 days ending yesterday.
+      expect([await page.inputValue('input[name="from"]'), await page.inputValue('input[name="to"]')]).toEqual(['2026-04-18', '2026-07-16']);
       const main = await page.locator('main').innerText();
       expect(main).toContain('How accurate is the CSCP valuation?');
       expect(main).toContain('68.3 %');
@@ -78,6 +83,7 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('the valuation page in Chromium'
         'All targets',
         'Ask targets',
         'Bid targets',
+        'Bid targets scored against their only input (left out of the other rows)',
         'One-sided items (asks only)',
         'Two-sided items',
         'Mid under 1 CNY',
@@ -108,10 +114,12 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('the valuation page in Chromium'
     }
   });
 
-  it('says so when nothing was scored in the range; a reversed or bad range is a 422 page', async () => {
+  it('says so when nothing was scored in the range, with the scored days and a link to them; a reversed or bad range is a 422 page', async () => {
     const empty = await fetch(`${served.url}/valuation?from=2025-01-01&to=2025-01-31`);
     expect(empty.status).toBe(200);
-    expect(await empty.text()).toContain('has been scored yet');
+    const text = await empty.text();
+    expect(text).toContain('No valuation day in 2025-01-01 – 2025-01-31 has been scored yet.');
+    expect(text).toContain('Scored days run from 2026-07-12 to 2026-07-16: <a href="/valuation">show the latest 90 days</a>');
     const reversed = await fetch(`${served.url}/valuation?from=2026-07-14&to=2026-07-13`);
     expect(reversed.status).toBe(422);
     expect(await reversed.text()).toContain('must not be after to');

@@ -9,27 +9,32 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
 import { itemIdOf } from '../../src/services/history.js';
-import { loadFeeBook, parseDate } from '../../src/services/valuation.js';
+import { computeValuations, loadFeeBook, parseDate } from '../../src/services/valuation.js';
 import { pendingAccuracyDays, runValuationAccuracy } from '../../src/services/valuation-accuracy.js';
-import { BIWEIGHT_CANDIDATES, runBacktest, runWalkForward } from '../../src/services/backtest.js';
+import { BIWEIGHT_CANDIDATES, dayTargets, runBacktest, runWalkForward } from '../../src/services/backtest.js';
 import { ValuationAccuracyOut } from '../../src/shapes/valuation-accuracy.js';
 import { toMoney } from '../../src/lib/money.js';
 import { learnFrom } from '../../src/valuation/learning.js';
 
 let t: TestApp;
 const day = (d: number) => new Date(Date.UTC(2026, 6, d));
-const close = (name: string, side: 'ask' | 'bid', price: string, d: number) =>
-  obs(name, { marketCode: 'BUFF163', providerCode: 'CSGOTRADER', side, price, observedAt: day(d), quantity: null, isQuantityMinimum: null, isAllItemsSamePrice: null });
+const close = (name: string, side: 'ask' | 'bid', price: string, d: number, marketCode = 'BUFF163') =>
+  obs(name, { marketCode, providerCode: 'CSGOTRADER', side, price, observedAt: day(d), quantity: null, isQuantityMinimum: null, isAllItemsSamePrice: null });
 
 const WEAPON = 'AK-47 | Accuracy (Field-Tested)';
 const STICKER = 'Sticker | Accuracy';
 const KNIFE = '★ Karambit | Accuracy (Field-Tested)';
 
-/** The published valuations of 2026-07-20: mid, ask, bid, u, two-sided. */
-const PUBLISHED: Record<string, [string, string, string | null, number, boolean]> = {
-  [WEAPON]: ['50', '52', '48', 0.05, true],
-  [STICKER]: ['0.5', '0.52', null, 0.1, false],
-  [KNIFE]: ['2000', '2000', null, 0.02, false],
+/**
+ * The published valuations of 2026-07-20: mid, ask, bid, u, two-sided, and the sources of each side (ask, bid).
+ * The sticker's ask had one source, BUFF163's close of 07-19: its BUFF163 target of 07-20 is scored against its
+ * only input. The weapon's bid had one source too, YOUPIN's bid of 07-19: its BUFF163 bid target is another market,
+ * a real test of the consensus.
+ */
+const PUBLISHED: Record<string, [string, string, string | null, number, boolean, number, number]> = {
+  [WEAPON]: ['50', '52', '48', 0.05, true, 2, 1],
+  [STICKER]: ['0.5', '0.52', null, 0.1, false, 1, 0],
+  [KNIFE]: ['2000', '2000', null, 0.02, false, 2, 0],
 };
 /** The closes of 2026-07-20 (the targets): item, side, price. */
 const TARGETS: [string, 'ask' | 'bid', string][] = [
@@ -51,15 +56,19 @@ beforeAll(async () => {
   // that was never published (recomputed from 07-19 and 07-20).
   await ingestQuotes(t.db.prisma, [
     ...Object.keys(PUBLISHED).map((name) => close(name, 'ask', PUBLISHED[name]![1], 19)),
+    // Second sources in the windows: YOUPIN's asks of the weapon and the knife, the weapon's only bid.
+    close(WEAPON, 'ask', '52.5', 19, 'YOUPIN'),
+    close(KNIFE, 'ask', '2010', 19, 'YOUPIN'),
+    close(WEAPON, 'bid', '47.5', 19, 'YOUPIN'),
     ...TARGETS.map(([name, side, price]) => close(name, side, price, 20)),
     ...TARGETS.map(([name, side, price]) => close(name, side, String(Number(price) * 1.01), 21)),
   ]);
-  for (const [name, [mid, ask, bid, u, two]] of Object.entries(PUBLISHED)) {
+  for (const [name, [mid, ask, bid, u, two, asks, bids]] of Object.entries(PUBLISHED)) {
     const id = await itemIdOf(t.db, '730', name);
     await t.db.query(
       `INSERT INTO valuation (item_id, valuation_date, mid_amount, ask_amount, bid_amount, uncertainty, is_two_sided, ask_quote_count, bid_quote_count, computed_at)
-       VALUES ($1, '2026-07-20', $2, $3, $4, $5, $6, 1, $7, '2026-07-20T00:05:00Z')`,
-      [id, mid, ask, bid, u, two, bid === null ? 0 : 1],
+       VALUES ($1, '2026-07-20', $2, $3, $4, $5, $6, $7, $8, '2026-07-20T00:05:00Z')`,
+      [id, mid, ask, bid, u, two, asks, bids],
     );
   }
 });
@@ -73,7 +82,7 @@ describe('scoring a passed valuation day', () => {
     expect((await pendingAccuracyDays(t.db, day(22))).map((d) => d.toISOString().slice(0, 10))).toEqual(['2026-07-20', '2026-07-21']);
   });
 
-  it('scores the published valuations per segment: median and p90 error, calibration inside e^(+-u), items', async () => {
+  it('scores the published valuations per segment: median and p90 error, calibration inside e^(+-u), items; a target of the side\'s only input apart', async () => {
     const stored = await runValuationAccuracy(t.db, day(21), { now: () => new Date('2026-07-21T00:05:00Z') });
     expect(stored.map((d) => [d.date, d.source])).toEqual([['2026-07-20', 'published']]);
     // The expected figures, from the same fee paths (cash scale) and the definitions of the module doc.
@@ -91,39 +100,62 @@ describe('scoring a passed valuation day', () => {
       medianError: r6(median(rows.map((r) => r.error))),
       calibration: r6(rows.filter((r) => r.inside).length / rows.length),
     });
+    // The sticker's ask target is the close of its ask's only input (BUFF163): its own row, in no other.
+    const tested = scored.filter((s) => s.name !== STICKER);
     const got = Object.fromEntries(stored[0]!.segments.map((s) => [`${s.segment}/${s.value}`, { items: s.items, targets: s.targets, medianError: s.medianError, calibration: s.calibration }]));
     expect(got).toEqual({
-      'all/all': figures(scored),
-      'target/ask': figures(scored.filter((s) => s.side === 'ask')),
-      'target/bid': figures(scored.filter((s) => s.side === 'bid')),
-      'sides/one_sided': figures(scored.filter((s) => s.name !== WEAPON)),
-      'sides/two_sided': figures(scored.filter((s) => s.name === WEAPON)),
-      'band/under_1': figures(scored.filter((s) => s.name === STICKER)),
-      'band/10_100': figures(scored.filter((s) => s.name === WEAPON)),
-      'band/over_100': figures(scored.filter((s) => s.name === KNIFE)),
-      'type/knife': figures(scored.filter((s) => s.name === KNIFE)),
-      'type/sticker': figures(scored.filter((s) => s.name === STICKER)),
-      'type/weapon': figures(scored.filter((s) => s.name === WEAPON)),
+      'all/all': figures(tested),
+      'target/ask': figures(tested.filter((s) => s.side === 'ask')),
+      'target/ask_only_input': figures(scored.filter((s) => s.name === STICKER)),
+      'target/bid': figures(tested.filter((s) => s.side === 'bid')),
+      'sides/one_sided': figures(tested.filter((s) => s.name !== WEAPON)),
+      'sides/two_sided': figures(tested.filter((s) => s.name === WEAPON)),
+      'band/10_100': figures(tested.filter((s) => s.name === WEAPON)),
+      'band/over_100': figures(tested.filter((s) => s.name === KNIFE)),
+      'type/knife': figures(tested.filter((s) => s.name === KNIFE)),
+      'type/weapon': figures(tested.filter((s) => s.name === WEAPON)),
     });
     // Served in a fixed order: all, target, sides, band (by price), type.
     expect(stored[0]!.segments.map((s) => `${s.segment}/${s.value}`)).toEqual(Object.keys(got));
     // The sticker's 0.6 against 0.52 is outside e^(+-0.1); the knife's 2100 against 2000 outside e^(+-0.02).
-    expect(got['band/under_1']!.calibration).toBe(0);
+    expect(got['target/ask_only_input']!.calibration).toBe(0);
     expect(got['type/knife']!.calibration).toBe(0);
     const all = stored[0]!.segments[0]!;
-    const errors = scored.map((s) => s.error).sort((a, b) => a - b);
-    expect(all.p90Error).toBe(r6(errors[2]! + (errors[3]! - errors[2]!) * 0.7)); // (4 - 1) x 0.9 = 2.7
+    const errors = tested.map((s) => s.error).sort((a, b) => a - b);
+    expect(all.p90Error).toBe(r6(errors[1]! + (errors[2]! - errors[1]!) * 0.8)); // (3 - 1) x 0.9 = 1.8
   });
 
   it('a day never published is valued as the job would have (recomputed); each day is scored once', async () => {
     const stored = await runValuationAccuracy(t.db, day(22));
     expect(stored.map((d) => [d.date, d.source])).toEqual([['2026-07-21', 'recomputed']]);
+    // The sticker's ask was valued from BUFF163's close alone: scored against its only input, apart.
+    expect(stored[0]!.segments.filter((s) => s.value.endsWith('_only_input')).map((s) => [s.value, s.items, s.targets])).toEqual([['ask_only_input', 1, 1]]);
     const all = stored[0]!.segments.find((s) => s.segment === 'all')!;
-    expect(all.items).toBe(3);
-    expect(all.targets).toBeGreaterThanOrEqual(3);
-    // The same day by the backtest (docs/valuation.md section 8): the same valuations and targets, the same figures.
-    const backtest = await runBacktest(t.db, [parseDate('2026-07-21')]);
-    expect(backtest.days[0]).toMatchObject({ targets: all.targets, consensus_mdae: all.medianError, calibration: all.calibration });
+    expect(all.items).toBe(2);
+    // The valuations the job would have published and the day's targets: the figures of every target but the sticker's.
+    const date = parseDate('2026-07-21');
+    const book = await loadFeeBook(t.db, date);
+    const targets = await dayTargets(t.db, date, book);
+    const errors: number[] = [];
+    let inside = 0;
+    for (const v of (await computeValuations(t.db, date)).items) {
+      if (v.marketHashName === STICKER) continue;
+      for (const x of targets.get(v.itemId) ?? []) {
+        const amount = x.side === 'ask' ? v.askAmount : v.bidAmount;
+        if (amount === null) continue;
+        const e = Math.abs(x.y - Math.log(amount.toNumber()));
+        errors.push(e);
+        if (e <= v.uncertainty) inside += 1;
+      }
+    }
+    expect({ targets: all.targets, medianError: all.medianError, calibration: all.calibration }).toEqual({
+      targets: errors.length,
+      medianError: r6(median(errors)),
+      calibration: r6(inside / errors.length),
+    });
+    // The same day by the backtest (docs/valuation.md section 8), which scores every target: the sticker's one more.
+    const backtest = await runBacktest(t.db, [date]);
+    expect(backtest.days[0]!.targets).toBe(all.targets + 1);
     expect(await runValuationAccuracy(t.db, day(23))).toEqual([]);
     expect(await pendingAccuracyDays(t.db, day(23))).toEqual([]);
   });

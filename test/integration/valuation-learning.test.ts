@@ -142,8 +142,10 @@ describe('learning from the scored days', () => {
     }
     const seg = (value: string) => scored!.segments.find((x) => x.segment === 'target' && x.value === value)!;
     expect(seg('ask').calibration).toBe(r6(inside.ask[0] / inside.ask[1]));
-    expect(seg('bid').calibration).toBe(r6(inside.bid[0] / inside.bid[1]));
-    // Learned against the raw u (published / the factor the day was valued with), so factors never compound.
+    // The bids come from BUFF163 alone: each bid target is its consensus's only input, scored apart (issue 44, point 7).
+    expect(seg('bid')).toBeUndefined();
+    expect(seg('bid_only_input').calibration).toBe(r6(inside.bid[0] / inside.bid[1]));
+    // Learned (from every target) against the raw u (published / the factor the day was valued with), so factors never compound.
     expect(scored!.learning.calibration.two_sided).toEqual({ q: r6(q68(ratios)), n: ratios.length });
   });
 });

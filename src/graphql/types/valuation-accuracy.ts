@@ -5,14 +5,14 @@
  */
 import { builder, listComplexity } from '../builder.js';
 import * as v from '../../validation/params.js';
-import { accuracyRange, MAX_ACCURACY_SPAN_DAYS, readValuationAccuracy, type AccuracyDay, type AccuracySegment } from '../../services/valuation-accuracy.js';
+import { MAX_ACCURACY_SPAN_DAYS, readValuationAccuracy, resolveAccuracyRange, type AccuracyDay, type AccuracySegment } from '../../services/valuation-accuracy.js';
 import { shapeFields } from '../shape-fields.js';
 import { AccuracyDayOut, AccuracySegmentOut, ValuationAccuracyOut } from '../../shapes/valuation-accuracy.js';
 
 /** One sigma of a normal distribution: the share inside e^(+-u) the uncertainty promises. */
 export const CALIBRATION_TARGET = 0.6827;
-/** Cost-limit bound of a day's segment list: all, 2 targets, 2 sidednesses, 4 bands and the item types. */
-const MAX_SEGMENTS = 1 + 2 + 2 + 4 + 12;
+/** Cost-limit bound of a day's segment list: all, 4 targets (ask, bid and each side's only-input targets), 2 sidednesses, 4 bands and the item types. */
+const MAX_SEGMENTS = 1 + 4 + 2 + 4 + 12;
 
 const asDate = (d: string) => new Date(`${d}T00:00:00Z`);
 
@@ -56,14 +56,14 @@ builder.queryFields((t) => ({
   valuationAccuracy: t.field({
     type: ValuationAccuracyRef,
     description:
-      "The CSCP valuation's published accuracy per day and segment (REST: GET /valuation/accuracy; public and free). Default range: the 90 days ending yesterday; at most 366 days.",
+      "The CSCP valuation's published accuracy per day and segment (REST: GET /valuation/accuracy; public and free). Default range (neither from nor to): the 90 days ending at the last scored day (yesterday when none is scored yet); at most 366 days.",
     args: {
       from: t.arg({ type: 'Date', required: false, description: 'First valuation day (UTC); default 89 days before `to`.' }),
-      to: t.arg({ type: 'Date', required: false, description: 'Last valuation day (UTC); default yesterday.' }),
+      to: t.arg({ type: 'Date', required: false, description: 'Last valuation day (UTC); default the last scored day when `from` is absent too, else yesterday.' }),
     },
     validate: v.accuracyArgs,
     resolve: async (_r, args, ctx) => {
-      const range = accuracyRange(args.from, args.to, ctx.now);
+      const range = await resolveAccuracyRange(ctx.db, args.from, args.to, ctx.now);
       return { ...range, days: await readValuationAccuracy(ctx.db, range.from, range.to) };
     },
   }),

@@ -559,7 +559,7 @@ class AccuracySegmentOut(TypedDict):
     """The AccuracySegmentOut object of the contract."""
 
     segment: Literal["all", "target", "sides", "band", "type"]
-    #: all; target: ask, bid; sides: one_sided, two_sided; band (mid, CNY): under_1, 1_10, 10_100, over_100; type: weapon, knife, gloves, sticker, container, agent, ...
+    #: all; target: ask, bid, and ask_only_input, bid_only_input (targets of the market that was the side's only input: they measure that market's move over a day, not the consensus, and are in no other segment); sides: one_sided, two_sided; band (mid, CNY): under_1, 1_10, 10_100, over_100; type: weapon, knife, gloves, sticker, container, agent, ...
     value: str
     items: int
     targets: int
@@ -843,10 +843,12 @@ class Operations:
 
         Each valuation day, scored once it has passed against that day's closes (fees included), per segment: all items; by target side; one- or two-sided; by price band; by item type. For each: the items and targets scored, the median and 90th-percentile error |ln(target / valuation)| and the calibration, the share of targets inside valuation x e^(+-uncertainty), which the uncertainty promises to be 0.6827.
 
-        `source` says whether the day's published valuations were scored or, before the service published any, the valuations it would have published from the closes before that day. Default range: the 90 days ending yesterday; at most 366 days. Public and free.
+        A target scored against its side's only input (a side valued from one market, scored against that market's own close) measures that market's move over a day, not the consensus: such targets have their own segments, target `ask_only_input` and `bid_only_input`, and are left out of every other figure.
+
+        `source` says whether the day's published valuations were scored or, before the service published any, the valuations it would have published from the closes before that day. Default range (neither `from` nor `to`): the 90 days ending at the last scored day; at most 366 days. Public and free.
 
         `from_`: First valuation day (UTC); default 89 days before `to`. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
-        `to`: Last valuation day (UTC); default yesterday. `from` after `to`, or a range over 366 days, is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
+        `to`: Last valuation day (UTC); default: the last scored day when `from` is absent too (the 90 days ending there), else yesterday. `from` after `to`, or a range over 366 days, is 422. A date YYYY-MM-DD that exists, from 1970-01-01 to 9999-12-31; other dates are 422.
         """
         return self._call("GET", "/valuation/accuracy", path_params={}, query={"from": from_, "to": to}, envelope=True)  # type: ignore[no-any-return]
 
