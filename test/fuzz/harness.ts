@@ -247,6 +247,21 @@ export async function sendDocumented(t: FuzzTarget, template: string, r: FuzzReq
     if (!got.text.startsWith(':')) fail(t, r, got, `the event stream does not open with a comment: ${got.text.slice(0, 80)}`);
     return got;
   }
+  if (got.status === 200 && type.startsWith('application/x-ndjson')) {
+    // The export's NDJSON file (docs/export.md): documented as a media type of the answer; one JSON quote per line.
+    if (!Object.keys((documented.paths[template]?.[r.method.toLowerCase()]?.responses as Record<string, { content?: Record<string, unknown> }>)?.['200']?.content ?? {}).includes('application/x-ndjson')) fail(t, r, got, 'NDJSON where it is not documented');
+    if (got.text !== '' && !got.text.endsWith('\n')) fail(t, r, got, 'the NDJSON file does not end with a line feed');
+    for (const line of got.text.split('\n').slice(0, -1)) {
+      let quote: unknown;
+      try {
+        quote = JSON.parse(line);
+      } catch {
+        fail(t, r, got, `an NDJSON line is not JSON: ${line.slice(0, 80)}`);
+      }
+      if (typeof (quote as { market_hash_name?: unknown })?.market_hash_name !== 'string') fail(t, r, got, `an NDJSON line has no market_hash_name: ${line.slice(0, 80)}`);
+    }
+    return got;
+  }
   if (!type.startsWith('application/json')) fail(t, r, got, `content type ${type} is not JSON`);
   if (got.body === Symbol.for('unparseable')) fail(t, r, got, 'body is not valid JSON');
   const url = new URL(`http://fuzz.test${r.target}`);

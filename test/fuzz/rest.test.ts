@@ -130,6 +130,8 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
       { arbitrary: fc.integer({ min: 1, max: 255 }).chain(ofLength), weight: 1 },
     ),
     cursor: fc.constantFrom(...SEARCH_CURSORS),
+    // GET /prices/export (an extension: docs/export.md)
+    format: fc.constantFrom('json', 'ndjson'),
   };
   const invalid: Record<string, fc.Arbitrary<string>> = {
     market_hash_name: fc.oneof(aroundBounds(1, 255), withInserted(fc.constantFrom(...names), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u200b'))),
@@ -160,6 +162,7 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     limit: fc.constantFrom('-1', '', '1.5', 'x', '10000', ' 5', '1e2'),
     q: fc.oneof(aroundBounds(1, 255), fc.constantFrom('', 'ak\u000047', Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '))),
     cursor: fc.constantFrom('', 'not a cursor', '%%%', 'A'.repeat(1401), Buffer.from('[1,"x",1,"y"]').toString('base64url')),
+    format: fc.constantFrom('JSON', 'NDJSON', 'Json', '', 'csv', ' json', 'ndjson ', 'json,ndjson', 'ndjson\u0000'),
   };
   const any = Object.fromEntries(
     Object.keys(valid).map((name) => [
