@@ -91,16 +91,36 @@ export async function startCollectorWorker(opts: CollectorWorkerOptions): Promis
     p.then(done, done);
     return p;
   };
-  const boss = new PgBoss({
-    db: { executeSql },
-    schema: 'pgboss',
-    schedule: false,
-    archiveCompletedAfterSeconds: 3600,
-    deleteAfterDays: 1,
-    maintenanceIntervalSeconds: 120,
-  } as PgBoss.ConstructorOptions);
-  boss.on('error', (err) => logger.warn({ err }, 'collector queue error'));
-  await boss.start();
+  const makeBoss = (): PgBoss => {
+    const b = new PgBoss({
+      db: { executeSql },
+      schema: 'pgboss',
+      schedule: false,
+      archiveCompletedAfterSeconds: 3600,
+      deleteAfterDays: 1,
+      maintenanceIntervalSeconds: 120,
+    } as PgBoss.ConstructorOptions);
+    b.on('error', (err) => logger.warn({ err }, 'collector queue error'));
+    return b;
+  };
+  let boss = makeBoss();
+  // Processes started together on a fresh database install pg-boss's schema at once; the one that loses the race
+  // fails with a unique violation or "already exists" while the winner's install commits. A failed PgBoss cannot be
+  // started again, so a new one is made and started after a short pause (at most five tries).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await boss.start();
+      break;
+    } catch (err) {
+      const e = err as { code?: string; message?: string };
+      const raced = ['23505', '42P06', '42P07', '42710'].includes(e.code ?? '') || /duplicate key value|already exists/.test(e.message ?? '');
+      if (!raced || attempt >= 5) throw err;
+      logger.info({ attempt }, 'collector queue install raced another process; trying again');
+      await boss.stop({ graceful: false, close: false } as PgBoss.StopOptions).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 200 * attempt + Math.floor(Math.random() * 300)));
+      boss = makeBoss();
+    }
+  }
   if (!(await boss.getQueue(COLLECTOR_QUEUE))) {
     try {
       await boss.createQueue(COLLECTOR_QUEUE, { name: COLLECTOR_QUEUE, policy: 'standard' } as PgBoss.Queue);

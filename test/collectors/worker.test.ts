@@ -9,6 +9,8 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCollectors } from '../../src/collectors/start.js';
+import { startCollectorWorker, type CollectorTask } from '../../src/collectors/worker.js';
+import { openDatabase } from '../../src/db/client.js';
 import { importCatalogue } from '../../src/services/catalogue-import.js';
 import { dataDir } from '../helpers/app.js';
 import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
@@ -178,6 +180,22 @@ describe("stopping the worker while a run waits for its source's rate limit", ()
     } finally {
       process.off('unhandledRejection', onRejection);
       await up.close();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!serverUrl)('workers started at once on a fresh PostgreSQL database', () => {
+  it('all start: the ones that lose the race to install the queue schema try again', async () => {
+    const tdb = await testDatabase();
+    const dbs = await Promise.all([0, 1, 2].map(() => openDatabase({ url: tdb.url! })));
+    try {
+      const task = { id: 'noop', intervalSeconds: 3600, run: async () => ({}) } as unknown as CollectorTask;
+      const started = await Promise.allSettled(dbs.map((db) => startCollectorWorker({ db, logger: pino({ level: 'silent' }), tasks: [task], concurrency: 1 })));
+      expect(started.map((r) => (r.status === 'rejected' ? String(r.reason) : 'started'))).toEqual(['started', 'started', 'started']);
+      for (const r of started) if (r.status === 'fulfilled') await r.value.stop(2000);
+    } finally {
+      for (const db of dbs) await db.close();
+      await tdb.destroy();
     }
   }, 60_000);
 });
