@@ -66,7 +66,7 @@ describe('README.md', () => {
   it('quotes no commit hashes and stays short (figures and history belong in docs/benchmarks.md)', () => {
     const hashes = withoutCode(readme).match(/\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b/g) ?? [];
     expect(hashes).toEqual([]);
-    expect(readme.split('\n').length).toBeLessThan(300);
+    expect(readme.split('\n').length).toBeLessThan(150);
   });
 });
 
