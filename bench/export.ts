@@ -31,16 +31,13 @@ import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import cliProgress from 'cli-progress';
-import pg from 'pg';
 import { serviceNodeFlags } from '../scripts/build.mjs';
 import { openDatabase } from '../src/db/client.js';
-import { importCatalogue } from '../src/services/catalogue-import.js';
 import { generateKey, hashSecret } from '../src/services/accounts.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { loadEnv } from '../src/env.js';
 import { exportChildArgs } from '../src/jobs/export-snapshots.js';
-import { expectedScaleQuotes, loadScaleData } from './scale-data.js';
+import { ensurePostgresDatabase, ensureScaleCatalogue } from './scale-data.js';
 import { probeDuringBuilds, probeTargets, type ProbeRun } from './export-probe.js';
 import { startServerProcess } from '../test/helpers/server.js';
 
@@ -63,33 +60,9 @@ if (process.env.EXPORT_BENCH_ONLY === 'probe') {
 }
 
 // 1. The database and the full-scale data.
-{
-  const admin = new pg.Client({ connectionString: new URL('/postgres', url).toString() });
-  await admin.connect();
-  const name = new URL(url).pathname.slice(1);
-  const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [name]);
-  if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-}
+await ensurePostgresDatabase(url);
 const db = await openDatabase({ url });
-const [{ n: quotesBefore }] = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM source_quote`)) as [{ n: number }];
-if (quotesBefore < expectedScaleQuotes()) {
-  await importCatalogue(db.prisma, path.join(projectRoot, 'data'));
-  const bar = new cliProgress.SingleBar({ format: 'scale data [{bar}] {value}/{total} items | {eta}s left' }, cliProgress.Presets.shades_classic);
-  const started = Date.now();
-  let begun = false;
-  const sent = await loadScaleData(db.prisma, (done, total) => {
-    if (!begun) bar.start(total, 0);
-    begun = true;
-    bar.update(done);
-  });
-  bar.stop();
-  console.log(`loaded ${sent} observations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}
-const [scale] = await db.query<{ items: number; quotes: number; markets: number; delisted: number }>(
-  `SELECT (SELECT count(*)::int FROM item) AS items, count(*)::int AS quotes, count(DISTINCT market_code)::int AS markets,
-          count(*) FILTER (WHERE delisted_at IS NOT NULL)::int AS delisted FROM source_quote`,
-);
+const scale = await ensureScaleCatalogue(db);
 console.log(`catalogue: ${scale!.items} items, ${scale!.quotes} quotes on ${scale!.markets} markets, ${scale!.delisted} delisted`);
 
 // 2. Snapshot build vs COPY | gzip (EXPORT_BENCH_BUILD=0: skipped, the current snapshot is used).

@@ -5,7 +5,10 @@
  * accounts (see bench/servers.ts); a second GET case uses subscription accounts (no charge write).
  * Options (env): BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 50; batch uses a fifth),
  * BENCH_ROUNDS (default 1: each case that many times, interleaved, a case's rounds at least a minute apart so its accounts' rate-limit windows are clear; the median ratio), BENCH_ACCOUNTS (default 3,000: 120 requests a minute each, room for 27,000 requests a second in a 10 s run and its 3 s warm-up (2,000 until the subscription GET passed 24,000 a second with rate-limit leases and its accounts ran into their limit); more accounts made the billed case slower: at 9,000 it ran at 6,000 req/s against 15,000 with 3,000, while each account's lease reservation was a statement of its own, queued behind the others; they go in batches since d704334, not measured at 9,000 since), DATABASE_URL (bench a PostgreSQL server instead of embedded PGlite),
- * REDIS_URL (rate limits in Redis), BENCH_CASES (comma-separated: only the cases whose id is one of them,
+ * REDIS_URL (rate limits in Redis), BENCH_SCALE=full (issue 45: the full-scale catalogue of `npm run bench:export`, loaded
+ * when missing, PGlite in var/bench-pglite-full or DATABASE_URL, e.g. postgresql://postgres@127.0.0.1:5432/qg_scale; adds
+ * the cases `get-zipf` (names by Zipf s = 1), `get-uniform` and `batch-random` (1,000 names drawn per request); every
+ * Quotegate row reports its quote cache hit rate), BENCH_CASES (comma-separated: only the cases whose id is one of them,
  * `get-billed`, `get-subscription`, `batch-billed`, or whose name contains one, e.g. `subscription`), BENCH_PROFILE=1 (only Quotegate is loaded, no bare runs and so no ratios,
  * and the servers write a CPU profile of the run: its path and top self-time functions are printed, see
  * bench/profile-summary.ts), BENCH_PROFILE=heap (the same, with a sampling allocation profile: bytes allocated per function),
@@ -56,7 +59,7 @@ const lines = readline.createInterface({ input: child.stdout! });
 const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 // Lines after the first: the profile path when BENCH_PROFILE=1.
 const later: string[] = [];
-const info: { app: number; bare: number; cpu: number; keys: string[]; subscriptionKeys: string[]; limiter: string; single: string; batchBody: string; database: string; singleBytes: number; batchBytes: number } =
+const info: { app: number; bare: number; cpu: number; keys: string[]; subscriptionKeys: string[]; limiter: string; single: string; batchBody: string; database: string; singleBytes: number; batchBytes: number; scale: string; pool: string[] | null } =
   await new Promise((resolve, reject) => {
     let first = true;
     lines.on('line', (line) => {
@@ -86,12 +89,15 @@ interface Row {
   redis_cpu_us_per_req: number;
   non2xx: number;
   errors: number;
+  /** Share of the quote cache's name lookups answered from memory during the run (Quotegate rows; null for bare). */
+  cache_hit_rate: number | null;
 }
 
 /** One server's load of a case for `duration` seconds: autocannon's result, and the CPU each party spent meanwhile. */
 async function slice(server: 'quotegate' | 'bare', opts: Case, duration: number) {
   const port = server === 'quotegate' ? info.app : info.bare;
   const cpuBefore = await serversCpuMicros(info.cpu);
+  const statsBefore = server === 'quotegate' ? await cacheStats() : null;
   const clientBefore = process.cpuUsage();
   const storesBefore = storeCpuMicros();
   const r = await autocannon({
@@ -103,16 +109,27 @@ async function slice(server: 'quotegate' | 'bare', opts: Case, duration: number)
         method: opts.method,
         path: opts.path,
         body: opts.body,
-        // Each request carries the next account's key, round robin.
-        setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'Content-Type': 'application/json', 'X-API-Key': opts.keys[nextKey.get(opts.id)!.next++ % opts.keys.length]! } }),
+        // Each request carries the next account's key, round robin; a case that draws its items (`pick`) sets its path or body.
+        setupRequest: (req) => ({ ...req, ...(opts.pick?.() ?? {}), headers: { ...req.headers, 'Content-Type': 'application/json', 'X-API-Key': opts.keys[nextKey.get(opts.id)!.next++ % opts.keys.length]! } }),
       },
     ],
   });
   const client = process.cpuUsage(clientBefore);
   const stores = storeCpuSince(storesBefore);
   const cpu = (await serversCpuMicros(info.cpu)) - cpuBefore;
-  return { r, cpu, client: client.user + client.system, pg: stores['postgres'] ?? 0, redis: stores['redis-server'] ?? 0 };
+  const statsAfter = statsBefore ? await cacheStats() : null;
+  const cache = statsBefore && statsAfter ? { hits: statsAfter.hits - statsBefore.hits, misses: statsAfter.misses - statsBefore.misses, bytes: statsAfter.bytes } : null;
+  return { r, cpu, client: client.user + client.system, pg: stores['postgres'] ?? 0, redis: stores['redis-server'] ?? 0, cache };
 }
+
+/** The servers' quote cache lookups so far (hits, misses: names) and its bytes now, from their CPU port's `/stats`. */
+async function cacheStats(): Promise<{ hits: number; misses: number; bytes: number } | null> {
+  const res = await fetch(`http://127.0.0.1:${info.cpu}/stats`);
+  return (await res.json()) as { hits: number; misses: number; bytes: number } | null;
+}
+
+/** Peak estimated bytes of the quote cache seen at the end of a Quotegate slice (printed with the hit rates). */
+let cachePeakBytes = 0;
 
 /** Each case's round-robin position in its keys (kept across runs, so a warm-up and its run share the accounts' load). */
 const nextKey = new Map<string, { next: number }>();
@@ -143,10 +160,15 @@ async function measure(c: Case, servers: readonly ('quotegate' | 'bare')[]): Pro
   const order: ('quotegate' | 'bare')[] = [];
   if (servers.length === 1) for (let i = 0; i < perServer; i++) order.push(servers[0]!);
   else for (let i = 0; i < perServer * 2; i++) order.push(servers[[0, 1, 1, 0][i % 4]!]!);
-  const tally = new Map(servers.map((s) => [s, { requests: 0, seconds: 0, cpu: 0, client: 0, pg: 0, redis: 0, non2xx: 0, errors: 0, p50: [] as number[], p99: 0 }]));
+  const tally = new Map(servers.map((s) => [s, { requests: 0, seconds: 0, cpu: 0, client: 0, pg: 0, redis: 0, non2xx: 0, errors: 0, p50: [] as number[], p99: 0, hits: 0, misses: 0 }]));
   for (const server of order) {
-    const { r, cpu, client, pg, redis } = await slice(server, c, length);
+    const { r, cpu, client, pg, redis, cache } = await slice(server, c, length);
     const t = tally.get(server)!;
+    if (cache) {
+      t.hits += cache.hits;
+      t.misses += cache.misses;
+      cachePeakBytes = Math.max(cachePeakBytes, cache.bytes);
+    }
     t.requests += r.requests.total;
     t.seconds += r.duration;
     t.cpu += cpu;
@@ -173,6 +195,7 @@ async function measure(c: Case, servers: readonly ('quotegate' | 'bare')[]): Pro
       redis_cpu_us_per_req: perRequest(t.redis),
       non2xx: t.non2xx,
       errors: t.errors,
+      cache_hit_rate: server === 'quotegate' && t.hits + t.misses > 0 ? Math.round((t.hits / (t.hits + t.misses)) * 1000) / 1000 : null,
     };
   });
 }
@@ -186,7 +209,33 @@ interface Case {
   body?: string;
   connections: number;
   keys: string[];
+  /** Draws each request's path (GET) or body (POST) when the case spreads over the catalogue (BENCH_SCALE=full). */
+  pick?: () => { path?: string; body?: string };
 }
+
+/**
+ * A sampler of ranks 0..n-1 with P(k) proportional to 1/(k+1)^s (Zipf; s = 1 in the issue's realistic mix):
+ * the cumulative weights once, then a binary search per draw.
+ */
+function zipf(n: number, s = 1): () => number {
+  const cdf = new Float64Array(n);
+  let sum = 0;
+  for (let k = 0; k < n; k++) cdf[k] = sum += 1 / (k + 1) ** s;
+  return () => {
+    const u = Math.random() * sum;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid]! < u) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+/** The GET /prices path of one market hash name. */
+const pricesPath = (name: string) => `/prices?market_hash_name=${encodeURIComponent(name)}`;
 
 const rows: Row[] = [];
 const only = (process.env.BENCH_CASES ?? '').split(',').map((w) => w.trim()).filter((w) => w !== '');
@@ -195,6 +244,25 @@ const allCases: Case[] = [
   { id: 'get-subscription', name: 'GET /prices (1 item), subscription', path: info.single, method: 'GET' as const, connections, keys: info.subscriptionKeys },
   { id: 'batch-billed', name: 'POST /prices/batch (1000 names), billed', path: '/prices/batch', method: 'POST' as const, body: info.batchBody, connections: Math.max(1, Math.round(connections / 5)), keys: info.keys },
 ];
+// BENCH_SCALE=full: traffic spread over the whole catalogue (issue 45): names by Zipf (s = 1) in the servers' fixed
+// md5 order, uniformly, and batches of 1,000 names drawn at random each request. The bare server answers every GET
+// with the hot item's bytes and every POST with the fixed batch's (at full scale every item has its 40 markets' ask and
+// bid, so answers are of one size class).
+if (info.pool) {
+  const pool = info.pool;
+  const rank = zipf(pool.length);
+  const uniform = () => Math.floor(Math.random() * pool.length);
+  const randomBatch = () => {
+    const picked = new Set<string>();
+    while (picked.size < Math.min(1000, pool.length)) picked.add(pool[uniform()]!);
+    return JSON.stringify({ market_hash_names: [...picked] });
+  };
+  allCases.push(
+    { id: 'get-zipf', name: 'GET /prices (Zipf over all items), billed', path: info.single, method: 'GET', connections, keys: info.keys, pick: () => ({ path: pricesPath(pool[rank()]!) }) },
+    { id: 'get-uniform', name: 'GET /prices (uniform over all items), billed', path: info.single, method: 'GET', connections, keys: info.keys, pick: () => ({ path: pricesPath(pool[uniform()]!) }) },
+    { id: 'batch-random', name: 'POST /prices/batch (1000 random names), billed', path: '/prices/batch', method: 'POST', body: info.batchBody, connections: Math.max(1, Math.round(connections / 5)), keys: info.keys, pick: () => ({ body: randomBatch() }) },
+  );
+}
 const cases = only.length === 0 ? allCases : allCases.filter((c) => only.some((w) => c.id === w || c.name.includes(w)));
 // A profiling run loads Quotegate only, so the profile holds its requests alone (ratios need a run without it).
 const profiling = process.env.BENCH_PROFILE === '1' || process.env.BENCH_PROFILE === 'heap';
@@ -215,6 +283,7 @@ child.kill('SIGTERM');
 const code = await exited;
 if (code !== 0) console.error(`bench servers exited with ${code}`);
 
+console.log(`catalogue: ${info.scale}${info.pool ? ` (${info.pool.length} items)` : ''}; quote cache peak ${(cachePeakBytes / 1048576).toFixed(1)} MiB (estimated)`);
 console.log(`database: ${info.database}; rate limits: ${info.limiter}; accounts: ${info.keys.length} billed + ${info.subscriptionKeys.length} subscription; ${seconds}s per server per run (${sliceSeconds > 0 ? `in ${sliceSeconds} s slices, alternated` : "one stretch each"}, after a ${warmupSeconds} s warm-up each); response sizes: single ${info.singleBytes} B, batch ${info.batchBytes} B`);
 console.table(rows);
 for (const c of cases) {
@@ -237,7 +306,7 @@ const memory = later.map((l) => JSON.parse(l) as { peakRssMiB?: number; afterGc?
 const peakRssMiB = memory?.peakRssMiB ?? null;
 fs.writeFileSync(
   path.join(out, `prices-${new Date().toISOString().replace(/[:.]/g, '-')}.json`),
-  JSON.stringify({ database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, sliceSeconds, warmupSeconds, connections, peakRssMiB, afterGc: memory?.afterGc ?? null, rows }, null, 2),
+  JSON.stringify({ scale: info.scale, cachePeakBytes, database: info.database, limiter: info.limiter, accounts: info.keys.length, seconds, sliceSeconds, warmupSeconds, connections, peakRssMiB, afterGc: memory?.afterGc ?? null, rows }, null, 2),
 );
 if (memory?.afterGc) {
   console.log(

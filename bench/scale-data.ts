@@ -14,7 +14,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import cliProgress from 'cli-progress';
+import pg from 'pg';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
+import type { Database } from '../src/db/client.js';
+import { importCatalogue } from '../src/services/catalogue-import.js';
 import { ingestQuotes, type QuoteObservation } from '../src/services/ingestion.js';
 import { toMoney } from '../src/lib/money.js';
 import { projectRoot } from '../src/lib/paths.js';
@@ -102,4 +106,45 @@ export async function loadScaleData(prisma: PrismaClient, onProgress?: (done: nu
   }
   await prisma.$executeRawUnsafe(`ANALYZE item, source_quote`);
   return sent;
+}
+
+/** Creates the PostgreSQL database `url` names when it does not exist (benchmarks' own databases, e.g. qg_scale). */
+export async function ensurePostgresDatabase(url: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: new URL('/postgres', url).toString() });
+  await admin.connect();
+  try {
+    const name = new URL(url).pathname.slice(1);
+    const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [name]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * Loads the full-scale catalogue into `db` unless it already holds it (the quote count reaches
+ * `expectedScaleQuotes()`): the bundled catalogue (marketplaces, currencies, fees), then `loadScaleData` with a
+ * progress bar on stderr. Shared by `npm run bench:export` and `BENCH_SCALE=full npm run bench`, so both measure
+ * the same catalogue. Returns the catalogue's counts.
+ */
+export async function ensureScaleCatalogue(db: Database): Promise<{ items: number; quotes: number; markets: number; delisted: number }> {
+  const [{ n: quotesBefore }] = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM source_quote`)) as [{ n: number }];
+  if (quotesBefore < expectedScaleQuotes()) {
+    await importCatalogue(db.prisma, path.join(projectRoot, 'data'));
+    const bar = new cliProgress.SingleBar({ format: 'scale data [{bar}] {value}/{total} items | {eta}s left', stream: process.stderr }, cliProgress.Presets.shades_classic);
+    const started = Date.now();
+    let begun = false;
+    const sent = await loadScaleData(db.prisma, (done, total) => {
+      if (!begun) bar.start(total, 0);
+      begun = true;
+      bar.update(done);
+    });
+    bar.stop();
+    console.error(`loaded ${sent} observations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  const [scale] = await db.query<{ items: number; quotes: number; markets: number; delisted: number }>(
+    `SELECT (SELECT count(*)::int FROM item) AS items, count(*)::int AS quotes, count(DISTINCT market_code)::int AS markets,
+            count(*) FILTER (WHERE delisted_at IS NOT NULL)::int AS delisted FROM source_quote`,
+  );
+  return scale!;
 }

@@ -8,7 +8,18 @@ import { serviceNodeFlags } from '../scripts/build.mjs';
 
 /** The benchmarks' database: DATABASE_URL when set, else PGlite in `<root>/var/bench-pglite` (bench/servers.ts, bench/setup-data.ts). */
 export function benchDatabaseTarget(root: string, databaseUrl: string | undefined): { url: string } | { pgliteDir: string } {
-  return databaseUrl ? { url: databaseUrl } : { pgliteDir: path.join(root, 'var', 'bench-pglite') };
+  return databaseUrl ? { url: databaseUrl } : { pgliteDir: path.join(root, 'var', benchScale() === 'full' ? 'bench-pglite-full' : 'bench-pglite') };
+}
+
+/**
+ * The catalogue `npm run bench` runs on: `bundled` (the bundled real data, default) or `full` (BENCH_SCALE=full:
+ * bench/scale-data.ts's 36,307 real names on 40 markets, ask and bid, the catalogue of `npm run bench:export`).
+ * Throws on another value.
+ */
+export function benchScale(): 'bundled' | 'full' {
+  const v = process.env.BENCH_SCALE ?? 'bundled';
+  if (v !== 'bundled' && v !== 'full') throw new Error(`BENCH_SCALE must be bundled or full, not ${JSON.stringify(v)}`);
+  return v;
 }
 
 /**

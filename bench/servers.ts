@@ -19,7 +19,7 @@ import inspector from 'node:inspector/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/lib/paths.js';
-import { benchDatabaseTarget } from './servers-process.js';
+import { benchDatabaseTarget, benchScale } from './servers-process.js';
 
 // The service as `npm start` runs it: the compiled dist/src (npm run bench builds it first); BENCH_SOURCE=1 loads
 // the TypeScript source through tsx instead (slower: tsx wraps every function it creates).
@@ -42,9 +42,13 @@ const { keys, subscriptionKeys } = JSON.parse(setup.trim().split('\n').pop()!) a
 const env = loadEnv();
 const db = await openDatabase(benchDatabaseTarget(projectRoot, env.DATABASE_URL));
 const key = keys[0]!;
-const names = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
-  `SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name) LIMIT 1000`,
+// Every item name in a fixed pseudo-random order (md5): the batch case asks for the first 1,000; at BENCH_SCALE=full
+// the whole list is the pool the Zipf, uniform and random-batch cases draw from (rank 1 = the first name).
+const ordered = (await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(
+  `SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name)`,
 )).map((r) => r.market_hash_name);
+const names = ordered.slice(0, 1000);
+const pool = benchScale() === 'full' ? ordered : null;
 
 const rateLimiter = createRateLimiter({ redisUrl: env.REDIS_URL, leaseMs: env.RATE_LIMIT_LEASE_MS });
 const app = createApp({ db, rateLimiter });
@@ -83,7 +87,9 @@ const bare = http.createServer((req, res) => {
 await new Promise<void>((r) => bare.listen(0, '127.0.0.1', r));
 // The process's CPU time (user + system, microseconds), for bench/prices.ts to take each run's CPU per request
 // (steadier than a throughput ratio when the machine's speed drifts between runs). Its own listener, not benchmarked.
-const cpu = http.createServer((_req, res) => {
+// `/stats`: the quote cache's lookups so far and its bytes (App.quoteCacheStats), for the hit rate of each run.
+const cpu = http.createServer((req, res) => {
+  if (req.url === '/stats') return void res.end(JSON.stringify(app.quoteCacheStats()));
   const u = process.cpuUsage();
   res.end(JSON.stringify({ cpuMicros: u.user + u.system }));
 });
@@ -108,7 +114,7 @@ if (process.env.BENCH_PROFILE === 'heap') {
   await heapProfiler.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_MINOR !== '0' });
 }
 
-console.log(JSON.stringify({ app: appPort, bare: barePort, cpu: cpuPort, keys, subscriptionKeys, limiter: rateLimiter.kind, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length }));
+console.log(JSON.stringify({ app: appPort, bare: barePort, cpu: cpuPort, keys, subscriptionKeys, limiter: rateLimiter.kind, single, batchBody, database: db.kind, singleBytes: singleBytes.length, batchBytes: batchBytes.length, scale: benchScale(), pool }));
 // Peak resident memory of this process (both servers, the app's caches included) over the measured runs, in MiB.
 let peakRss = process.memoryUsage().rss;
 const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);

@@ -135,6 +135,12 @@ export interface App {
   /** The replica's live hub (tests). */
   live: LiveHub;
   /**
+   * Lookups of the replica's quote cache since start (`hits`: names answered from memory, `misses`: names loaded from
+   * the database) and the estimated bytes it holds now; null when the app runs without it (`quoteCache: false`).
+   * Read by `npm run bench` for hit rates.
+   */
+  quoteCacheStats(): { hits: number; misses: number; bytes: number } | null;
+  /**
    * Ends the live subscriptions, records every charge still pending in this replica's credit leases and gives
    * them back, then stops the caches' change listeners (graceful shutdown; requests after it are charged one
    * statement each).
@@ -408,5 +414,5 @@ export function createApp(deps: AppDeps): App {
     snapshots.close();
     callers?.close();
   }
-  return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga, close, attachWebSockets, live: hub };
+  return { adapter: adapter as never, listener, fetch: async (r: Request) => adapter.fetch(r), yoga, close, attachWebSockets, live: hub, quoteCacheStats: () => (quotes ? { ...quotes.stats, bytes: quotes.bytes } : null) };
 }

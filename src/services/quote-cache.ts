@@ -157,6 +157,11 @@ export class QuoteCache {
     return e.quotes;
   }
 
+  /** The estimated bytes of the entries held now (the quantity `maxBytes` bounds). */
+  get bytes(): number {
+    return this.lru.calculatedSize;
+  }
+
   /** Drops every entry (a change signal); loads in flight are not stored. */
   clear(): void {
     this.generation += 1;
