@@ -20,10 +20,14 @@
  *   objects until the answer is written) run at most `largeLoads` (default 2) at a time per replica;
  *   the others wait their turn. Without it, ten concurrent batches held ten such sets at once (`npm run bench`
  *   on the full-scale catalogue; docs/benchmarks.md), with no gain in throughput, which the CPU bounds.
+ * - Loads of fewer names (a GET's one item) that miss in the same turn of the event loop are gathered from every
+ *   request of the replica and read by one statement (`small`): with traffic spread over the catalogue most
+ *   lookups miss, and 50 concurrent requests' misses then cost one round trip, not 50.
  * Unknown names are cached too (as "no quotes"), so repeated misses stay cheap; ingestion of a new
  * item signals like any other change.
  */
 import { EventEmitter } from 'node:events';
+import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Database } from '../db/client.js';
@@ -134,8 +138,16 @@ export class QuoteCache {
     }
     if (missing.length === 0) return out;
     this.stats.misses += missing.length;
+    if (missing.length < LARGE_LOAD) {
+      // Small loads of every request in this turn share one statement (see `small`).
+      const lists = await Promise.all(missing.map((name) => this.small.load(`${appId}\u0000${name}`)));
+      missing.forEach((name, i) => {
+        if (lists[i]!.length > 0) out.set(name, lists[i]!);
+      });
+      return out;
+    }
     const generation = this.generation;
-    const loaded = missing.length >= LARGE_LOAD ? await this.largeLoads(() => loadQuotes(this.db, appId, missing)) : await loadQuotes(this.db, appId, missing);
+    const loaded = await this.largeLoads(() => loadQuotes(this.db, appId, missing));
     const store = generation === this.generation;
     for (const name of missing) {
       const quotes = loaded.get(name);
@@ -144,6 +156,38 @@ export class QuoteCache {
     }
     return out;
   }
+
+  /**
+   * Loads of fewer than LARGE_LOAD names (keys `appId NUL name`), gathered over one turn of the event loop from every
+   * request of the replica and read by one `loadQuotes` statement per app id; what the statement read is stored unless
+   * a change was signalled meanwhile. Each key answers the item's quotes (empty: none). Under traffic spread over the
+   * catalogue most lookups miss, and concurrent requests' misses then cost one round trip instead of one each.
+   */
+  private readonly small = new DataLoader<string, MarketQuote[]>(
+    async (keys) => {
+      const generation = this.generation;
+      const now = performance.now();
+      const byApp = new Map<string, string[]>();
+      for (const key of keys) {
+        const cut = key.indexOf('\u0000');
+        const app = key.slice(0, cut);
+        let names = byApp.get(app);
+        if (!names) byApp.set(app, (names = []));
+        names.push(key.slice(cut + 1));
+      }
+      const found = new Map<string, MarketQuote[]>();
+      for (const [app, names] of byApp) {
+        for (const [name, list] of await loadQuotes(this.db, app, names)) found.set(`${app}\u0000${name}`, list);
+      }
+      const store = generation === this.generation;
+      return keys.map((key) => {
+        const quotes = found.get(key) ?? [];
+        if (store) this.lru.set(key, { quotes, at: now });
+        return quotes;
+      });
+    },
+    { cache: false, batchScheduleFn: (send) => setImmediate(send), maxBatchSize: 500 },
+  );
 
   /**
    * The cached quotes of one name without waiting: its list (empty = no quotes) when a fresh entry is held,

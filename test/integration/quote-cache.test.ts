@@ -1,0 +1,60 @@
+/**
+ * The replica's quote cache (services/quote-cache.ts) under traffic spread over many items (issue 45): lookups that
+ * miss in the same turn of the event loop, from different requests, are read by one statement, each request gets
+ * its own item's quotes (an unknown name none), what was read is served from memory afterwards, and a change
+ * signalled while the statement runs is not stored. On PGlite; on PostgreSQL with TEST_DATABASE_URL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
+import { QuoteCache } from '../../src/services/quote-cache.js';
+
+let t: TestApp;
+const items = Array.from({ length: 12 }, (_, i) => `Quote cache item ${i + 1}`);
+
+beforeAll(async () => {
+  t = await testApp();
+  await ingestQuotes(
+    t.db.prisma,
+    items.map((name, i) => obs(name, { price: `${10 + i}.5` })),
+  );
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('quote cache', () => {
+  it('misses of different requests in one turn share one statement, and each request gets its own item', async () => {
+    const counts: number[] = [];
+    // Three rounds on fresh items: a statement of the app's own background work can land in one round, not in all.
+    for (let round = 0; round < 3; round++) {
+      const cache = new QuoteCache(t.db);
+      const names = items.slice(round * 4, round * 4 + 4);
+      const before = t.db.queryCount();
+      const answers = await Promise.all([...names.map((n) => cache.load('730', [n])), cache.load('730', ['No such item in the cache test'])]);
+      counts.push(t.db.queryCount() - before);
+      names.forEach((name, i) => {
+        expect([...answers[i]!.keys()]).toEqual([name]);
+        const ask = answers[i]!.get(name)!.find((q) => q.side === 'ask' && q.marketCode === 'BUFF163')!;
+        expect(ask.price?.toString()).toBe(`${10 + round * 4 + i}.5`);
+      });
+      expect(answers[names.length]!.size).toBe(0);
+      // Read once: now answered from memory, the unknown name too ("no quotes").
+      for (const name of names) expect(cache.peek('730', name)?.length).toBeGreaterThan(0);
+      expect(cache.peek('730', 'No such item in the cache test')).toEqual([]);
+      cache.close();
+    }
+    expect(Math.min(...counts)).toBe(1);
+  });
+
+  it('a change signalled while the shared statement runs is not stored', async () => {
+    const cache = new QuoteCache(t.db);
+    const pending = cache.load('730', [items[0]!]);
+    // The shared statement starts on the next turn (setImmediate); this one runs after it has started.
+    await new Promise((resolve) => setImmediate(resolve));
+    cache.clear();
+    const answer = await pending;
+    expect(answer.get(items[0]!)?.length).toBeGreaterThan(0);
+    expect(cache.peek('730', items[0]!)).toBeUndefined();
+    cache.close();
+  });
+});
