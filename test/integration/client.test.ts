@@ -85,6 +85,30 @@ describe('the typed client', () => {
     expect(used).toBe('10'); // the download only
   });
 
+  it('reads the NDJSON export a quote at a time: the JSON file\'s quotes, its own ETag, then a free 304 with no lines', async () => {
+    const acct = await createAccount(t.db, { credits: 100n });
+    const client = createQuotegateClient({ baseUrl: server.url, apiKey: acct.key });
+    const file = await client.exportLines('all');
+    expect(file.notModified).toBe(false);
+    const lines = [];
+    for await (const line of file.lines) lines.push(line);
+    const other = await createAccount(t.db, { credits: 100n });
+    const json = await createQuotegateClient({ baseUrl: server.url, apiKey: other.key }).exportPrices('all');
+    expect(file.etag).toMatch(/^"/);
+    expect(file.etag).not.toBe(json.etag);
+    const fromJson = json.body.items.flatMap((item) => item.markets.map((q) => quoteKey(item.market_hash_name, q.market_code, q.side)));
+    expect(lines.map((l) => quoteKey(l.market_hash_name, l.market_code, l.side))).toEqual(fromJson);
+    const ask = lines.find((l) => l.market_hash_name === NAMES[0] && l.side === 'ask' && l.market_code === 'BUFF163')!;
+    expect(ask.market_price_amount).toBe('100');
+    const again = await client.exportLines('all', { ifNoneMatch: file.etag });
+    expect(again.notModified).toBe(true);
+    const none = [];
+    for await (const line of again.lines) none.push(line);
+    expect(none).toEqual([]);
+    const [{ used }] = (await t.db.query<{ used: string }>(`SELECT credits_used::text AS used FROM account WHERE id = $1`, [acct.accountId])) as [{ used: string }];
+    expect(used).toBe('10'); // the download only; the 304 is free
+  });
+
   it('waits out a 429 for its Retry-After and then gets the answer', async () => {
     const acct = await createAccount(t.db, { credits: 100n });
     const waits: number[] = [];

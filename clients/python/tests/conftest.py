@@ -41,7 +41,7 @@ def api_key() -> str:
     """An API key of an account no other test uses (1,000 credits, its own rate-limit windows)."""
     key = next(_keys, None)
     if key is None:
-        raise pytest.UsageError("QUOTEGATE_API_KEYS holds fewer keys than the tests need (7)")
+        raise pytest.UsageError("QUOTEGATE_API_KEYS holds fewer keys than the tests need (8)")
     return key
 
 

@@ -171,3 +171,20 @@ def test_follow_falls_back_to_the_feed_while_the_stream_is_refused_then_returns_
         assert set(vias) <= {"poll", "stream"}
     finally:
         steps.close()
+
+
+def test_the_ndjson_export_is_read_a_quote_at_a_time_and_kept_by_its_etag(base_url: str, api_key: str, ingest: Ingest, names: Names) -> None:
+    ak = names("AK-47")
+    ingest((ak, "ask", "12"))
+    with QuotegateClient(base_url, api_key) as client:
+        with client.export_lines("all") as export:
+            assert export.not_modified is False and export.etag.startswith('"')
+            lines = list(export)
+        assert lines and all({"market_hash_name", "market_code", "side"} <= line.keys() for line in lines)
+        assert all(isinstance(line["market_price_amount"], (str, type(None))) for line in lines)  # decimals as strings
+        with client.export_lines("all", if_none_match=export.etag) as again:
+            assert again.not_modified is True and again.etag == export.etag
+            assert list(again) == []
+        # The balance after one more metered call (1 credit) shows what the export cost: the download only (10).
+        client.get_prices(market_hash_name=ak)
+        assert client.meta is not None and client.meta["credit"]["remaining"] == 1000 - 10 - 1

@@ -7,10 +7,10 @@ beside pyproject.toml has examples.
 """
 
 from . import schema
-from .client import FollowStep, LocalCopy, QuotegateClient, QuotegateError, QuoteKey, quote_key
+from .client import ExportLines, FollowStep, LocalCopy, QuotegateClient, QuotegateError, QuoteKey, quote_key
 from .rate_limit import RateLimit, read_rate_limits
 from .schema import *  # the contract's types and Operations, listed in schema.__all__
 
-__all__ = ["FollowStep", "LocalCopy", "QuoteKey", "QuotegateClient", "QuotegateError", "RateLimit", "quote_key", "read_rate_limits"]
+__all__ = ["ExportLines", "FollowStep", "LocalCopy", "QuoteKey", "QuotegateClient", "QuotegateError", "RateLimit", "quote_key", "read_rate_limits"]
 __all__ += schema.__all__
 __version__ = "0.1.0"

@@ -5,10 +5,11 @@ Amounts stay decimal strings exactly as served (``"101.5"``): convert them with 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 from urllib.parse import quote
@@ -17,9 +18,9 @@ import httpx
 from httpx_sse import EventSource
 
 from .rate_limit import RateLimit, read_rate_limits
-from .schema import ChangeOut, ExportOut, MarketQuoteOut, Meta, Operations
+from .schema import ChangeOut, ExportOut, ExportQuoteLine, MarketQuoteOut, Meta, Operations
 
-__all__ = ["FollowStep", "LocalCopy", "QuoteKey", "QuotegateClient", "QuotegateError", "quote_key"]
+__all__ = ["ExportLines", "FollowStep", "LocalCopy", "QuoteKey", "QuotegateClient", "QuotegateError", "quote_key"]
 
 
 class QuotegateError(Exception):
@@ -74,6 +75,23 @@ class _StreamEnd:
     wait: float = 0.0
     error: QuotegateError | None = None
     delivered: int = 0
+
+
+@dataclass
+class ExportLines:
+    """The NDJSON export as export_lines() opens it: its ETag, whether it was unchanged (a free 304, no lines), and
+    its quotes one line at a time (iterate it; each is read from the network when asked for)."""
+
+    etag: str
+    not_modified: bool
+    _response: httpx.Response | None = None
+
+    def __iter__(self) -> Iterator[ExportQuoteLine]:
+        if self._response is None:
+            return
+        for line in self._response.iter_lines():  # httpx undoes the gzip Content-Encoding
+            if line.strip():
+                yield json.loads(line)
 
 
 def _error_of(response: httpx.Response) -> QuotegateError:
@@ -218,6 +236,41 @@ class QuotegateClient(Operations):
         body: ExportOut = response.json()  # httpx undoes the gzip Content-Encoding
         self._exports[side] = (response.headers.get("etag", ""), body)
         return body, False
+
+    @contextlib.contextmanager
+    def export_lines(self, side: Literal["ask", "bid", "mid", "all"] = "all", *, if_none_match: str | None = None) -> Iterator[ExportLines]:
+        """The export of `side` as NDJSON (``GET /prices/export?format=ndjson``), read a quote at a time without holding
+        the file; a context manager (the connection is closed when the block ends)::
+
+            with client.export_lines("all") as export:
+                for line in export:   # ExportQuoteLine: a quote with its item's market_hash_name
+                    ...
+            etag = export.etag
+
+        With `if_none_match` the ETag of the ndjson file already read, an unchanged export is a 304: ``not_modified``
+        is True and there are no lines (free). A download costs 10 credits (refunded by the service when it does not
+        arrive whole); a 304 counts towards the export's rate limit (2 a minute); a 429 is waited out like any request.
+        Raises a QuotegateError for a refusal; iterating raises ``json.JSONDecodeError`` for a line that is not JSON and
+        httpx's errors when the connection breaks."""
+        headers = {"X-API-Key": self.api_key, **({"If-None-Match": if_none_match} if if_none_match else {})}
+        attempt = 0
+        while True:
+            with self._http.stream("GET", self.base_url + "/prices/export", params={"side": side, "format": "ndjson"}, headers=headers) as response:
+                self._keep_limits(response)
+                if response.status_code == 429 and attempt < self.max_retries:
+                    response.read()
+                    attempt += 1
+                    wait = _retry_after(response, 1.0)
+                else:
+                    if response.status_code == 304:
+                        yield ExportLines(response.headers.get("etag", if_none_match or ""), True)
+                        return
+                    if not response.is_success:
+                        response.read()
+                        raise _error_of(response)
+                    yield ExportLines(response.headers.get("etag", ""), False, response)
+                    return
+            self._sleep(wait)
 
     # -- follow --------------------------------------------------------------------------------------------------
     def follow(
