@@ -14,6 +14,21 @@ import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
 
+/** Statement texts sent as named prepared statements on PostgreSQL (`preparedStatement`), by text. */
+const PREPARED = new Map<string, string>();
+
+/**
+ * Registers `sql` as the hot statement `name`: on PostgreSQL, `Database.query` then sends it as a named prepared
+ * statement (each pool connection parses it once and PostgreSQL may keep a generic plan), instead of parsing and
+ * planning it on every call. Returns `sql`. Only for statements of fixed text called very often (a GET's quote
+ * lookup): every connection keeps each one. Throws when `name` is already taken by another text.
+ */
+export function preparedStatement(name: string, sql: string): string {
+  for (const [text, n] of PREPARED) if (n === name && text !== sql) throw new Error(`prepared statement name ${name} is taken`);
+  PREPARED.set(sql, name);
+  return sql;
+}
+
 /** A connected database: the Prisma client plus what the service needs to know about it. */
 export interface Database {
   prisma: PrismaClient;
@@ -125,7 +140,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
     adapter = new PrismaPg(pool);
     kind = 'postgres';
-    raw = async <T>(sql: string, params: unknown[]) => (await pool.query(sql, params)).rows as T[];
+    raw = async <T>(sql: string, params: unknown[]) => {
+      const name = PREPARED.get(sql);
+      return (await (name ? pool.query({ name, text: sql, values: params }) : pool.query(sql, params))).rows as T[];
+    };
     queueSql = async (text, values) => {
       const r = (await pool.query(text, values)) as pg.QueryResult | pg.QueryResult[];
       const last = Array.isArray(r) ? r[r.length - 1] : r;

@@ -7,7 +7,7 @@
  * The CSCP valuation quote (side `mid`, CNY) comes from the latest stored valuation of the item.
  * Quotes are sorted by market code then side, by code point.
  */
-import type { Database } from '../db/client.js';
+import { preparedStatement, type Database } from '../db/client.js';
 import { formatDecimal, Money, toMoney } from '../lib/money.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
 import type { MarketQuoteJson } from '../shapes/quote.js';
@@ -121,7 +121,9 @@ const epochMs = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)
 // latest valuation (rows with kind 'v'; quote columns null there and vice versa). The export's fragment digest
 // (DIGEST_SQL, services/exports.ts) hashes every row of the tables read here: a new input table must join it.
 /** The statement of `loadQuotes` (the export's writer fingerprint hashes it, so a new precedence rewrites every stored item text). */
-export const QUOTES_SQL = `
+export const QUOTES_SQL = preparedStatement(
+  'qg_quotes',
+  `
 WITH items AS (
   SELECT id, market_hash_name FROM item WHERE app_id = $1 AND market_hash_name = ANY($2::text[])
 )
@@ -146,7 +148,8 @@ SELECT * FROM (
     v.ask_quote_count, v.bid_quote_count, v.ask_uncertainty, v.bid_uncertainty
   FROM items i JOIN valuation v ON v.item_id = i.id
   ORDER BY i.market_hash_name, v.valuation_date DESC
-) valuations`;
+) valuations`,
+);
 
 /** Sorts quotes by market code then side (code-point order), in place. */
 export function sortQuotes(quotes: MarketQuote[]): MarketQuote[] {
