@@ -195,7 +195,7 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType
 
 /** Query parameters both route paths take beyond GET /prices/routes' first ones (docs/fees.md). */
 const ROUTE_EXTRAS = {
-  min_quantity: z.string().regex(/^\d{1,7}$/).optional().meta({ description: 'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.' }),
+  min_quantity: z.string().regex(/^(\d{1,6}|1000000)$/).optional().meta({ description: 'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.' }),
   fee_profile: z
     .string()
     .regex(/^[A-Z0-9_]{1,32}:(deposit|sale|withdraw)=0(\.\d{1,6})?(,(deposit|sale|withdraw)=0(\.\d{1,6})?)*(;[A-Z0-9_]{1,32}:(deposit|sale|withdraw)=0(\.\d{1,6})?(,(deposit|sale|withdraw)=0(\.\d{1,6})?)*)*$/)
@@ -253,7 +253,7 @@ QUERIES.getTopRoutes = z.object({
   payout: v.funding.optional().meta({ description: 'cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.' }),
   min_credibility: z.string().regex(/^(0(\.\d+)?|1(\.0+)?)$/).optional().meta({ description: 'Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.' }),
   ...ROUTE_EXTRAS,
-  min_margin: z.string().regex(/^-?\d{1,4}(\.\d{1,6})?$/).optional().meta({ description: 'Keep routes whose margin (net / cost) is at least this fraction, -1 to 1000 (0.05 = 5 %); default: any priced route.' }),
+  min_margin: z.string().regex(v.MIN_MARGIN_PATTERN).optional().meta({ description: 'Keep routes whose margin (net / cost) is at least this fraction, -1 to 1000 (0.05 = 5 %); default: any priced route.' }),
   limit: z.string().regex(/^\d{1,4}$/).optional().meta({ description: 'Routes answered, 1-100 (default 20).' }),
 });
 

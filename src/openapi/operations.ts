@@ -154,6 +154,8 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       fund: { example: 'balance' },
       payout: { example: 'balance' },
       min_credibility: { example: '0.25' },
+      buy_on: { example: 'YOUPIN,CSFLOAT' },
+      sell_on: { example: 'BUFF163' },
       min_margin: { example: '0.02' },
       min_quantity: { example: '2' },
       limit: { example: '20' },

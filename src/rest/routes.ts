@@ -174,7 +174,7 @@ function routeParams(c: Collector, query: URLSearchParams): Record<string, unkno
   }
   const qtyRaw = c.one(query, 'min_quantity');
   let minQuantity: number | null | undefined = null;
-  if (qtyRaw !== undefined) minQuantity = c.check('query', 'min_quantity', v.minQuantity, /^\d{1,7}$/.test(qtyRaw) ? Number(qtyRaw) : NaN);
+  if (qtyRaw !== undefined) minQuantity = c.check('query', 'min_quantity', v.minQuantity, /^(\d{1,6}|1000000)$/.test(qtyRaw) ? Number(qtyRaw) : NaN);
   const profileRaw = c.one(query, 'fee_profile');
   let feeProfile: CallerFee[] | null | undefined = null;
   if (profileRaw !== undefined) {

@@ -104,11 +104,10 @@ export const minQuantity = z
   .int({ message: 'must be a whole number from 0 to 1000000' })
   .min(0, { message: 'must be a whole number from 0 to 1000000' })
   .max(1_000_000, { message: 'must be a whole number from 0 to 1000000' });
+/** The text of a margin floor: a decimal fraction from -1 to 1000 with at most 6 decimals (the document states this pattern). */
+export const MIN_MARGIN_PATTERN = /^(-1(\.0{1,6})?|-0(\.\d{1,6})?|\d{1,3}(\.\d{1,6})?|1000(\.0{1,6})?)$/;
 /** A margin floor (`min_margin`): a decimal fraction from -1 to 1000 with at most 6 decimals (0.05 = 5 %). */
-export const minMargin = z
-  .string()
-  .regex(/^-?\d{1,4}(\.\d{1,6})?$/, { message: 'must be a decimal from -1 to 1000 with at most 6 decimals (0.05 = 5 %)' })
-  .refine((s) => Number(s) >= -1 && Number(s) <= 1000, { message: 'must be a decimal from -1 to 1000 with at most 6 decimals (0.05 = 5 %)' });
+export const minMargin = z.string().regex(MIN_MARGIN_PATTERN, { message: 'must be a decimal from -1 to 1000 with at most 6 decimals (0.05 = 5 %)' });
 /** Most routes of the market-wide scan (`limit`). */
 export const MAX_TOP_LIMIT = 100;
 /** The scan's `limit`: 1-100. */
