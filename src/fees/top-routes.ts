@@ -20,7 +20,15 @@
  * market, which a route never does, and reads every provider's quote, not only the published one. So it may
  * over-rate an item (the exact step then ranks it lower) and, rarely, under-rate one just outside the candidates by
  * less than those differences. `candidates` is 5 x `limit`, at least 100 and at most 500.
+ *
+ * Load: the pre-selection reads every quote row once (measured: docs/fees.md, The market-wide scan), so each replica
+ * runs at most SCANS_AT_ONCE of them at a time per database and keeps each candidate list for CANDIDATE_TTL_MS
+ * (keyed by the statement's parameters, the credibility cut rounded down to the minute): repeated scans with the same
+ * options within that time only price their candidates again, from current quotes. A quote change can so take up to
+ * CANDIDATE_TTL_MS to move an item into the candidates; routes are always priced from current quotes.
  */
+import { LRUCache } from 'lru-cache';
+import pLimit from 'p-limit';
 import { Money } from '../lib/money.js';
 import type { Database } from '../db/client.js';
 import type { MarketQuote } from '../services/quotes.js';
@@ -34,6 +42,22 @@ export const MAX_TOP_ROUTES = 100;
 /** Items whose exact routes are computed at once (their quotes held together). */
 const CHUNK = 100;
 const REFERENCE = new Money(100);
+/** How long a candidate list is reused (module doc, Load). */
+export const CANDIDATE_TTL_MS = 30_000;
+/** Pre-selection statements run at once per replica and database. */
+const SCANS_AT_ONCE = 2;
+
+interface ScanState {
+  limit: ReturnType<typeof pLimit>;
+  candidates: LRUCache<string, Promise<string[]>>;
+}
+const scans = new WeakMap<object, ScanState>();
+
+function scanState(db: object): ScanState {
+  let s = scans.get(db);
+  if (!s) scans.set(db, (s = { limit: pLimit(SCANS_AT_ONCE), candidates: new LRUCache({ max: 64, ttl: CANDIDATE_TTL_MS }) }));
+  return s;
+}
 
 /** Options of `topRoutes`: a route's options plus the app, a margin floor and the number of routes. */
 export interface TopRouteOptions extends RouteOptions {
@@ -134,18 +158,20 @@ export async function topRoutes(
   }
   if (!buys.some((b) => b !== null) || !sells.some((s) => s !== null)) return { routes: [], candidateItems: 0 };
   // credibility = 2^(-age / 24 h) >= c  <=>  age <= -log2(c) x 24 h; one second of slack (the exact step decides).
-  const oldest = opts.minCredibility > 0 ? new Date(opts.now.getTime() - (-Math.log2(opts.minCredibility) * 86_400 + 1) * 1000) : null;
+  // Rounded down to the minute: a looser cut (the exact step decides), and one cache key a minute.
+  const cut = opts.minCredibility > 0 ? opts.now.getTime() - (-Math.log2(opts.minCredibility) * 86_400 + 1) * 1000 : null;
+  const oldest = cut === null || !Number.isFinite(cut) || cut < -8.64e15 ? null : new Date(Math.floor(cut / 60_000) * 60_000).toISOString();
   const candidates = Math.min(500, Math.max(100, opts.limit * 5));
-  const rows = await db.query<{ market_hash_name: string }>(TOP_CANDIDATES_SQL, [
-    codes,
-    buys,
-    sells,
-    oldest && Number.isFinite(oldest.getTime()) ? oldest.toISOString() : null,
-    opts.minQuantity ?? null,
-    opts.appId,
-    candidates,
-  ]);
-  const names = rows.map((r) => r.market_hash_name);
+  const params = [codes, buys, sells, oldest, opts.minQuantity ?? null, opts.appId, candidates];
+  const state = scanState(db);
+  const key = JSON.stringify(params);
+  let pending = state.candidates.get(key);
+  if (!pending) {
+    pending = state.limit(async () => (await db.query<{ market_hash_name: string }>(TOP_CANDIDATES_SQL, params)).map((r) => r.market_hash_name));
+    state.candidates.set(key, pending);
+    pending.catch(() => state.candidates.delete(key));
+  }
+  const names = await pending;
   let best: TopRoute[] = [];
   for (let i = 0; i < names.length; i += CHUNK) {
     const chunk = names.slice(i, i + CHUNK);
