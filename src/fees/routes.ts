@@ -125,6 +125,55 @@ export function tradeRoutes(
   book: { feesOf(market: string): MarketFees; rates: UsdRates; rateDates: ReadonlyMap<string, string> },
   opts: RouteOptions,
 ): TradeRoute[] {
+  const { buys, sells } = routeLegs(quotes, book, opts);
+  const routes: TradeRoute[] = [];
+  for (const buy of buys) {
+    for (const sell of sells) {
+      const route = pair(buy, sell, opts);
+      if (route) routes.push(route);
+    }
+  }
+  return routes.sort(compareRoutes);
+}
+
+/**
+ * The item's best priced route by the ranking of the module doc (null when none is priced), without building every
+ * pair: the market-wide scan's exact step (src/fees/top-routes.ts). The legs that fail `minCredibility` or have no
+ * amount are dropped (a route's credibility is its lower leg's), then only the buys costing at most the third-lowest
+ * cost and the sells paying at least the third-highest proceeds are paired. The best route is among them: buys are
+ * one per market and a market has at most two sells (ask, bid), so for any route some kept buy on another market
+ * than its sell costs no more, and some kept sell on another market than its buy pays no less. (Routes whose
+ * margins tie at 6 decimals may rank in another order than `tradeRoutes` would put them.)
+ */
+export function bestRoute(
+  quotes: readonly MarketQuote[],
+  book: { feesOf(market: string): MarketFees; rates: UsdRates; rateDates: ReadonlyMap<string, string> },
+  opts: RouteOptions,
+): TradeRoute | null {
+  const { buys, sells } = routeLegs(quotes, book, opts);
+  const ok = (l: RouteLeg) => l.fees.amount !== null && l.credibility >= opts.minCredibility;
+  const cheap = buys.filter((l) => ok(l) && l.fees.amount!.gt(0)).sort((a, b) => a.fees.amount!.comparedTo(b.fees.amount!));
+  const rich = sells.filter(ok).sort((a, b) => b.fees.amount!.comparedTo(a.fees.amount!));
+  const k = 3;
+  const buyCut = cheap[Math.min(k, cheap.length) - 1]?.fees.amount ?? undefined;
+  const sellCut = rich[Math.min(k, rich.length) - 1]?.fees.amount ?? undefined;
+  if (buyCut === undefined || sellCut === undefined) return null;
+  let best: TradeRoute | null = null;
+  for (const buy of cheap) {
+    if (buy.fees.amount!.gt(buyCut)) break;
+    for (const sell of rich) {
+      if (sell.fees.amount!.lt(sellCut)) break;
+      const route = pair(buy, sell, opts);
+      if (route && route.priced && (best === null || compareRoutes(route, best) < 0)) best = route;
+    }
+  }
+  return best;
+}
+
+type Book = { feesOf(market: string): MarketFees; rates: UsdRates; rateDates: ReadonlyMap<string, string> };
+
+/** The buy legs (asks) and sell legs (asks and bids) of the item's quotes for the options, before pairing. */
+function routeLegs(quotes: readonly MarketQuote[], book: Book, opts: RouteOptions): { buys: RouteLeg[]; sells: RouteLeg[] } {
   const usable = quotes.filter((q): q is MarketQuote & { side: 'ask' | 'bid'; price: Money } => q.side !== 'mid' && q.price !== null && q.delistedAt === null && q.price.gt(0));
   const minQuantity = opts.minQuantity ?? null;
   const liquid = (q: MarketQuote) => minQuantity === null || q.quantity === null || q.quantity >= minQuantity;
@@ -147,30 +196,29 @@ export function tradeRoutes(
       const { ctx, filled } = ctxOf(q.marketCode);
       return leg(q, path, afterFees(ctx, path, q.price, q.currencyCode, opts.currency), opts.now, filled);
     });
-  const routes: TradeRoute[] = [];
-  for (const buy of buys) {
-    for (const sell of sells) {
-      if (buy.marketCode === sell.marketCode) continue;
-      const credibility = Math.min(buy.credibility, sell.credibility);
-      if (credibility < opts.minCredibility) continue;
-      const cost = buy.fees.amount;
-      const proceeds = sell.fees.amount;
-      const priced = cost !== null && proceeds !== null && cost.gt(0);
-      const net = priced ? proceeds.minus(cost) : null;
-      routes.push({
-        buy,
-        sell,
-        priced,
-        net,
-        margin: net && cost ? net.div(cost).toDecimalPlaces(6) : null,
-        credibility,
-        feeSource: buy.callerFees.length > 0 || sell.callerFees.length > 0 ? 'caller' : 'official',
-        hold: holdOf(buy.marketCode, opts.holds),
-        quantityKnown: buy.quantity !== null && sell.quantity !== null,
-      });
-    }
-  }
-  return routes.sort(compareRoutes);
+  return { buys, sells };
+}
+
+/** The route of two legs, or null when they are on one market or below `minCredibility`. */
+function pair(buy: RouteLeg, sell: RouteLeg, opts: RouteOptions): TradeRoute | null {
+  if (buy.marketCode === sell.marketCode) return null;
+  const credibility = Math.min(buy.credibility, sell.credibility);
+  if (credibility < opts.minCredibility) return null;
+  const cost = buy.fees.amount;
+  const proceeds = sell.fees.amount;
+  const priced = cost !== null && proceeds !== null && cost.gt(0);
+  const net = priced ? proceeds.minus(cost) : null;
+  return {
+    buy,
+    sell,
+    priced,
+    net,
+    margin: net && cost ? net.div(cost).toDecimalPlaces(6) : null,
+    credibility,
+    feeSource: buy.callerFees.length > 0 || sell.callerFees.length > 0 ? 'caller' : 'official',
+    hold: holdOf(buy.marketCode, opts.holds),
+    quantityKnown: buy.quantity !== null && sell.quantity !== null,
+  };
 }
 
 const codes = (r: TradeRoute) => `${r.buy.marketCode}\u0000${r.sell.marketCode}\u0000${r.sell.side}`;

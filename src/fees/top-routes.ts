@@ -12,8 +12,9 @@
  *    the `candidates` items with the highest estimated margin. PostgreSQL aggregates per item: the service never
  *    holds more than the candidates' names, whatever the number of quotes.
  * 2. **Exact routes in JS** for the candidates only, `CHUNK` items at a time (their published quotes through the
- *    quote cache, then `tradeRoutes` with the same options as GET /prices/routes): each item's best priced route
- *    that meets `minMargin`; the best `limit` of them, ranked as routes are (margin, net, market codes).
+ *    quote cache, then `bestRoute`, the legs of GET /prices/routes with the same options, paired among the cheapest
+ *    and best-paying ones only): each item's best priced route that meets `minMargin`; the best `limit` of them,
+ *    ranked as routes are (margin, net, market codes).
  *
  * The estimate is exact for markets whose fees are proportional and differs slightly where a fee is fixed or rounded
  * (Steam's per-component rule, a fixed add/sub step); it may count the cheapest ask and the best sale on the same
@@ -34,7 +35,7 @@ import type { Database } from '../db/client.js';
 import type { MarketQuote } from '../services/quotes.js';
 import { afterFees, withoutFees } from './applied.js';
 import { withCallerFees } from './profile.js';
-import { compareRoutes, tradeRoutes, type RouteOptions, type TradeRoute } from './routes.js';
+import { bestRoute, compareRoutes, type RouteOptions, type TradeRoute } from './routes.js';
 import type { MarketFees, UsdRates } from '../valuation/fee-path.js';
 
 /** Largest `limit` of the scan. */
@@ -179,8 +180,8 @@ export async function topRoutes(
     for (const name of chunk) {
       const list = quotes.get(name);
       if (!list) continue;
-      const top = tradeRoutes(list, book, opts).find((r) => r.priced && (opts.minMargin === null || r.margin!.gte(opts.minMargin)));
-      if (top) best.push({ appId: opts.appId, marketHashName: name, route: top });
+      const top = bestRoute(list, book, opts);
+      if (top && (opts.minMargin === null || top.margin!.gte(opts.minMargin))) best.push({ appId: opts.appId, marketHashName: name, route: top });
     }
     // Keep only what can still be answered: the chunk's quotes go out of reach here.
     best = best.sort(compareTop).slice(0, opts.limit);

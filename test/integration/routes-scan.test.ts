@@ -11,6 +11,11 @@ import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/shapes.js';
 import { ingestBatch } from '../../src/services/ingestion.js';
 import { createAccount } from '../../src/services/accounts.js';
+import fc from 'fast-check';
+import { bestRoute, tradeRoutes } from '../../src/fees/routes.js';
+import { loadFeeBook } from '../../src/services/valuation.js';
+import { toMoney } from '../../src/lib/money.js';
+import type { MarketQuote } from '../../src/services/quotes.js';
 
 const ALPHA = 'Scan | Alpha';
 const BETA = 'Scan | Beta';
@@ -208,5 +213,44 @@ describe('the market-wide scan (GET /prices/routes/top, GraphQL topRoutes)', () 
     });
     const doc = (await t.get('/openapi.json')).body;
     expect(doc.paths['/prices/routes/top'].get['x-quotegate']).toMatchObject({ credit_cost: 5, rate_limit: { max_requests: 12, window_seconds: 60 } });
+  });
+});
+
+describe("the scan's exact step", () => {
+  it("bestRoute (pairing only the cheapest and best-paying legs) is the first priced route of tradeRoutes, on generated quotes", async () => {
+    const book = await loadFeeBook(t.db, new Date());
+    const markets = ['STEAM', 'BUFF163', 'BITSKINS', 'CSMONEY', 'SKINPORT', 'CSFLOAT', 'C5GAME', 'YOUPIN'];
+    const currencyOf: Record<string, string> = { BUFF163: 'CNY', C5GAME: 'CNY', YOUPIN: 'CNY', SKINPORT: 'EUR' };
+    const now = new Date('2026-07-17T00:00:00Z');
+    const quote = fc.record({
+      market: fc.constantFrom(...markets),
+      side: fc.constantFrom<'ask' | 'bid'>('ask', 'bid'),
+      cents: fc.integer({ min: 1, max: 20_000 }),
+      hoursOld: fc.integer({ min: 0, max: 96 }),
+      quantity: fc.option(fc.integer({ min: 0, max: 5 })),
+    });
+    const options = fc.record({
+      fund: fc.constantFrom<'cash' | 'balance'>('cash', 'balance'),
+      payout: fc.constantFrom<'cash' | 'balance'>('cash', 'balance'),
+      minCredibility: fc.constantFrom(0, 0.5),
+      minQuantity: fc.constantFrom(null, 2),
+      profile: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.uniqueArray(quote, { selector: (q) => `${q.market} ${q.side}`, maxLength: 16 }), options, (qs, o) => {
+        const quotes: MarketQuote[] = qs.map((q) => ({
+          appId: '730', marketHashName: 'x', marketCode: q.market, providerCode: q.market, side: q.side, currencyCode: currencyOf[q.market] ?? 'USD',
+          price: toMoney((q.cents / 100).toFixed(2)), quantity: q.quantity, isQuantityMinimum: null, isAllItemsSamePrice: null,
+          changedAt: now, observedAt: new Date(now.getTime() - q.hoursOld * 3_600_000), delistedAt: null, freshAt: now, valuation: null,
+        }));
+        const feeProfile = o.profile ? new Map([['C5GAME', { sale: toMoney('0.03'), deposit: toMoney('0.01') }], ['STEAM', { deposit: toMoney('0.02') }]]) : null;
+        const opts = { currency: 'USD', buyOn: null, sellOn: null, fund: o.fund, payout: o.payout, minCredibility: o.minCredibility, minQuantity: o.minQuantity, feeProfile, now };
+        const all = tradeRoutes(quotes, book, opts).find((r) => r.priced) ?? null;
+        const best = bestRoute(quotes, book, opts);
+        const key = (r: typeof best) => (r === null ? null : [r.buy.marketCode, r.sell.marketCode, r.sell.side, r.margin!.toString(), r.net!.toString()]);
+        expect(key(best)).toEqual(key(all));
+      }),
+      { numRuns: 300, seed: 44 },
+    );
   });
 });
