@@ -19,7 +19,7 @@ import { SCHEMA_EXAMPLES } from './examples.js';
 
 import { decimal, MarketQuoteOut, timestamp } from '../shapes/quote.js';
 import { CurrencyOut, FeeScheduleOut, WebsiteOut } from '../shapes/catalogue.js';
-import { ItemRoutesOut } from '../shapes/routes.js';
+import { ItemRoutesOut, TopRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';
 import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
 import { ChangeOut, PriceChangesOut } from '../shapes/changes.js';
@@ -167,6 +167,7 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType
   getPrices: { schema: ItemPricesOut, envelope: true },
   batchPrices: { schema: BatchPricesOut, envelope: true },
   getRoutes: { schema: ItemRoutesOut, envelope: true },
+  getTopRoutes: { schema: TopRoutesOut, envelope: true },
   getPriceHistory: { schema: ItemHistoryOut, envelope: true },
   getValuationAccuracy: { schema: ValuationAccuracyOut, envelope: true },
   getPriceChanges: { schema: PriceChangesOut, envelope: true },
@@ -190,6 +191,19 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType
   getHealth: { schema: z.strictObject({ status: z.literal('ok') }).meta({ id: 'HealthOut' }), envelope: false },
   getConfig: { schema: z.strictObject({ home_currency: z.string() }).meta({ id: 'ConfigOut' }), envelope: true },
   listEndpoints: { schema: z.array(EndpointInfoOut), envelope: true },
+};
+
+/** Query parameters both route paths take beyond GET /prices/routes' first ones (docs/fees.md). */
+const ROUTE_EXTRAS = {
+  min_quantity: z.string().regex(/^(\d{1,6}|1000000)$/).optional().meta({ description: 'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.' }),
+  fee_profile: z
+    .string()
+    .regex(/^[A-Z0-9_]{1,32}:(deposit|sale|withdraw)=0(\.\d{1,6})?(,(deposit|sale|withdraw)=0(\.\d{1,6})?)*(;[A-Z0-9_]{1,32}:(deposit|sale|withdraw)=0(\.\d{1,6})?(,(deposit|sale|withdraw)=0(\.\d{1,6})?)*)*$/)
+    .optional()
+    .meta({
+      description:
+        "Your own fee rates for markets whose official fees are unknown: `CODE:purpose=rate[,purpose=rate][;CODE:...]`, purpose deposit, sale or withdraw, rate a fraction 0 <= rate < 1 with at most 6 decimals (0.05 = 5 %), at most 64 markets, each market and purpose once. A rate fills only an unknown slot; routes priced with it say fee_source: caller.",
+    }),
 };
 
 /** Query parameters of each operation, with the validation's own rules. */
@@ -225,8 +239,23 @@ const QUERIES: Record<string, z.ZodObject> = {
     fund: v.funding.optional().meta({ description: "cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there." }),
     payout: v.funding.optional().meta({ description: "cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market." }),
     min_credibility: z.string().regex(/^(0(\.\d+)?|1(\.0+)?)$/).optional().meta({ description: 'Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.' }),
+    ...ROUTE_EXTRAS,
+    include_unpriced: z.enum(['true', 'false']).optional().meta({ description: 'true: list routes with an unknown fee (unpriced) after the priced ones; false (default): leave them out and count them in `unpriced_left_out`.' }),
   }),
 };
+
+QUERIES.getTopRoutes = z.object({
+  app_id: v.appId.optional(),
+  currency: v.currencyCode.meta({ description: 'The currency of every amount: an official currency code (GET /currencies).' }),
+  buy_on: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes to buy on (default: every market).' }),
+  sell_on: z.string().regex(/^\s*[A-Z0-9_]{1,32}\s*(,\s*[A-Z0-9_]{1,32}\s*)*$/).optional().meta({ description: 'Comma-separated market codes to sell on (default: every market).' }),
+  fund: v.funding.optional().meta({ description: "cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there." }),
+  payout: v.funding.optional().meta({ description: 'cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.' }),
+  min_credibility: z.string().regex(/^(0(\.\d+)?|1(\.0+)?)$/).optional().meta({ description: 'Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.' }),
+  ...ROUTE_EXTRAS,
+  min_margin: z.string().regex(v.MIN_MARGIN_PATTERN).optional().meta({ description: 'Keep routes whose margin (net / cost) is at least this fraction, -1 to 1000 (0.05 = 5 %); default: any priced route.' }),
+  limit: z.string().regex(/^\d{1,4}$/).optional().meta({ description: 'Routes answered, 1-100 (default 20).' }),
+});
 
 QUERIES.getPriceHistory = z.object({
   market_hash_name: v.marketHashName,

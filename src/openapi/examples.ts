@@ -210,6 +210,8 @@ export const BUY_LEG = {
   reason: null,
   steps: [usdToCny('28.18', '192.530371440633359715869881432500516088')],
   rates: [RATE_USD, RATE_USED],
+  quantity: null,
+  caller_fees: [],
 };
 
 /** The sell leg of a route: the BUFF163 ask after its sale fee, proceeds kept on the BUFF balance, in CNY. */
@@ -233,6 +235,8 @@ export const SELL_LEG = {
     usdToCny('28.805479538121', '196.80375'),
   ],
   rates: [RATE_USED, RATE_USD],
+  quantity: null,
+  caller_fees: [],
 };
 
 /** The best route: buy on CSFLOAT, sell on BUFF163 (2.2 % margin, before the legs' age is considered). */
@@ -243,10 +247,21 @@ export const ROUTE = {
   net_amount: '4.273378559366640284130118567499483912',
   margin: '0.022196',
   credibility: 0.3968502629920499,
+  fee_source: 'official',
+  hold_days: 7,
+  hold_source: "Valve, Counter-Strike 2 update 'Season Two: Episode One' (2025-07-16, https://www.counter-strike.net/news) and Steam Support FAQ 'Trade Protection': every CS2 item received in a Steam trade or bought on the Steam Community Market is Trade Protected for 7 days (it cannot be traded on, sold on the Community Market or modified).",
+  hold_note: "The market delivers a purchase by a Steam trade, so Steam's 7-day Trade Protection applies before the item can be traded on; a longer hold of the market's own is not documented in our sources.",
+  quantity_known: false,
 };
 
 /** GET /prices/routes of the item in CNY, buying on YOUPIN or CSFLOAT and selling on BUFF163, balances on both sides (the first of 4 routes). */
-export const ITEM_ROUTES = { app_id: '730', market_hash_name: ITEM, currency_code: 'CNY', fund: 'balance', payout: 'balance', routes: [ROUTE] };
+export const ITEM_ROUTES = { app_id: '730', market_hash_name: ITEM, currency_code: 'CNY', fund: 'balance', payout: 'balance', routes: [ROUTE], unpriced_left_out: 0, left_out_reason: null };
+
+/** One route of the market-wide scan. */
+export const TOP_ROUTE = { app_id: '730', market_hash_name: ITEM, route: ROUTE };
+
+/** GET /prices/routes/top in CNY with balances on both sides, the first of the routes found. */
+export const TOP_ROUTES = { app_id: '730', currency_code: 'CNY', fund: 'balance', payout: 'balance', candidate_items: 100, routes: [TOP_ROUTE] };
 
 const candle = (date: string, price: string) => ({ date, open: price, high: price, low: price, close: price, observations: 1, quantity: null, volume: null, delisted: false, days: 1 });
 
@@ -471,6 +486,8 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   CandleOut: CANDLE,
   CscpPointOut: CSCP_POINT,
   ItemRoutesOut: ITEM_ROUTES,
+  TopRouteOut: TOP_ROUTE,
+  TopRoutesOut: TOP_ROUTES,
   RouteOut: ROUTE,
   RouteLegOut: SELL_LEG,
   AppliedFeeStepOut: APPLIED_FEE_STEP,

@@ -128,7 +128,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     tag: 'Trade routes',
     summary: 'Buy-here-sell-there routes of one item',
     description:
-      'Every pair of a market to buy on (its ask) and a market to sell on (its ask or bid) for one item, with what the purchase costs and the sale pays after each market\'s official fees, every amount converted at official rates into `currency`. Each leg lists its fee steps with the running amount and the rates it used. Routes are ranked by margin; a leg whose fee is unknown is `unpriced` (an unknown fee is never free), never profitable.\n\n' +
+      'Every pair of a market to buy on (its ask) and a market to sell on (its ask or bid) for one item, with what the purchase costs and the sale pays after each market\'s official fees, every amount converted at official rates into `currency`. Each leg lists its fee steps with the running amount and the rates it used. Routes are ranked by margin; a route with an unknown fee is `unpriced` (an unknown fee is never free): it is left out and counted in `unpriced_left_out` unless `include_unpriced=true`, and `fee_profile` prices it with your own rates (`fee_source: caller`). Each route gives its trade hold (`hold_days`, days before the item bought can be sold on the sell market, with its source); `min_quantity` drops routes whose quotes report fewer items.\n\n' +
       '`fund` and `payout` say whether money moves through the markets\' deposit and withdrawal fees (cash) or stays on a balance there. 1 credit per answer; 404 when the item has no quotes.',
     response: billed(ex.ITEM_ROUTES),
     parameters: {
@@ -138,6 +138,28 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       fund: { example: 'balance' },
       payout: { example: 'balance' },
       min_credibility: { example: '0.25' },
+      min_quantity: { example: '2' },
+      fee_profile: { example: 'C5GAME:sale=0.025,withdraw=0.01;YOUPIN:sale=0.01' },
+      include_unpriced: { example: 'false' },
+    },
+  },
+  getTopRoutes: {
+    tag: 'Trade routes',
+    summary: 'The best routes across the catalogue',
+    description:
+      'The best priced route of each item, across every item of the app, ranked by margin (then net), at most `limit` (1-100). The options are those of GET /prices/routes plus `min_margin`; only priced routes are ranked (give `fee_profile` to price markets whose official fees are unknown). Method (docs/fees.md, The market-wide scan): PostgreSQL pre-selects the candidate items by an estimate of their margin (cheapest ask and best sale in USD, each market\'s fees as a factor), then the candidates\' routes are priced exactly; `candidate_items` says how many. 5 credits per answer; 422 for each bad parameter (never billed).',
+    response: billed(ex.TOP_ROUTES),
+    parameters: {
+      currency: { example: 'CNY' },
+      fund: { example: 'balance' },
+      payout: { example: 'balance' },
+      min_credibility: { example: '0.25' },
+      buy_on: { example: 'YOUPIN,CSFLOAT' },
+      sell_on: { example: 'BUFF163' },
+      min_margin: { example: '0.02' },
+      min_quantity: { example: '2' },
+      limit: { example: '20' },
+      fee_profile: { example: 'C5GAME:sale=0.025,withdraw=0.01' },
     },
   },
   getPriceHistory: {

@@ -4,7 +4,7 @@
  * selected as `marketsJson`: the text `quoteJson` (services/quotes.ts) wrote once per cached quote.
  */
 import { CurrencyOut, FeeScheduleOut, selectionOf, WebsiteOut } from '../shapes/catalogue.js';
-import { ItemRoutesOut } from '../shapes/routes.js';
+import { ItemRoutesOut, TopRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';
 import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
 
@@ -33,9 +33,12 @@ export const DOCUMENTS = {
   batchPrices: `query batchPrices($marketHashNames: [String!]!, $appId: String!, $markets: [String!], $side: SideFilter!) {
     batchPrices(marketHashNames: $marketHashNames, appId: $appId, markets: $markets, side: $side) {
       app_id: appId side items { market_hash_name: marketHashName markets: marketsJson } } }`,
-  getRoutes: `query getRoutes($marketHashName: String!, $appId: String!, $currency: String!, $buyOn: [String!], $sellOn: [String!], $fund: RouteFunding!, $payout: RoutePayout!, $minCredibility: Float!) {
-    routes(marketHashName: $marketHashName, appId: $appId, currency: $currency, buyOn: $buyOn, sellOn: $sellOn, fund: $fund, payout: $payout, minCredibility: $minCredibility) {
+  getRoutes: `query getRoutes($marketHashName: String!, $appId: String!, $currency: String!, $buyOn: [String!], $sellOn: [String!], $fund: RouteFunding!, $payout: RoutePayout!, $minCredibility: Float!, $minQuantity: Int, $feeProfile: [CallerFeeInput!], $includeUnpriced: Boolean!) {
+    routes(marketHashName: $marketHashName, appId: $appId, currency: $currency, buyOn: $buyOn, sellOn: $sellOn, fund: $fund, payout: $payout, minCredibility: $minCredibility, minQuantity: $minQuantity, feeProfile: $feeProfile, includeUnpriced: $includeUnpriced) {
       ${selectionOf(ItemRoutesOut)} } }`,
+  getTopRoutes: `query getTopRoutes($appId: String!, $currency: String!, $buyOn: [String!], $sellOn: [String!], $fund: RouteFunding!, $payout: RoutePayout!, $minCredibility: Float!, $minQuantity: Int, $feeProfile: [CallerFeeInput!], $minMargin: String, $limit: Int!) {
+    topRoutes(appId: $appId, currency: $currency, buyOn: $buyOn, sellOn: $sellOn, fund: $fund, payout: $payout, minCredibility: $minCredibility, minQuantity: $minQuantity, feeProfile: $feeProfile, minMargin: $minMargin, limit: $limit) {
+      ${selectionOf(TopRoutesOut)} } }`,
   getPriceHistory: `query getPriceHistory($marketHashName: String!, $appId: String!, $markets: [String!], $side: SideFilter!, $from: Date, $to: Date, $interval: HistoryInterval!) {
     priceHistory(marketHashName: $marketHashName, appId: $appId, markets: $markets, side: $side, from: $from, to: $to, interval: $interval) {
       ${selectionOf(ItemHistoryOut)} } }`,

@@ -19,6 +19,7 @@ import { DEFAULT_SEARCH_PAGE, MAX_SEARCH_PAGE } from '../search/query.js';
 import { refundCredits } from '../services/billing.js';
 import { LARGE_LOAD } from '../services/quote-cache.js';
 import { deliveryStream } from '../lib/delivery.js';
+import { parseFeeProfile, type CallerFee } from '../fees/profile.js';
 import type { Logger } from 'pino';
 import type { Reply } from '../http/replies.js';
 
@@ -151,6 +152,43 @@ function sideParam(c: Collector, query: URLSearchParams): string | undefined {
   return raw === undefined ? 'all' : c.check('query', 'side', v.side, raw);
 }
 
+/**
+ * The route options both route paths share: `currency` (required), `buy_on`, `sell_on`, `fund`, `payout`,
+ * `min_credibility`, `min_quantity`, `fee_profile` (docs/fees.md).
+ */
+function routeParams(c: Collector, query: URLSearchParams): Record<string, unknown> {
+  const currencyRaw = c.one(query, 'currency');
+  if (currencyRaw === undefined) c.add('query', 'currency', 'is required');
+  const currency = currencyRaw === undefined ? undefined : c.check('query', 'currency', v.currencyCode, currencyRaw);
+  const buyOn = parseMarketList(c, 'buy_on', c.one(query, 'buy_on'));
+  const sellOn = parseMarketList(c, 'sell_on', c.one(query, 'sell_on'));
+  const fundRaw = c.one(query, 'fund');
+  const fund = fundRaw === undefined ? 'cash' : c.check('query', 'fund', v.funding, fundRaw);
+  const payoutRaw = c.one(query, 'payout');
+  const payout = payoutRaw === undefined ? 'cash' : c.check('query', 'payout', v.funding, payoutRaw);
+  const credRaw = c.one(query, 'min_credibility');
+  let minCredibility: number | undefined = 0;
+  if (credRaw !== undefined) {
+    minCredibility = /^(0(\.\d+)?|1(\.0+)?)$/.test(credRaw) ? Number(credRaw) : undefined;
+    if (minCredibility === undefined) c.add('query', 'min_credibility', 'must be a number from 0 to 1');
+  }
+  const qtyRaw = c.one(query, 'min_quantity');
+  let minQuantity: number | null | undefined = null;
+  if (qtyRaw !== undefined) minQuantity = c.check('query', 'min_quantity', v.minQuantity, /^(\d{1,6}|1000000)$/.test(qtyRaw) ? Number(qtyRaw) : NaN);
+  const profileRaw = c.one(query, 'fee_profile');
+  let feeProfile: CallerFee[] | null | undefined = null;
+  if (profileRaw !== undefined) {
+    const parsed = parseFeeProfile(profileRaw);
+    if ('problems' in parsed) {
+      for (const p of parsed.problems) c.add('query', 'fee_profile', p);
+      feeProfile = undefined;
+    } else {
+      feeProfile = c.check('query', 'fee_profile', v.feeProfile, parsed.entries) as CallerFee[] | undefined;
+    }
+  }
+  return { currency, buyOn, sellOn, fund, payout, minCredibility, minQuantity, feeProfile };
+}
+
 const pick = (key: string) => (data: Record<string, unknown>) => data[key];
 
 /** The route table; method and path come from the catalogue only (ROUTES). */
@@ -232,23 +270,27 @@ const TABLE: readonly RouteSpec[] = [
     variables: ({ query }) => {
       const c = new Collector();
       const { marketHashName, appId } = itemParams(c, query);
-      const currencyRaw = c.one(query, 'currency');
-      if (currencyRaw === undefined) c.add('query', 'currency', 'is required');
-      const currency = currencyRaw === undefined ? undefined : c.check('query', 'currency', v.currencyCode, currencyRaw);
-      const buyOn = parseMarketList(c, 'buy_on', c.one(query, 'buy_on'));
-      const sellOn = parseMarketList(c, 'sell_on', c.one(query, 'sell_on'));
-      const fundRaw = c.one(query, 'fund');
-      const fund = fundRaw === undefined ? 'cash' : c.check('query', 'fund', v.funding, fundRaw);
-      const payoutRaw = c.one(query, 'payout');
-      const payout = payoutRaw === undefined ? 'cash' : c.check('query', 'payout', v.funding, payoutRaw);
-      const credRaw = c.one(query, 'min_credibility');
-      let minCredibility: number | undefined = 0;
-      if (credRaw !== undefined) {
-        minCredibility = /^(0(\.\d+)?|1(\.0+)?)$/.test(credRaw) ? Number(credRaw) : undefined;
-        if (minCredibility === undefined) c.add('query', 'min_credibility', 'must be a number from 0 to 1');
-      }
+      const opts = routeParams(c, query);
+      const includeUnpriced = parseBoolean(c, 'include_unpriced', c.one(query, 'include_unpriced'), false);
       c.done();
-      return { marketHashName, appId, currency, buyOn, sellOn, fund, payout, minCredibility };
+      return { marketHashName, appId, ...opts, includeUnpriced };
+    },
+  },
+  {
+    // A documented extension (docs/fees.md, The market-wide scan): the best routes across the catalogue.
+    operationId: 'getTopRoutes', envelope: true, payload: pick('topRoutes'),
+    variables: ({ query }) => {
+      const c = new Collector();
+      const appRaw = c.one(query, 'app_id');
+      const appId = appRaw === undefined ? CS2_APP_ID : c.check('query', 'app_id', v.appId, appRaw);
+      const opts = routeParams(c, query);
+      const marginRaw = c.one(query, 'min_margin');
+      const minMargin = marginRaw === undefined ? null : (c.check('query', 'min_margin', v.minMargin, marginRaw) ?? null);
+      const limitRaw = c.one(query, 'limit');
+      let limit: number | undefined = 20;
+      if (limitRaw !== undefined) limit = c.check('query', 'limit', v.topLimit, /^\d{1,4}$/.test(limitRaw) ? Number(limitRaw) : NaN);
+      c.done();
+      return { appId, ...opts, minMargin, limit };
     },
   },
   {

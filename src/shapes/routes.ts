@@ -43,6 +43,8 @@ export const RouteLegOut = z
     reason: z.string().nullable(),
     steps: z.array(AppliedFeeStepOut),
     rates: z.array(RateUsedOut),
+    quantity: z.int().min(0).nullable(),
+    caller_fees: z.array(z.enum(['deposit', 'sale', 'withdraw'])),
   })
   .meta({ id: 'RouteLegOut' });
 
@@ -55,6 +57,11 @@ export const RouteOut = z
     net_amount: decimal.nullable(),
     margin: decimal.nullable(),
     credibility: z.number().min(0).max(1),
+    fee_source: z.enum(['official', 'caller']),
+    hold_days: z.int().min(0).nullable(),
+    hold_source: z.string().nullable(),
+    hold_note: z.string(),
+    quantity_known: z.boolean(),
   })
   .meta({ id: 'RouteOut' });
 
@@ -67,5 +74,23 @@ export const ItemRoutesOut = z
     fund: z.enum(['cash', 'balance']),
     payout: z.enum(['cash', 'balance']),
     routes: z.array(RouteOut),
+    unpriced_left_out: z.int().min(0),
+    left_out_reason: z.string().nullable(),
   })
   .meta({ id: 'ItemRoutesOut' });
+
+/** One route of the market-wide scan: the item it trades and the route. */
+export const TopRouteOut = z.strictObject({ app_id: z.string(), market_hash_name: z.string(), route: RouteOut }).meta({ id: 'TopRouteOut' });
+
+/** GET /prices/routes/top: the best priced routes across the catalogue, ranked by margin. */
+export const TopRoutesOut = z
+  .strictObject({
+    app_id: z.string(),
+    currency_code: z.string(),
+    fund: z.enum(['cash', 'balance']),
+    payout: z.enum(['cash', 'balance']),
+    /** Items whose exact routes were computed (the SQL pre-selection's candidates). */
+    candidate_items: z.int().min(0),
+    routes: z.array(TopRouteOut),
+  })
+  .meta({ id: 'TopRoutesOut' });

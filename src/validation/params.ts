@@ -5,6 +5,7 @@
  * (the spec states 32 for the batch; GET uses the same bound, see README).
  */
 import { z } from 'zod';
+import { profileOf } from '../fees/profile.js';
 import { decodeSearchCursor, MAX_QUERY_CHARS, MAX_SEARCH_PAGE, queryProblem, searchWords } from '../search/query.js';
 
 /** Unicode code points in `s` (a lone surrogate counts as one, as string iteration does), without copying it. */
@@ -97,10 +98,38 @@ export const minCredibility = z
   .max(1, { message: 'must be a number from 0 to 1' });
 /** How a route's buyer pays (`cash`: through the market's deposit fees; `balance`: a balance held there). */
 export const funding = z.enum(['cash', 'balance'], { message: 'must be cash or balance' });
+/** A route's liquidity floor (`min_quantity`): a whole number of items, 0-1,000,000. */
+export const minQuantity = z
+  .number({ message: 'must be a whole number from 0 to 1000000' })
+  .int({ message: 'must be a whole number from 0 to 1000000' })
+  .min(0, { message: 'must be a whole number from 0 to 1000000' })
+  .max(1_000_000, { message: 'must be a whole number from 0 to 1000000' });
+/** The text of a margin floor: a decimal fraction from -1 to 1000 with at most 6 decimals (the document states this pattern). */
+export const MIN_MARGIN_PATTERN = /^(-1(\.0{1,6})?|-0(\.\d{1,6})?|\d{1,3}(\.\d{1,6})?|1000(\.0{1,6})?)$/;
+/** A margin floor (`min_margin`): a decimal fraction from -1 to 1000 with at most 6 decimals (0.05 = 5 %). */
+export const minMargin = z.string().regex(MIN_MARGIN_PATTERN, { message: 'must be a decimal from -1 to 1000 with at most 6 decimals (0.05 = 5 %)' });
+/** Most routes of the market-wide scan (`limit`). */
+export const MAX_TOP_LIMIT = 100;
+/** The scan's `limit`: 1-100. */
+export const topLimit = z
+  .number({ message: `must be a whole number from 1 to ${MAX_TOP_LIMIT}` })
+  .int({ message: `must be a whole number from 1 to ${MAX_TOP_LIMIT}` })
+  .min(1, { message: `must be a whole number from 1 to ${MAX_TOP_LIMIT}` })
+  .max(MAX_TOP_LIMIT, { message: `must be a whole number from 1 to ${MAX_TOP_LIMIT}` });
+/** A caller fee profile (GraphQL `feeProfile`, REST `fee_profile`; src/fees/profile.ts): its rules, every problem listed. */
+export const feeProfile = z
+  .array(z.looseObject({ marketCode: z.string(), deposit: z.string().nullish(), sale: z.string().nullish(), withdraw: z.string().nullish() }))
+  .superRefine((entries, ctx) => {
+    const r = profileOf(entries);
+    if ('problems' in r) for (const message of r.problems) ctx.addIssue({ code: 'custom', message });
+  });
+const routeExtras = { minQuantity: minQuantity.nullish(), feeProfile: feeProfile.nullish() };
 /** Arguments of `Item.routes`. */
-export const itemRoutesArgs = z.looseObject({ currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility });
+export const itemRoutesArgs = z.looseObject({ currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility, ...routeExtras });
 /** Arguments of the GraphQL `routes` root field (REST: GET /prices/routes). */
-export const routesArgs = z.looseObject({ marketHashName, appId, currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility });
+export const routesArgs = z.looseObject({ marketHashName, appId, currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility, ...routeExtras });
+/** Arguments of the GraphQL `topRoutes` root field (REST: GET /prices/routes/top). */
+export const topRoutesArgs = z.looseObject({ appId, currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility, ...routeExtras, minMargin: minMargin.nullish(), limit: topLimit });
 /**
  * The days a date parameter may name, on every face (REST query parameters, GraphQL `Date` arguments, the pages'
  * `from`/`to`): 1970-01-01 to 9999-12-31, inclusive. Why these bounds: PostgreSQL has no year 0 (`0000-01-01` is
@@ -242,4 +271,4 @@ export const itemSearchArgs = z
  * both orders; docs/benchmarks.md).
  * `test/unit/metered-args.test.ts` holds every metered root field to having a rule here.
  */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs, items: itemSearchArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, topRoutes: topRoutesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs, items: itemSearchArgs };

@@ -114,6 +114,21 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     fund: fc.constantFrom('cash', 'balance'),
     payout: fc.constantFrom('cash', 'balance'),
     min_credibility: fc.constantFrom('0', '0.5', '1', '1.0', '0.000001', '0.99'),
+    // GET /prices/routes and /prices/routes/top (a profile naming a market twice, or over 64 markets, is refused by the answer: see expectValid)
+    min_quantity: fc.constantFrom('0', '1', '2', '5', '999999', '1000000', '000001'),
+    include_unpriced: fc.constantFrom('true', 'false'),
+    fee_profile: fc
+      .array(
+        fc.tuple(
+          fc.constantFrom('C5GAME', 'STEAM', 'BITSKINS', 'YOUPIN', 'A'.repeat(32), '_', 'NOPE'),
+          fc.subarray(['deposit', 'sale', 'withdraw'], { minLength: 1 }),
+          fc.constantFrom('0', '0.05', '0.999999', '0.1', '0.000001'),
+        ),
+        { minLength: 1, maxLength: 4 },
+      )
+      .map((parts) => parts.map(([m, ps, r]) => `${m}:${ps.map((p) => `${p}=${r}`).join(',')}`).join(';')),
+    // GET /prices/routes/top
+    min_margin: fc.constantFrom('0', '0.05', '-1', '-1.0', '-0.5', '1000', '1000.000000', '999.999999', '12'),
     // GET /websites/{code}/fee-schedule
     as_of: fc.constantFrom('2026-11-23', '1970-01-01', '2024-02-29', '2000-01-01', '2000-02-29', '2099-12-31', '9999-12-31'),
     // GET /prices/history (a range the interval does not allow is refused by the answer: see expectValid)
@@ -153,6 +168,10 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     fund: fc.constantFrom('CASH', 'card', '', 'cash ', 'balance,cash'),
     payout: fc.constantFrom('BALANCE', 'bank', '', ' cash'),
     min_credibility: fc.constantFrom('2', '-0', '-0.5', '1.5', '.5', '0.', '1e-3', 'NaN', '', ' 0', '0x1', '1.01'),
+    min_quantity: fc.constantFrom('-1', '1000001', '1.5', '', ' 1', '1e3', 'x', '0000001', '9'.repeat(20)),
+    include_unpriced: fc.constantFrom('TRUE', '1', '', 'yes', ' false'),
+    fee_profile: fc.constantFrom('', 'C5GAME', 'C5GAME:', 'C5GAME:sale', 'C5GAME:sale=1', 'C5GAME:sale=0.05;', 'c5game:sale=0.05', 'C5GAME:fee=0.05', 'C5GAME:sale=-0.1', 'C5GAME:sale=0.1234567', 'C5GAME:sale=.5', 'C5GAME:sale=0.05,sale=0.06', 'C5GAME:sale=0.05\u0000'),
+    min_margin: fc.constantFrom('-2', '1001', '1000.1', '-1.5', '0.1234567', '', '5%', '.5', '1e-2', ' 0', '+1', '-'),
     // Malformed days, and days at and beyond the supported range (edgeDay: years 0000-0099, 9999, 10000, 29 February).
     as_of: fc.oneof(fc.constantFrom('2026-02-30', '2025-02-29', '2026-13-01', '2026-00-10', '26-11-23', '2026-11-23T00:00:00Z', 'today', '', ' 2026-11-23', '2026/11/23', '20261123'), edgeDay),
     from: fc.oneof(fc.constantFrom('2026-02-30', '2026-13-01', '26-11-23', '2026-11-23T00:00:00Z', 'yesterday', '', ' 2026-07-01'), edgeDay),
@@ -349,11 +368,25 @@ function expectValid(template: string, method: string, url: URL, headers: Header
     case 'getPrices':
       statuses = (quoted.get(appId) ?? []).includes(q.get('market_hash_name')!) ? [200] : [404];
       break;
-    case 'getRoutes':
-      // An item without quotes is 404 first; a well-formed currency code without an official rate is then 422.
-      if (!(quoted.get(appId) ?? []).includes(q.get('market_hash_name')!)) statuses = [404];
+    case 'getRoutes': {
+      // A profile naming a market twice is 422 (the parameter rules); then an item without quotes is 404; a
+      // well-formed currency code without an official rate is then 422.
+      const profile = q.get('fee_profile');
+      const markets = profile === null ? [] : profile.split(';').map((p) => p.split(':')[0]);
+      if (new Set(markets).size !== markets.length) statuses = [422];
+      else if (!(quoted.get(appId) ?? []).includes(q.get('market_hash_name')!)) statuses = [404];
       else statuses = t.currencyCodes.includes(q.get('currency')!) ? [200] : [422];
       break;
+    }
+    case 'getTopRoutes': {
+      // Beyond the parameter patterns: limit 1-100, a profile naming a market twice, a currency without an official rate.
+      const limit = q.get('limit');
+      const profile = q.get('fee_profile');
+      const markets = profile === null ? [] : profile.split(';').map((p) => p.split(':')[0]);
+      const bad = (limit !== null && (Number(limit) < 1 || Number(limit) > 100)) || new Set(markets).size !== markets.length || !t.currencyCodes.includes(q.get('currency')!);
+      statuses = bad ? [422] : [200];
+      break;
+    }
     case 'getPriceHistory': {
       // The range is checked first (422: reversed or longer than the interval allows), then the item (404).
       const interval = (q.get('interval') ?? 'day') as 'day' | 'week' | 'month';

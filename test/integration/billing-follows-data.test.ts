@@ -180,6 +180,11 @@ const ROOT_FIELDS: Record<string, fc.Arbitrary<RootField>> = {
     text: `routes${args(arg('marketHashName', n), arg('currency', c), arg('sellOn', sell))} { currencyCode routes { status netAmount buy { marketCode } } }`,
     units: 1,
   })),
+  topRoutes: fc.tuple(mostly(GOOD_CURRENCIES, BAD_CURRENCIES), mostly([undefined, 1, 20, 100], [0, 101]), mostly([undefined, null, '0', '-1'], ['x', '1001'])).map(([c, limit, margin]) => ({
+    field: 'topRoutes',
+    text: `topRoutes${args(arg('currency', c), arg('limit', limit), arg('minMargin', margin), 'fund: balance, payout: balance')} { candidateItems routes { marketHashName route { margin } } }`,
+    units: 1,
+  })),
   items: fc
     .tuple(mostly(['redline', 'ak47 redline ft', 'recoil case', 'no such thing'], ['', '|||']), mostly([undefined, 1, 20, 50], [0, 51]), mostly([undefined, null], ['not a cursor']), quoteSelection)
     .map(([search, first, after, q]) => ({
@@ -367,6 +372,9 @@ const REST_CASES: Record<string, fc.Arbitrary<RestCase>> = {
   })),
   getRoutes: fc.tuple(getOrHead, fc.constantFrom(...REST_NAMES), fc.constantFrom(undefined, 'USD', 'EUR', 'ZZZ', 'usd', ''), fc.constantFrom(...REST_MARKETS)).map(([method, n, c, sell]) => ({
     operationId: 'getRoutes', method, path: `/prices/routes${q({ market_hash_name: n, currency: c, sell_on: sell })}`, headers: {}, units: 1,
+  })),
+  getTopRoutes: fc.tuple(getOrHead, fc.constantFrom(undefined, 'USD', 'EUR', 'ZZZ', 'usd', ''), fc.constantFrom(undefined, '1', '100', '0', '101', 'x'), fc.constantFrom(undefined, '0', '-1', '5%', '')).map(([method, c, limit, margin]) => ({
+    operationId: 'getTopRoutes', method, path: `/prices/routes/top${q({ currency: c, limit, min_margin: margin, fund: 'balance', payout: 'balance' })}`, headers: {}, units: 1,
   })),
   getPriceHistory: fc.tuple(getOrHead, fc.constantFrom(...REST_NAMES), fc.constantFrom(...REST_DATES), fc.constantFrom(...REST_DATES), fc.constantFrom(undefined, 'day', 'month', 'hour')).map(([method, n, from, to, interval]) => ({
     operationId: 'getPriceHistory', method, path: `/prices/history${q({ market_hash_name: n, from, to, interval })}`, headers: {}, units: 1,

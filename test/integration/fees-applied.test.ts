@@ -183,7 +183,7 @@ describe('cross-market routes: buy here, sell there, after both markets\' fees',
   const ROUTES = (q: string) => `/prices/routes?market_hash_name=${encodeURIComponent(ITEM)}&${q}`;
 
   it('REST: a priced route shows both legs and its margin; a leg with an unknown fee makes its route unpriced', async () => {
-    const res = await t.get(ROUTES('currency=USD&fund=balance&payout=balance&buy_on=BITSKINS&sell_on=STEAM,C5GAME'), t.auth());
+    const res = await t.get(ROUTES('currency=USD&fund=balance&payout=balance&buy_on=BITSKINS&sell_on=STEAM,C5GAME&include_unpriced=true'), t.auth());
     const data = expectEnvelope(res);
     expect(res.body.meta).toMatchObject({ billable: true, credit: { cost: 1 } });
     expect(data).toMatchObject({ market_hash_name: ITEM, currency_code: 'USD', fund: 'balance', payout: 'balance' });
@@ -198,8 +198,9 @@ describe('cross-market routes: buy here, sell there, after both markets\' fees',
   });
 
   it('by default the buyer pays deposit fees and the seller cashes out: with no known deposit fee every route is unpriced, none profitable', async () => {
-    const data = expectEnvelope(await t.get(ROUTES('currency=USD'), t.auth()));
+    const data = expectEnvelope(await t.get(ROUTES('currency=USD&include_unpriced=true'), t.auth()));
     expect(data.routes.length).toBeGreaterThan(0);
+    expect(data).toMatchObject({ unpriced_left_out: 0, left_out_reason: null });
     for (const r of data.routes) {
       expect(r).toMatchObject({ status: 'unpriced', net_amount: null, margin: null });
       expect(r.buy).toMatchObject({ path: 'deposit', priced: false, unknown_purposes: ['deposit'] });

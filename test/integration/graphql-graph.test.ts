@@ -196,7 +196,7 @@ describe('MarketQuote.item and the valuation', () => {
         jpy: converted(currency: "JPY") { amount amountRounded currencyCode }
         usd: converted(currency: "USD") { amount amountRounded }
         afterFees(path: SALE, currency: "USD") { amount amountRounded steps { amount amountRounded currencyCode } } } }
-      routes(marketHashName: ${lit(ITEM)}, currency: "USD") { routes { netAmount netAmountRounded buy { amount amountRounded } } }
+      routes(marketHashName: ${lit(ITEM)}, currency: "USD", includeUnpriced: true) { routes { netAmount netAmountRounded buy { amount amountRounded } } }
       currencies { code decimals } }`);
     const [q] = d.prices.markets;
     expect(q.jpy.amount.split('.')[1]?.length ?? 0).toBeGreaterThan(6); // the converted amount carries its rates' digits
@@ -212,7 +212,7 @@ describe('MarketQuote.item and the valuation', () => {
       expect(Math.abs(Number(r.netAmountRounded) - Number(r.netAmount))).toBeLessThanOrEqual(0.005);
     }
     // The exact fields are what GET /prices/routes answers (their meaning unchanged).
-    const rest = expectEnvelope(await t.get(`/prices/routes?market_hash_name=${encodeURIComponent(ITEM)}&currency=USD`, t.auth()));
+    const rest = expectEnvelope(await t.get(`/prices/routes?market_hash_name=${encodeURIComponent(ITEM)}&currency=USD&include_unpriced=true`, t.auth()));
     expect(d.routes.routes.map((r: any) => r.netAmount)).toEqual(rest.routes.map((r: any) => r.net_amount));
     const decimals = Object.fromEntries(d.currencies.map((c: any) => [c.code, c.decimals]));
     expect([decimals.USD, decimals.CNY, decimals.EUR, decimals.JPY, decimals.KRW]).toEqual([2, 2, 2, 0, 0]);

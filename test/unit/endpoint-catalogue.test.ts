@@ -7,10 +7,12 @@ import { operationCost } from '../../src/services/billing.js';
 
 describe('endpoint catalogue (data/endpoints.json)', () => {
   it("holds the spec's 13 operations with the spec costs and limits, and the extensions", () => {
-    expect(ENDPOINTS).toHaveLength(19);
+    expect(ENDPOINTS).toHaveLength(20);
     const row = (id: string) => ENDPOINTS.find((e) => e.operationId === id)!;
     // Extension (README): an item's cross-market routes, billed and limited like GET /prices.
     expect(row('getRoutes')).toMatchObject({ method: 'GET', path: '/prices/routes', creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['routes', 'Item.routes'] });
+    // Extension (docs/fees.md, The market-wide scan): the best routes across the catalogue, 5 credits, 12 a minute.
+    expect(row('getTopRoutes')).toMatchObject({ method: 'GET', path: '/prices/routes/top', creditCost: 5, rateLimit: { maxRequests: 12, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['topRoutes'] });
     // Extension (README, docs/history.md): an item's price history, billed and limited like GET /prices.
     expect(row('getPriceHistory')).toMatchObject({ method: 'GET', path: '/prices/history', creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['priceHistory', 'Item.history'] });
     // Extension (README, docs/valuation.md section 10): the valuation's published accuracy, public and free like /status.

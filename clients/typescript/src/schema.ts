@@ -288,11 +288,31 @@ export interface paths {
         };
         /**
          * Buy-here-sell-there routes of one item
-         * @description Every pair of a market to buy on (its ask) and a market to sell on (its ask or bid) for one item, with what the purchase costs and the sale pays after each market's official fees, every amount converted at official rates into `currency`. Each leg lists its fee steps with the running amount and the rates it used. Routes are ranked by margin; a leg whose fee is unknown is `unpriced` (an unknown fee is never free), never profitable.
+         * @description Every pair of a market to buy on (its ask) and a market to sell on (its ask or bid) for one item, with what the purchase costs and the sale pays after each market's official fees, every amount converted at official rates into `currency`. Each leg lists its fee steps with the running amount and the rates it used. Routes are ranked by margin; a route with an unknown fee is `unpriced` (an unknown fee is never free): it is left out and counted in `unpriced_left_out` unless `include_unpriced=true`, and `fee_profile` prices it with your own rates (`fee_source: caller`). Each route gives its trade hold (`hold_days`, days before the item bought can be sold on the sell market, with its source); `min_quantity` drops routes whose quotes report fewer items.
          *
          *     `fund` and `payout` say whether money moves through the markets' deposit and withdrawal fees (cash) or stays on a balance there. 1 credit per answer; 404 when the item has no quotes.
          */
         get: operations["getRoutes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prices/routes/top": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The best routes across the catalogue
+         * @description The best priced route of each item, across every item of the app, ranked by margin (then net), at most `limit` (1-100). The options are those of GET /prices/routes plus `min_margin`; only priced routes are ranked (give `fee_profile` to price markets whose official fees are unknown). Method (docs/fees.md, The market-wide scan): PostgreSQL pre-selects the candidate items by an estimate of their margin (cheapest ask and best sale in USD, each market's fees as a factor), then the candidates' routes are priced exactly; `candidate_items` says how many. 5 credits per answer; 422 for each bad parameter (never billed).
+         */
+        get: operations["getTopRoutes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1702,7 +1722,9 @@ export interface components {
          *                 "usd_rate": "0.1463665176",
          *                 "rate_date": "2026-04-13"
          *               }
-         *             ]
+         *             ],
+         *             "quantity": null,
+         *             "caller_fees": []
          *           },
          *           "sell": {
          *             "market_code": "BUFF163",
@@ -1767,14 +1789,23 @@ export interface components {
          *                 "usd_rate": "1",
          *                 "rate_date": "2026-04-13"
          *               }
-         *             ]
+         *             ],
+         *             "quantity": null,
+         *             "caller_fees": []
          *           },
          *           "status": "priced",
          *           "net_amount": "4.273378559366640284130118567499483912",
          *           "margin": "0.022196",
-         *           "credibility": 0.3968502629920499
+         *           "credibility": 0.3968502629920499,
+         *           "fee_source": "official",
+         *           "hold_days": 7,
+         *           "hold_source": "Valve, Counter-Strike 2 update 'Season Two: Episode One' (2025-07-16, https://www.counter-strike.net/news) and Steam Support FAQ 'Trade Protection': every CS2 item received in a Steam trade or bought on the Steam Community Market is Trade Protected for 7 days (it cannot be traded on, sold on the Community Market or modified).",
+         *           "hold_note": "The market delivers a purchase by a Steam trade, so Steam's 7-day Trade Protection applies before the item can be traded on; a longer hold of the market's own is not documented in our sources.",
+         *           "quantity_known": false
          *         }
-         *       ]
+         *       ],
+         *       "unpriced_left_out": 0,
+         *       "left_out_reason": null
          *     }
          */
         ItemRoutesOut: {
@@ -1786,6 +1817,8 @@ export interface components {
             /** @enum {string} */
             payout: "cash" | "balance";
             routes: components["schemas"]["RouteOut"][];
+            unpriced_left_out: number;
+            left_out_reason: string | null;
         };
         /**
          * @example {
@@ -1828,7 +1861,9 @@ export interface components {
          *             "usd_rate": "0.1463665176",
          *             "rate_date": "2026-04-13"
          *           }
-         *         ]
+         *         ],
+         *         "quantity": null,
+         *         "caller_fees": []
          *       },
          *       "sell": {
          *         "market_code": "BUFF163",
@@ -1893,12 +1928,19 @@ export interface components {
          *             "usd_rate": "1",
          *             "rate_date": "2026-04-13"
          *           }
-         *         ]
+         *         ],
+         *         "quantity": null,
+         *         "caller_fees": []
          *       },
          *       "status": "priced",
          *       "net_amount": "4.273378559366640284130118567499483912",
          *       "margin": "0.022196",
-         *       "credibility": 0.3968502629920499
+         *       "credibility": 0.3968502629920499,
+         *       "fee_source": "official",
+         *       "hold_days": 7,
+         *       "hold_source": "Valve, Counter-Strike 2 update 'Season Two: Episode One' (2025-07-16, https://www.counter-strike.net/news) and Steam Support FAQ 'Trade Protection': every CS2 item received in a Steam trade or bought on the Steam Community Market is Trade Protected for 7 days (it cannot be traded on, sold on the Community Market or modified).",
+         *       "hold_note": "The market delivers a purchase by a Steam trade, so Steam's 7-day Trade Protection applies before the item can be traded on; a longer hold of the market's own is not documented in our sources.",
+         *       "quantity_known": false
          *     }
          */
         RouteOut: {
@@ -1909,6 +1951,12 @@ export interface components {
             net_amount: string | null;
             margin: string | null;
             credibility: number;
+            /** @enum {string} */
+            fee_source: "official" | "caller";
+            hold_days: number | null;
+            hold_source: string | null;
+            hold_note: string;
+            quantity_known: boolean;
         };
         /**
          * @example {
@@ -1974,7 +2022,9 @@ export interface components {
          *           "usd_rate": "1",
          *           "rate_date": "2026-04-13"
          *         }
-         *       ]
+         *       ],
+         *       "quantity": null,
+         *       "caller_fees": []
          *     }
          */
         RouteLegOut: {
@@ -2000,6 +2050,8 @@ export interface components {
             reason: string | null;
             steps: components["schemas"]["AppliedFeeStepOut"][];
             rates: components["schemas"]["RateUsedOut"][];
+            quantity: number | null;
+            caller_fees: ("deposit" | "sale" | "withdraw")[];
         };
         /**
          * @example {
@@ -2043,6 +2095,284 @@ export interface components {
             /** @description Decimal number as a string, plain notation. */
             usd_rate: string;
             rate_date: string | null;
+        };
+        /**
+         * @example {
+         *       "app_id": "730",
+         *       "currency_code": "CNY",
+         *       "fund": "balance",
+         *       "payout": "balance",
+         *       "candidate_items": 100,
+         *       "routes": [
+         *         {
+         *           "app_id": "730",
+         *           "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *           "route": {
+         *             "buy": {
+         *               "market_code": "CSFLOAT",
+         *               "side": "ask",
+         *               "market_currency_code": "USD",
+         *               "market_price_amount": "28.18",
+         *               "observed_at": "2026-07-16T00:00:00.000Z",
+         *               "fresh_at": "2026-07-16T00:00:00.000Z",
+         *               "age_seconds": 115200,
+         *               "credibility": 0.3968502629920499,
+         *               "path": "balance",
+         *               "priced": true,
+         *               "amount": "192.530371440633359715869881432500516088",
+         *               "unknown_purposes": [],
+         *               "reason": null,
+         *               "steps": [
+         *                 {
+         *                   "purpose": "conversion",
+         *                   "kind": "official_rate",
+         *                   "operator": null,
+         *                   "value": "6.832163642321978698221074571770777717813",
+         *                   "value_currency_code": null,
+         *                   "amount_before": "28.18",
+         *                   "currency_before": "USD",
+         *                   "amount": "192.530371440633359715869881432500516088",
+         *                   "currency_code": "CNY",
+         *                   "note": "USD to CNY at the official USD rates"
+         *                 }
+         *               ],
+         *               "rates": [
+         *                 {
+         *                   "currency_code": "USD",
+         *                   "usd_rate": "1",
+         *                   "rate_date": "2026-04-13"
+         *                 },
+         *                 {
+         *                   "currency_code": "CNY",
+         *                   "usd_rate": "0.1463665176",
+         *                   "rate_date": "2026-04-13"
+         *                 }
+         *               ],
+         *               "quantity": null,
+         *               "caller_fees": []
+         *             },
+         *             "sell": {
+         *               "market_code": "BUFF163",
+         *               "side": "ask",
+         *               "market_currency_code": "CNY",
+         *               "market_price_amount": "201.85",
+         *               "observed_at": "2026-07-16T00:00:00.000Z",
+         *               "fresh_at": "2026-07-16T00:00:00.000Z",
+         *               "age_seconds": 115200,
+         *               "credibility": 0.3968502629920499,
+         *               "path": "sale",
+         *               "priced": true,
+         *               "amount": "196.80375",
+         *               "unknown_purposes": [],
+         *               "reason": null,
+         *               "steps": [
+         *                 {
+         *                   "purpose": "sale",
+         *                   "kind": "fee",
+         *                   "operator": "mul",
+         *                   "value": "0.975",
+         *                   "value_currency_code": null,
+         *                   "amount_before": "201.85",
+         *                   "currency_before": "CNY",
+         *                   "amount": "196.80375",
+         *                   "currency_code": "CNY",
+         *                   "note": null
+         *                 },
+         *                 {
+         *                   "purpose": "sale",
+         *                   "kind": "convert",
+         *                   "operator": "auto",
+         *                   "value": "0.1463665176",
+         *                   "value_currency_code": null,
+         *                   "amount_before": "196.80375",
+         *                   "currency_before": "CNY",
+         *                   "amount": "28.805479538121",
+         *                   "currency_code": "USD",
+         *                   "note": null
+         *                 },
+         *                 {
+         *                   "purpose": "conversion",
+         *                   "kind": "official_rate",
+         *                   "operator": null,
+         *                   "value": "6.832163642321978698221074571770777717813",
+         *                   "value_currency_code": null,
+         *                   "amount_before": "28.805479538121",
+         *                   "currency_before": "USD",
+         *                   "amount": "196.80375",
+         *                   "currency_code": "CNY",
+         *                   "note": "USD to CNY at the official USD rates"
+         *                 }
+         *               ],
+         *               "rates": [
+         *                 {
+         *                   "currency_code": "CNY",
+         *                   "usd_rate": "0.1463665176",
+         *                   "rate_date": "2026-04-13"
+         *                 },
+         *                 {
+         *                   "currency_code": "USD",
+         *                   "usd_rate": "1",
+         *                   "rate_date": "2026-04-13"
+         *                 }
+         *               ],
+         *               "quantity": null,
+         *               "caller_fees": []
+         *             },
+         *             "status": "priced",
+         *             "net_amount": "4.273378559366640284130118567499483912",
+         *             "margin": "0.022196",
+         *             "credibility": 0.3968502629920499,
+         *             "fee_source": "official",
+         *             "hold_days": 7,
+         *             "hold_source": "Valve, Counter-Strike 2 update 'Season Two: Episode One' (2025-07-16, https://www.counter-strike.net/news) and Steam Support FAQ 'Trade Protection': every CS2 item received in a Steam trade or bought on the Steam Community Market is Trade Protected for 7 days (it cannot be traded on, sold on the Community Market or modified).",
+         *             "hold_note": "The market delivers a purchase by a Steam trade, so Steam's 7-day Trade Protection applies before the item can be traded on; a longer hold of the market's own is not documented in our sources.",
+         *             "quantity_known": false
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        TopRoutesOut: {
+            app_id: string;
+            currency_code: string;
+            /** @enum {string} */
+            fund: "cash" | "balance";
+            /** @enum {string} */
+            payout: "cash" | "balance";
+            candidate_items: number;
+            routes: components["schemas"]["TopRouteOut"][];
+        };
+        /**
+         * @example {
+         *       "app_id": "730",
+         *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *       "route": {
+         *         "buy": {
+         *           "market_code": "CSFLOAT",
+         *           "side": "ask",
+         *           "market_currency_code": "USD",
+         *           "market_price_amount": "28.18",
+         *           "observed_at": "2026-07-16T00:00:00.000Z",
+         *           "fresh_at": "2026-07-16T00:00:00.000Z",
+         *           "age_seconds": 115200,
+         *           "credibility": 0.3968502629920499,
+         *           "path": "balance",
+         *           "priced": true,
+         *           "amount": "192.530371440633359715869881432500516088",
+         *           "unknown_purposes": [],
+         *           "reason": null,
+         *           "steps": [
+         *             {
+         *               "purpose": "conversion",
+         *               "kind": "official_rate",
+         *               "operator": null,
+         *               "value": "6.832163642321978698221074571770777717813",
+         *               "value_currency_code": null,
+         *               "amount_before": "28.18",
+         *               "currency_before": "USD",
+         *               "amount": "192.530371440633359715869881432500516088",
+         *               "currency_code": "CNY",
+         *               "note": "USD to CNY at the official USD rates"
+         *             }
+         *           ],
+         *           "rates": [
+         *             {
+         *               "currency_code": "USD",
+         *               "usd_rate": "1",
+         *               "rate_date": "2026-04-13"
+         *             },
+         *             {
+         *               "currency_code": "CNY",
+         *               "usd_rate": "0.1463665176",
+         *               "rate_date": "2026-04-13"
+         *             }
+         *           ],
+         *           "quantity": null,
+         *           "caller_fees": []
+         *         },
+         *         "sell": {
+         *           "market_code": "BUFF163",
+         *           "side": "ask",
+         *           "market_currency_code": "CNY",
+         *           "market_price_amount": "201.85",
+         *           "observed_at": "2026-07-16T00:00:00.000Z",
+         *           "fresh_at": "2026-07-16T00:00:00.000Z",
+         *           "age_seconds": 115200,
+         *           "credibility": 0.3968502629920499,
+         *           "path": "sale",
+         *           "priced": true,
+         *           "amount": "196.80375",
+         *           "unknown_purposes": [],
+         *           "reason": null,
+         *           "steps": [
+         *             {
+         *               "purpose": "sale",
+         *               "kind": "fee",
+         *               "operator": "mul",
+         *               "value": "0.975",
+         *               "value_currency_code": null,
+         *               "amount_before": "201.85",
+         *               "currency_before": "CNY",
+         *               "amount": "196.80375",
+         *               "currency_code": "CNY",
+         *               "note": null
+         *             },
+         *             {
+         *               "purpose": "sale",
+         *               "kind": "convert",
+         *               "operator": "auto",
+         *               "value": "0.1463665176",
+         *               "value_currency_code": null,
+         *               "amount_before": "196.80375",
+         *               "currency_before": "CNY",
+         *               "amount": "28.805479538121",
+         *               "currency_code": "USD",
+         *               "note": null
+         *             },
+         *             {
+         *               "purpose": "conversion",
+         *               "kind": "official_rate",
+         *               "operator": null,
+         *               "value": "6.832163642321978698221074571770777717813",
+         *               "value_currency_code": null,
+         *               "amount_before": "28.805479538121",
+         *               "currency_before": "USD",
+         *               "amount": "196.80375",
+         *               "currency_code": "CNY",
+         *               "note": "USD to CNY at the official USD rates"
+         *             }
+         *           ],
+         *           "rates": [
+         *             {
+         *               "currency_code": "CNY",
+         *               "usd_rate": "0.1463665176",
+         *               "rate_date": "2026-04-13"
+         *             },
+         *             {
+         *               "currency_code": "USD",
+         *               "usd_rate": "1",
+         *               "rate_date": "2026-04-13"
+         *             }
+         *           ],
+         *           "quantity": null,
+         *           "caller_fees": []
+         *         },
+         *         "status": "priced",
+         *         "net_amount": "4.273378559366640284130118567499483912",
+         *         "margin": "0.022196",
+         *         "credibility": 0.3968502629920499,
+         *         "fee_source": "official",
+         *         "hold_days": 7,
+         *         "hold_source": "Valve, Counter-Strike 2 update 'Season Two: Episode One' (2025-07-16, https://www.counter-strike.net/news) and Steam Support FAQ 'Trade Protection': every CS2 item received in a Steam trade or bought on the Steam Community Market is Trade Protected for 7 days (it cannot be traded on, sold on the Community Market or modified).",
+         *         "hold_note": "The market delivers a purchase by a Steam trade, so Steam's 7-day Trade Protection applies before the item can be traded on; a longer hold of the market's own is not documented in our sources.",
+         *         "quantity_known": false
+         *       }
+         *     }
+         */
+        TopRouteOut: {
+            app_id: string;
+            market_hash_name: string;
+            route: components["schemas"]["RouteOut"];
         };
         /**
          * @example {
@@ -4422,6 +4752,21 @@ export interface operations {
                  * @example 0.25
                  */
                 min_credibility?: string;
+                /**
+                 * @description Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.
+                 * @example 2
+                 */
+                min_quantity?: string;
+                /**
+                 * @description Your own fee rates for markets whose official fees are unknown: `CODE:purpose=rate[,purpose=rate][;CODE:...]`, purpose deposit, sale or withdraw, rate a fraction 0 <= rate < 1 with at most 6 decimals (0.05 = 5 %), at most 64 markets, each market and purpose once. A rate fills only an unknown slot; routes priced with it say fee_source: caller.
+                 * @example C5GAME:sale=0.025,withdraw=0.01;YOUPIN:sale=0.01
+                 */
+                fee_profile?: string;
+                /**
+                 * @description true: list routes with an unknown fee (unpriced) after the priced ones; false (default): leave them out and count them in `unpriced_left_out`.
+                 * @example false
+                 */
+                include_unpriced?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -4484,7 +4829,9 @@ export interface operations {
                      *                   "usd_rate": "0.1463665176",
                      *                   "rate_date": "2026-04-13"
                      *                 }
-                     *               ]
+                     *               ],
+                     *               "quantity": null,
+                     *               "caller_fees": []
                      *             },
                      *             "sell": {
                      *               "market_code": "BUFF163",
@@ -4549,14 +4896,23 @@ export interface operations {
                      *                   "usd_rate": "1",
                      *                   "rate_date": "2026-04-13"
                      *                 }
-                     *               ]
+                     *               ],
+                     *               "quantity": null,
+                     *               "caller_fees": []
                      *             },
                      *             "status": "priced",
                      *             "net_amount": "4.273378559366640284130118567499483912",
                      *             "margin": "0.022196",
-                     *             "credibility": 0.3968502629920499
+                     *             "credibility": 0.3968502629920499,
+                     *             "fee_source": "official",
+                     *             "hold_days": 7,
+                     *             "hold_source": "Valve, Counter-Strike 2 update 'Season Two: Episode One' (2025-07-16, https://www.counter-strike.net/news) and Steam Support FAQ 'Trade Protection': every CS2 item received in a Steam trade or bought on the Steam Community Market is Trade Protected for 7 days (it cannot be traded on, sold on the Community Market or modified).",
+                     *             "hold_note": "The market delivers a purchase by a Steam trade, so Steam's 7-day Trade Protection applies before the item can be traded on; a longer hold of the market's own is not documented in our sources.",
+                     *             "quantity_known": false
                      *           }
-                     *         ]
+                     *         ],
+                     *         "unpriced_left_out": 0,
+                     *         "left_out_reason": null
                      *       },
                      *       "meta": {
                      *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
@@ -4603,6 +4959,285 @@ export interface operations {
             };
             /** @description Not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid parameters or body (`validation_failed`, details list each problem). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`; Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Temporarily unavailable (`dependency_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTopRoutes: {
+        parameters: {
+            query: {
+                /**
+                 * @description Game application id, 1-16 characters; default 730 (CS2).
+                 * @example 730
+                 */
+                app_id?: string;
+                /**
+                 * @description The currency of every amount: an official currency code (GET /currencies).
+                 * @example CNY
+                 */
+                currency: string;
+                /**
+                 * @description Comma-separated market codes to buy on (default: every market).
+                 * @example YOUPIN,CSFLOAT
+                 */
+                buy_on?: string;
+                /**
+                 * @description Comma-separated market codes to sell on (default: every market).
+                 * @example BUFF163
+                 */
+                sell_on?: string;
+                /**
+                 * @description cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there.
+                 * @example balance
+                 */
+                fund?: "cash" | "balance";
+                /**
+                 * @description cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.
+                 * @example balance
+                 */
+                payout?: "cash" | "balance";
+                /**
+                 * @description Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.
+                 * @example 0.25
+                 */
+                min_credibility?: string;
+                /**
+                 * @description Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.
+                 * @example 2
+                 */
+                min_quantity?: string;
+                /**
+                 * @description Your own fee rates for markets whose official fees are unknown: `CODE:purpose=rate[,purpose=rate][;CODE:...]`, purpose deposit, sale or withdraw, rate a fraction 0 <= rate < 1 with at most 6 decimals (0.05 = 5 %), at most 64 markets, each market and purpose once. A rate fills only an unknown slot; routes priced with it say fee_source: caller.
+                 * @example C5GAME:sale=0.025,withdraw=0.01
+                 */
+                fee_profile?: string;
+                /**
+                 * @description Keep routes whose margin (net / cost) is at least this fraction, -1 to 1000 (0.05 = 5 %); default: any priced route.
+                 * @example 0.02
+                 */
+                min_margin?: string;
+                /**
+                 * @description Routes answered, 1-100 (default 20).
+                 * @example 20
+                 */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "app_id": "730",
+                     *         "currency_code": "CNY",
+                     *         "fund": "balance",
+                     *         "payout": "balance",
+                     *         "candidate_items": 100,
+                     *         "routes": [
+                     *           {
+                     *             "app_id": "730",
+                     *             "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *             "route": {
+                     *               "buy": {
+                     *                 "market_code": "CSFLOAT",
+                     *                 "side": "ask",
+                     *                 "market_currency_code": "USD",
+                     *                 "market_price_amount": "28.18",
+                     *                 "observed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *                 "age_seconds": 115200,
+                     *                 "credibility": 0.3968502629920499,
+                     *                 "path": "balance",
+                     *                 "priced": true,
+                     *                 "amount": "192.530371440633359715869881432500516088",
+                     *                 "unknown_purposes": [],
+                     *                 "reason": null,
+                     *                 "steps": [
+                     *                   {
+                     *                     "purpose": "conversion",
+                     *                     "kind": "official_rate",
+                     *                     "operator": null,
+                     *                     "value": "6.832163642321978698221074571770777717813",
+                     *                     "value_currency_code": null,
+                     *                     "amount_before": "28.18",
+                     *                     "currency_before": "USD",
+                     *                     "amount": "192.530371440633359715869881432500516088",
+                     *                     "currency_code": "CNY",
+                     *                     "note": "USD to CNY at the official USD rates"
+                     *                   }
+                     *                 ],
+                     *                 "rates": [
+                     *                   {
+                     *                     "currency_code": "USD",
+                     *                     "usd_rate": "1",
+                     *                     "rate_date": "2026-04-13"
+                     *                   },
+                     *                   {
+                     *                     "currency_code": "CNY",
+                     *                     "usd_rate": "0.1463665176",
+                     *                     "rate_date": "2026-04-13"
+                     *                   }
+                     *                 ],
+                     *                 "quantity": null,
+                     *                 "caller_fees": []
+                     *               },
+                     *               "sell": {
+                     *                 "market_code": "BUFF163",
+                     *                 "side": "ask",
+                     *                 "market_currency_code": "CNY",
+                     *                 "market_price_amount": "201.85",
+                     *                 "observed_at": "2026-07-16T00:00:00.000Z",
+                     *                 "fresh_at": "2026-07-16T00:00:00.000Z",
+                     *                 "age_seconds": 115200,
+                     *                 "credibility": 0.3968502629920499,
+                     *                 "path": "sale",
+                     *                 "priced": true,
+                     *                 "amount": "196.80375",
+                     *                 "unknown_purposes": [],
+                     *                 "reason": null,
+                     *                 "steps": [
+                     *                   {
+                     *                     "purpose": "sale",
+                     *                     "kind": "fee",
+                     *                     "operator": "mul",
+                     *                     "value": "0.975",
+                     *                     "value_currency_code": null,
+                     *                     "amount_before": "201.85",
+                     *                     "currency_before": "CNY",
+                     *                     "amount": "196.80375",
+                     *                     "currency_code": "CNY",
+                     *                     "note": null
+                     *                   },
+                     *                   {
+                     *                     "purpose": "sale",
+                     *                     "kind": "convert",
+                     *                     "operator": "auto",
+                     *                     "value": "0.1463665176",
+                     *                     "value_currency_code": null,
+                     *                     "amount_before": "196.80375",
+                     *                     "currency_before": "CNY",
+                     *                     "amount": "28.805479538121",
+                     *                     "currency_code": "USD",
+                     *                     "note": null
+                     *                   },
+                     *                   {
+                     *                     "purpose": "conversion",
+                     *                     "kind": "official_rate",
+                     *                     "operator": null,
+                     *                     "value": "6.832163642321978698221074571770777717813",
+                     *                     "value_currency_code": null,
+                     *                     "amount_before": "28.805479538121",
+                     *                     "currency_before": "USD",
+                     *                     "amount": "196.80375",
+                     *                     "currency_code": "CNY",
+                     *                     "note": "USD to CNY at the official USD rates"
+                     *                   }
+                     *                 ],
+                     *                 "rates": [
+                     *                   {
+                     *                     "currency_code": "CNY",
+                     *                     "usd_rate": "0.1463665176",
+                     *                     "rate_date": "2026-04-13"
+                     *                   },
+                     *                   {
+                     *                     "currency_code": "USD",
+                     *                     "usd_rate": "1",
+                     *                     "rate_date": "2026-04-13"
+                     *                   }
+                     *                 ],
+                     *                 "quantity": null,
+                     *                 "caller_fees": []
+                     *               },
+                     *               "status": "priced",
+                     *               "net_amount": "4.273378559366640284130118567499483912",
+                     *               "margin": "0.022196",
+                     *               "credibility": 0.3968502629920499,
+                     *               "fee_source": "official",
+                     *               "hold_days": 7,
+                     *               "hold_source": "Valve, Counter-Strike 2 update 'Season Two: Episode One' (2025-07-16, https://www.counter-strike.net/news) and Steam Support FAQ 'Trade Protection': every CS2 item received in a Steam trade or bought on the Steam Community Market is Trade Protected for 7 days (it cannot be traded on, sold on the Community Market or modified).",
+                     *               "hold_note": "The market delivers a purchase by a Steam trade, so Steam's 7-day Trade Protection applies before the item can be traded on; a longer hold of the market's own is not documented in our sources.",
+                     *               "quantity_known": false
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": true,
+                     *         "credit": {
+                     *           "cost": 1,
+                     *           "remaining": 999
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TopRoutesOut"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Authentication missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not enough credits (`credit_insufficient`; details carry required and remaining). */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

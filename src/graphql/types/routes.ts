@@ -9,7 +9,10 @@ import { builder, listComplexity } from '../builder.js';
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 import * as v from '../../validation/params.js';
 import { notFound, validationError } from '../../lib/errors.js';
-import { tradeRoutes, type RouteLeg, type RouteOptions, type TradeRoute } from '../../fees/routes.js';
+import { rankedRoutes, tradeRoutes, type LeftOut, type RouteLeg, type RouteOptions, type TradeRoute } from '../../fees/routes.js';
+import { profileOf, type CallerFee, type FeeProfile } from '../../fees/profile.js';
+import { topRoutes, type TopRoute } from '../../fees/top-routes.js';
+import { Money } from '../../lib/money.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import type { MarketQuote } from '../../services/quotes.js';
 import type { Context } from '../context.js';
@@ -17,7 +20,7 @@ import { AppliedFeeStepRef, RateUsedRef, ROUNDED } from './fees-applied.js';
 import { roundToCurrency } from '../../lib/money.js';
 import { ItemRef } from './quotes.js';
 import { shapeFields } from '../shape-fields.js';
-import { ItemRoutesOut, RouteLegOut, RouteOut } from '../../shapes/routes.js';
+import { ItemRoutesOut, RouteLegOut, RouteOut, TopRouteOut, TopRoutesOut } from '../../shapes/routes.js';
 
 /** Bound of one item's route list for the cost limit (48 buy quotes x 48 sell quotes). */
 const MAX_ROUTES = 48 * 48;
@@ -36,6 +39,22 @@ const RouteStatusEnum = builder.enumType('RouteStatus', {
   values: ['priced', 'unpriced'] as const,
 });
 
+const FeeSourceEnum = builder.enumType('RouteFeeSource', {
+  description: "official: every fee the route used is its market's official one; caller: a leg used the caller's rate (feeProfile) for a fee whose official value is unknown.",
+  values: ['official', 'caller'] as const,
+});
+
+const CallerFeeInput = builder.inputType('CallerFeeInput', {
+  description:
+    "The caller's own fee rates for one market whose official fees are unknown (docs/fees.md, Caller fee profiles): fractions as decimal strings, 0 <= rate < 1 with at most 6 decimals (\"0.05\" = 5 %). A rate fills only a slot whose official fee is unknown.",
+  fields: (t) => ({
+    marketCode: t.string({ required: true }),
+    deposit: t.string({ required: false, description: 'Deposit fee: buying a price P costs P / (1 - rate).' }),
+    sale: t.string({ required: false, description: 'Sale fee: a sale at P pays P x (1 - rate).' }),
+    withdraw: t.string({ required: false, description: 'Withdraw fee: withdrawing B pays B x (1 - rate).' }),
+  }),
+});
+
 const RouteLegRef = builder.objectRef<RouteLeg>('RouteLeg').implement({
   description: "One leg of a route: the quote it uses and its amount in the route's currency after its market's fees (REST: RouteLegOut).",
   fields: (t) => ({
@@ -50,9 +69,11 @@ const RouteLegRef = builder.objectRef<RouteLeg>('RouteLeg').implement({
         steps: (l) => l.fees.steps,
         rates: (l) => l.fees.rates,
       },
-      refs: { side: { type: 'String' }, path: { type: LegPathEnum }, unknown_purposes: { type: ['String'] }, steps: { type: [AppliedFeeStepRef] }, rates: { type: [RateUsedRef] } },
+      refs: { side: { type: 'String' }, path: { type: LegPathEnum }, unknown_purposes: { type: ['String'] }, caller_fees: { type: ['String'] }, steps: { type: [AppliedFeeStepRef] }, rates: { type: [RateUsedRef] } },
       descriptions: {
         credibility: "2^(-age / 24 h): 1 for a quote observed at the request's moment.",
+        quantity: 'Items listed (ask) or wanted (bid) at the price, as the source reports; null when it reports none.',
+        caller_fees: "Purposes of this leg priced with the caller's rates (feeProfile) because the official fee is unknown.",
         amount: "Cost (buy leg) or proceeds (sell leg) in the route's currency, exact; null when a fee is unknown.",
       },
     }),
@@ -69,9 +90,15 @@ const RouteRef = builder.objectRef<TradeRoute>('Route').implement({
   description: 'Buy on one market, sell on another: net and margin when both legs are priced (REST: RouteOut).',
   fields: (t) => ({
     ...shapeFields(t, RouteOut, {
-      read: { status: (r) => (r.priced ? 'priced' : 'unpriced'), net_amount: (r) => r.net },
-      refs: { buy: { type: RouteLegRef }, sell: { type: RouteLegRef }, status: { type: RouteStatusEnum } },
+      read: { status: (r) => (r.priced ? 'priced' : 'unpriced'), net_amount: (r) => r.net, hold_days: (r) => r.hold.days, hold_source: (r) => r.hold.source, hold_note: (r) => r.hold.note },
+      refs: { buy: { type: RouteLegRef }, sell: { type: RouteLegRef }, status: { type: RouteStatusEnum }, fee_source: { type: FeeSourceEnum } },
       descriptions: {
+        hold_days:
+          'Days an item bought on the buy market is locked before it can be traded to the sell market and sold there (data/trade-holds.json; Steam Trade Protection: 7 days since 2025-07-16); null when unknown.',
+        hold_source: 'Where hold_days comes from; null when unknown.',
+        hold_note: 'What the hold covers, or why it is unknown.',
+        quantity_known: 'True when both legs report a quantity (only then did minQuantity check the route).',
+        fee_source: "caller when a leg used the caller's rates (feeProfile), else official.",
         net_amount: 'Proceeds minus cost, exact; null when unpriced.',
         margin: 'net / cost as a fraction (6 decimals); null when unpriced.',
         credibility: "The lower of the legs' credibilities.",
@@ -93,24 +120,94 @@ interface ItemRoutes {
   fund: 'cash' | 'balance';
   payout: 'cash' | 'balance';
   routes: TradeRoute[];
+  unpricedLeftOut: number;
+  leftOutReason: string | null;
 }
 
 const ItemRoutesRef = builder.objectRef<ItemRoutes>('ItemRoutes').implement({
   description: "An item's routes in one currency, ranked (REST: ItemRoutesOut).",
   fields: (t) => {
-    const fields = shapeFields(t, ItemRoutesOut, { refs: { fund: { type: FundingEnum }, payout: { type: PayoutEnum }, routes: { type: [RouteRef] } } });
+    const fields = shapeFields(t, ItemRoutesOut, {
+      refs: { fund: { type: FundingEnum }, payout: { type: PayoutEnum }, routes: { type: [RouteRef] } },
+      descriptions: {
+        unpriced_left_out: 'Routes left out because a fee on a leg is unknown (0 with includeUnpriced, which lists them after the priced ones).',
+        left_out_reason: 'Which unknown fees left routes out, and how to price them (feeProfile); null when none was left out.',
+      },
+    });
     // The route list is priced for the cost limit by its bound.
     return { ...fields, routes: t.field({ type: [RouteRef], extensions: listComplexity(MAX_ROUTES), resolve: (x) => x.routes }) };
   },
 });
 
-/** The ranked routes of `quotes` for the arguments; 422 when `currency` has no official rate. */
-async function routesOf(ctx: Context, quotes: readonly MarketQuote[], args: Omit<RouteOptions, 'now'>): Promise<TradeRoute[]> {
+/** The fee book of the request; 422 when `currency` has no official rate. */
+async function bookFor(ctx: Context, currency: string) {
   const book = await ctx.loaders.feeBook(ctx.now);
-  if (!book.rates.has(args.currency)) {
-    throw validationError([{ location: 'argument', field: 'currency', message: `is not an official currency (GET /currencies lists them): ${args.currency}` }]);
+  if (!book.rates.has(currency)) {
+    throw validationError([{ location: 'argument', field: 'currency', message: `is not an official currency (GET /currencies lists them): ${currency}` }]);
   }
-  return tradeRoutes(quotes, book, { ...args, now: ctx.now });
+  return book;
+}
+
+const TopRouteRef = builder.objectRef<TopRoute>('TopRoute').implement({
+  description: 'One route of the market-wide scan and the item it trades (REST: TopRouteOut).',
+  fields: (t) => shapeFields(t, TopRouteOut, { refs: { route: { type: RouteRef } } }),
+});
+
+interface TopRoutesAnswer {
+  appId: string;
+  currencyCode: string;
+  fund: 'cash' | 'balance';
+  payout: 'cash' | 'balance';
+  candidateItems: number;
+  routes: TopRoute[];
+}
+
+const TopRoutesRef = builder.objectRef<TopRoutesAnswer>('TopRoutes').implement({
+  description: 'The best priced route of each item across the catalogue, ranked by margin (REST: TopRoutesOut).',
+  fields: (t) => {
+    const fields = shapeFields(t, TopRoutesOut, {
+      refs: { fund: { type: FundingEnum }, payout: { type: PayoutEnum }, routes: { type: [TopRouteRef] } },
+      descriptions: { candidate_items: "Items whose routes were priced exactly: the SQL pre-selection's candidates (docs/fees.md)." },
+    });
+    return { ...fields, routes: t.field({ type: [TopRouteRef], extensions: listComplexity(v.MAX_TOP_LIMIT), resolve: (x) => x.routes }) };
+  },
+});
+
+/** The ranked routes of `quotes` for the arguments (unpriced ones counted, listed only with `includeUnpriced`); 422 when `currency` has no official rate. */
+async function routesOf(ctx: Context, quotes: readonly MarketQuote[], args: Omit<RouteOptions, 'now'>, includeUnpriced: boolean): Promise<{ routes: TradeRoute[]; leftOut: LeftOut }> {
+  const book = await bookFor(ctx, args.currency);
+  return rankedRoutes(tradeRoutes(quotes, book, { ...args, now: ctx.now }), includeUnpriced);
+}
+
+/** The profile of a `feeProfile` argument (already checked by the argument rules; 422 if not). */
+function profileArg(entries: readonly CallerFee[] | null | undefined): FeeProfile | null {
+  if (!entries) return null;
+  const r = profileOf(entries);
+  if ('problems' in r) throw validationError(r.problems.map((message) => ({ location: 'argument' as const, field: 'feeProfile', message })));
+  return r.profile;
+}
+
+/** The route options of the shared arguments. */
+function optionsOf(args: {
+  currency: string;
+  buyOn?: string[] | null;
+  sellOn?: string[] | null;
+  fund: 'cash' | 'balance';
+  payout: 'cash' | 'balance';
+  minCredibility: number;
+  minQuantity?: number | null;
+  feeProfile?: readonly CallerFee[] | null;
+}): Omit<RouteOptions, 'now'> {
+  return {
+    currency: args.currency,
+    buyOn: args.buyOn ?? null,
+    sellOn: args.sellOn ?? null,
+    fund: args.fund,
+    payout: args.payout,
+    minCredibility: args.minCredibility,
+    minQuantity: args.minQuantity ?? null,
+    feeProfile: profileArg(args.feeProfile),
+  };
 }
 
 /** The route arguments both fields share (`t.arg` of either field builder). */
@@ -121,18 +218,30 @@ const routeArgs = (arg: ArgBuilder<Types>) => ({
   fund: arg({ type: FundingEnum, required: true, defaultValue: 'cash' }),
   payout: arg({ type: PayoutEnum, required: true, defaultValue: 'cash' }),
   minCredibility: arg.float({ required: true, defaultValue: 0, description: 'Drop routes whose credibility is lower (0-1).' }),
+  minQuantity: arg.int({
+    required: false,
+    description: 'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantityKnown: false.',
+  }),
+  feeProfile: arg({
+    type: [CallerFeeInput],
+    required: false,
+    description: "Your own rates for markets whose official fees are unknown: routes through them are priced with them (feeSource: caller). At most 64 markets.",
+  }),
 });
+
+/** `includeUnpriced` of the per-item fields. */
+const includeUnpricedArg = (arg: ArgBuilder<Types>) =>
+  arg.boolean({ required: true, defaultValue: false, description: 'List routes with an unknown fee (unpriced) after the priced ones; by default they are left out and counted.' });
 
 builder.objectFields(ItemRef, (t) => ({
   routes: t.field({
     type: [RouteRef],
     description:
-      "Buy-here-sell-there pairs between this item's quotes, each leg after its market's official fees, in `currency` at official rates, ranked by margin; a leg with an unknown fee makes its route unpriced.",
+      "Buy-here-sell-there pairs between this item's quotes, each leg after its market's official fees (or your feeProfile's where unknown), in `currency` at official rates, ranked by margin; a route with an unknown fee is unpriced and left out unless includeUnpriced (the root field `routes` counts them).",
     extensions: listComplexity(MAX_ROUTES),
-    args: routeArgs(t.arg),
+    args: { ...routeArgs(t.arg), includeUnpriced: includeUnpricedArg(t.arg) },
     validate: v.itemRoutesArgs,
-    resolve: (item, args, ctx) =>
-      routesOf(ctx, item.quotes, { currency: args.currency, buyOn: args.buyOn ?? null, sellOn: args.sellOn ?? null, fund: args.fund, payout: args.payout, minCredibility: args.minCredibility }),
+    resolve: async (item, args, ctx) => (await routesOf(ctx, item.quotes, optionsOf(args), args.includeUnpriced)).routes,
   }),
 }));
 
@@ -145,14 +254,44 @@ builder.queryFields((t) => ({
       marketHashName: t.arg.string({ required: true }),
       appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
       ...routeArgs(t.arg),
+      includeUnpriced: includeUnpricedArg(t.arg),
     },
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getRoutes');
       const quotes = await ctx.loaders.quotesOf(args.appId, args.marketHashName);
       if (!quotes) throw notFound(`No quotes for ${JSON.stringify(args.marketHashName)} (app ${args.appId}).`);
-      const routes = await routesOf(ctx, quotes, { currency: args.currency, buyOn: args.buyOn ?? null, sellOn: args.sellOn ?? null, fund: args.fund, payout: args.payout, minCredibility: args.minCredibility });
-      return { appId: args.appId, marketHashName: args.marketHashName, currencyCode: args.currency, fund: args.fund, payout: args.payout, routes };
+      const { routes, leftOut } = await routesOf(ctx, quotes, optionsOf(args), args.includeUnpriced);
+      return {
+        appId: args.appId,
+        marketHashName: args.marketHashName,
+        currencyCode: args.currency,
+        fund: args.fund,
+        payout: args.payout,
+        routes,
+        unpricedLeftOut: leftOut.unpriced,
+        leftOutReason: leftOut.reason,
+      };
+    },
+  }),
+  topRoutes: t.field({
+    type: TopRoutesRef,
+    description:
+      'The best priced route of each item across the catalogue, ranked by margin (REST: GET /prices/routes/top; needs an API key; billed and rate limited as its catalogue row). Candidates are pre-selected in SQL by an estimate of each item\'s margin, then priced exactly (docs/fees.md, The market-wide scan).',
+    args: {
+      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
+      ...routeArgs(t.arg),
+      minMargin: t.arg.string({ required: false, description: 'Keep routes whose margin (net / cost) is at least this decimal fraction (-1 to 1000; "0.05" = 5 %).' }),
+      limit: t.arg.int({ required: true, defaultValue: 20, description: `Routes answered, 1-${v.MAX_TOP_LIMIT}.` }),
+    },
+    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    resolve: async (_r, args, ctx) => {
+      await ctx.requireUser('getTopRoutes');
+      const book = await bookFor(ctx, args.currency);
+      const markets = (await ctx.db.query<{ code: string }>('SELECT code FROM website ORDER BY code')).map((r) => r.code);
+      const opts = { ...optionsOf(args), now: ctx.now, appId: args.appId, minMargin: args.minMargin ? new Money(args.minMargin) : null, limit: args.limit };
+      const found = await topRoutes(ctx.db, book, markets, (app, names) => ctx.loaders.quotesNow(app, names), opts);
+      return { appId: args.appId, currencyCode: args.currency, fund: args.fund, payout: args.payout, candidateItems: found.candidateItems, routes: found.routes };
     },
   }),
 }));

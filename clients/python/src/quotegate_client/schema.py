@@ -60,6 +60,8 @@ __all__ = [
     "SyncUserViewCredit",
     "SyncUserViewSubscription",
     "SyncUserViewUser",
+    "TopRouteOut",
+    "TopRoutesOut",
     "ValidationDetail",
     "ValidationDetails",
     "ValidationErrorEnvelope",
@@ -439,6 +441,8 @@ class ItemRoutesOut(TypedDict):
     fund: Literal["cash", "balance"]
     payout: Literal["cash", "balance"]
     routes: list[RouteOut]
+    unpriced_left_out: int
+    left_out_reason: str | None
 
 
 class RouteOut(TypedDict):
@@ -450,6 +454,11 @@ class RouteOut(TypedDict):
     net_amount: str | None
     margin: str | None
     credibility: float
+    fee_source: Literal["official", "caller"]
+    hold_days: int | None
+    hold_source: str | None
+    hold_note: str
+    quantity_known: bool
 
 
 class RouteLegOut(TypedDict):
@@ -472,6 +481,8 @@ class RouteLegOut(TypedDict):
     reason: str | None
     steps: list[AppliedFeeStepOut]
     rates: list[RateUsedOut]
+    quantity: int | None
+    caller_fees: list[Literal["deposit", "sale", "withdraw"]]
 
 
 class AppliedFeeStepOut(TypedDict):
@@ -498,6 +509,25 @@ class RateUsedOut(TypedDict):
     #: Decimal number as a string, plain notation.
     usd_rate: str
     rate_date: str | None
+
+
+class TopRoutesOut(TypedDict):
+    """The TopRoutesOut object of the contract."""
+
+    app_id: str
+    currency_code: str
+    fund: Literal["cash", "balance"]
+    payout: Literal["cash", "balance"]
+    candidate_items: int
+    routes: list[TopRouteOut]
+
+
+class TopRouteOut(TypedDict):
+    """The TopRouteOut object of the contract."""
+
+    app_id: str
+    market_hash_name: str
+    route: RouteOut
 
 
 class StatusOutServiceValueValue(TypedDict):
@@ -813,10 +843,10 @@ class Operations:
         """
         return self._call("GET", "/prices/history", path_params={}, query={"market_hash_name": market_hash_name, "app_id": app_id, "markets": markets, "side": side, "from": from_, "to": to, "interval": interval}, envelope=True)  # type: ignore[no-any-return]
 
-    def get_routes(self, *, market_hash_name: str, app_id: str | None = None, currency: str, buy_on: str | None = None, sell_on: str | None = None, fund: Literal["cash", "balance"] | None = None, payout: Literal["cash", "balance"] | None = None, min_credibility: str | None = None) -> ItemRoutesOut:
+    def get_routes(self, *, market_hash_name: str, app_id: str | None = None, currency: str, buy_on: str | None = None, sell_on: str | None = None, fund: Literal["cash", "balance"] | None = None, payout: Literal["cash", "balance"] | None = None, min_credibility: str | None = None, min_quantity: str | None = None, fee_profile: str | None = None, include_unpriced: Literal["true", "false"] | None = None) -> ItemRoutesOut:
         """Buy-here-sell-there routes of one item: GET /prices/routes (getRoutes: 1 credit, 120 per 60 s).
 
-        Every pair of a market to buy on (its ask) and a market to sell on (its ask or bid) for one item, with what the purchase costs and the sale pays after each market's official fees, every amount converted at official rates into `currency`. Each leg lists its fee steps with the running amount and the rates it used. Routes are ranked by margin; a leg whose fee is unknown is `unpriced` (an unknown fee is never free), never profitable.
+        Every pair of a market to buy on (its ask) and a market to sell on (its ask or bid) for one item, with what the purchase costs and the sale pays after each market's official fees, every amount converted at official rates into `currency`. Each leg lists its fee steps with the running amount and the rates it used. Routes are ranked by margin; a route with an unknown fee is `unpriced` (an unknown fee is never free): it is left out and counted in `unpriced_left_out` unless `include_unpriced=true`, and `fee_profile` prices it with your own rates (`fee_source: caller`). Each route gives its trade hold (`hold_days`, days before the item bought can be sold on the sell market, with its source); `min_quantity` drops routes whose quotes report fewer items.
 
         `fund` and `payout` say whether money moves through the markets' deposit and withdrawal fees (cash) or stays on a balance there. 1 credit per answer; 404 when the item has no quotes.
 
@@ -828,8 +858,30 @@ class Operations:
         `fund`: cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there.
         `payout`: cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.
         `min_credibility`: Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.
+        `min_quantity`: Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.
+        `fee_profile`: Your own fee rates for markets whose official fees are unknown: `CODE:purpose=rate[,purpose=rate][;CODE:...]`, purpose deposit, sale or withdraw, rate a fraction 0 <= rate < 1 with at most 6 decimals (0.05 = 5 %), at most 64 markets, each market and purpose once. A rate fills only an unknown slot; routes priced with it say fee_source: caller.
+        `include_unpriced`: true: list routes with an unknown fee (unpriced) after the priced ones; false (default): leave them out and count them in `unpriced_left_out`.
         """
-        return self._call("GET", "/prices/routes", path_params={}, query={"market_hash_name": market_hash_name, "app_id": app_id, "currency": currency, "buy_on": buy_on, "sell_on": sell_on, "fund": fund, "payout": payout, "min_credibility": min_credibility}, envelope=True)  # type: ignore[no-any-return]
+        return self._call("GET", "/prices/routes", path_params={}, query={"market_hash_name": market_hash_name, "app_id": app_id, "currency": currency, "buy_on": buy_on, "sell_on": sell_on, "fund": fund, "payout": payout, "min_credibility": min_credibility, "min_quantity": min_quantity, "fee_profile": fee_profile, "include_unpriced": include_unpriced}, envelope=True)  # type: ignore[no-any-return]
+
+    def get_top_routes(self, *, app_id: str | None = None, currency: str, buy_on: str | None = None, sell_on: str | None = None, fund: Literal["cash", "balance"] | None = None, payout: Literal["cash", "balance"] | None = None, min_credibility: str | None = None, min_quantity: str | None = None, fee_profile: str | None = None, min_margin: str | None = None, limit: str | None = None) -> TopRoutesOut:
+        """The best routes across the catalogue: GET /prices/routes/top (getTopRoutes: 5 credits, 12 per 60 s).
+
+        The best priced route of each item, across every item of the app, ranked by margin (then net), at most `limit` (1-100). The options are those of GET /prices/routes plus `min_margin`; only priced routes are ranked (give `fee_profile` to price markets whose official fees are unknown). Method (docs/fees.md, The market-wide scan): PostgreSQL pre-selects the candidate items by an estimate of their margin (cheapest ask and best sale in USD, each market's fees as a factor), then the candidates' routes are priced exactly; `candidate_items` says how many. 5 credits per answer; 422 for each bad parameter (never billed).
+
+        `app_id`: Game application id, 1-16 characters; default 730 (CS2).
+        `currency`: The currency of every amount: an official currency code (GET /currencies).
+        `buy_on`: Comma-separated market codes to buy on (default: every market).
+        `sell_on`: Comma-separated market codes to sell on (default: every market).
+        `fund`: cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there.
+        `payout`: cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.
+        `min_credibility`: Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.
+        `min_quantity`: Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.
+        `fee_profile`: Your own fee rates for markets whose official fees are unknown: `CODE:purpose=rate[,purpose=rate][;CODE:...]`, purpose deposit, sale or withdraw, rate a fraction 0 <= rate < 1 with at most 6 decimals (0.05 = 5 %), at most 64 markets, each market and purpose once. A rate fills only an unknown slot; routes priced with it say fee_source: caller.
+        `min_margin`: Keep routes whose margin (net / cost) is at least this fraction, -1 to 1000 (0.05 = 5 %); default: any priced route.
+        `limit`: Routes answered, 1-100 (default 20).
+        """
+        return self._call("GET", "/prices/routes/top", path_params={}, query={"app_id": app_id, "currency": currency, "buy_on": buy_on, "sell_on": sell_on, "fund": fund, "payout": payout, "min_credibility": min_credibility, "min_quantity": min_quantity, "fee_profile": fee_profile, "min_margin": min_margin, "limit": limit}, envelope=True)  # type: ignore[no-any-return]
 
     def get_status(self) -> StatusOut:
         """Service health history: GET /status (getStatus: free).
