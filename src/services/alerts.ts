@@ -4,7 +4,8 @@
  *
  * - Conditions: `price` (the published quote of one market and side crossing a level, above or below, in the
  *   market's currency) and `route_margin` (the best route buying on one market and selling on another, computed by
- *   `tradeRoutes` of src/fees/routes.ts in USD with cash funding and cash payout, rising above a margin fraction).
+ *   `tradeRoutes` of src/fees/routes.ts in USD, funded and paid out as the alert says (default cash, as GET /prices/routes),
+ *   rising above a margin fraction).
  * - Edge-triggered: each alert keeps `holding`, the condition's state at its last evaluation, starting with its
  *   state at registration. An event is made only when it turns from false to true; turning false re-arms it.
  * - Evaluation follows the change sequence (`quote_change`, src/services/changes.ts): `evaluateAlerts` judges the
@@ -67,14 +68,18 @@ export interface AlertSettings {
 /** The default settings: https only, 50 alerts an account. */
 export const DEFAULT_ALERT_SETTINGS: AlertSettings = { allowHttp: false, maxPerAccount: MAX_ALERTS_PER_ACCOUNT };
 
+/** A level's and a margin's text (the refinements judge only such text; the patterns report the rest). */
+const LEVEL_TEXT = /^\d{1,28}(\.\d{1,10})?$/;
+const MARGIN_TEXT = /^-?\d{1,3}(\.\d{1,6})?$/;
+
 const level = z
   .string({ message: 'must be a decimal string' })
-  .regex(/^\d{1,28}(\.\d{1,10})?$/, { message: 'must be a positive decimal string with at most 28 digits before the point and 10 after it' })
-  .refine((s) => toMoney(s).gt(0), { message: 'must be greater than 0' });
+  .regex(LEVEL_TEXT, { message: 'must be a positive decimal string with at most 28 digits before the point and 10 after it' })
+  .refine((s) => !LEVEL_TEXT.test(s) || toMoney(s).gt(0), { message: 'must be greater than 0' });
 const marginText = z
   .string({ message: 'must be a decimal string' })
-  .regex(/^-?\d{1,3}(\.\d{1,6})?$/, { message: 'must be a decimal fraction string with at most 6 decimals (0.05 = 5 %)' })
-  .refine((s) => toMoney(s).gt(-1) && toMoney(s).lte(100), { message: 'must be greater than -1 and at most 100' });
+  .regex(MARGIN_TEXT, { message: 'must be a decimal fraction string with at most 6 decimals (0.05 = 5 %)' })
+  .refine((s) => !MARGIN_TEXT.test(s) || (toMoney(s).gt(-1) && toMoney(s).lte(100)), { message: 'must be greater than -1 and at most 100' });
 const url = z.string({ message: 'must be a string' }).max(MAX_WEBHOOK_URL_CHARS, { message: `must be at most ${MAX_WEBHOOK_URL_CHARS} characters` });
 
 /** A registration as both faces take it (REST body keys; GraphQL's input fields are their camelCase). */
@@ -98,6 +103,8 @@ export const alertInput = z.discriminatedUnion(
       buy_market: v.marketCode,
       sell_market: v.marketCode,
       margin: marginText,
+      fund: v.funding.optional(),
+      payout: v.funding.optional(),
       url,
     }),
   ],
@@ -122,6 +129,9 @@ export interface Alert {
   buyMarket: string | null;
   sellMarket: string | null;
   margin: Money | null;
+  /** route_margin: how the buy is funded and the sale paid out (GET /prices/routes `fund`, `payout`). */
+  fund: 'cash' | 'balance' | null;
+  payout: 'cash' | 'balance' | null;
   url: string;
   holding: boolean;
   disabled: boolean;
@@ -214,6 +224,8 @@ interface AlertRow {
   buy_market: string | null;
   sell_market: string | null;
   margin: string | null;
+  fund: 'cash' | 'balance' | null;
+  payout: 'cash' | 'balance' | null;
   url: string;
   holding: boolean;
   disabled_at: Date | string | null;
@@ -221,7 +233,7 @@ interface AlertRow {
 }
 
 const ALERT_COLUMNS = `a.id::text AS id, a.account_id, a.key_id::text AS key_id, a.kind, a.item_id, i.app_id, i.market_hash_name, a.market_code,
-  a.side, a.direction, a.level::text AS level, w.currency_code, a.buy_market, a.sell_market, a.margin::text AS margin, a.url, a.holding,
+  a.side, a.direction, a.level::text AS level, w.currency_code, a.buy_market, a.sell_market, a.margin::text AS margin, a.fund, a.payout, a.url, a.holding,
   a.disabled_at, a.created_at`;
 const ALERT_FROM = `alert a JOIN item i ON i.id = a.item_id LEFT JOIN website w ON w.code = a.market_code`;
 
@@ -240,6 +252,8 @@ function alertOf(r: AlertRow): Alert {
     buyMarket: r.buy_market,
     sellMarket: r.sell_market,
     margin: r.margin === null ? null : toMoney(r.margin),
+    fund: r.fund,
+    payout: r.payout,
     url: r.url,
     holding: r.holding,
     disabled: r.disabled_at !== null,
@@ -281,6 +295,8 @@ export function alertJson(a: Alert): Record<string, unknown> {
     buy_market: a.buyMarket,
     sell_market: a.sellMarket,
     margin: a.margin && formatDecimal(a.margin),
+    fund: a.fund,
+    payout: a.payout,
     url: a.url,
     holding: a.holding,
     disabled: a.disabled,
@@ -309,7 +325,7 @@ function judge(alert: Alert, quotes: readonly MarketQuote[], book: FeeBook | nul
   }
   let best: TradeRoute | undefined;
   if (book && book.rates.has(ROUTE_CURRENCY)) {
-    const routes = tradeRoutes(quotes, book, { currency: ROUTE_CURRENCY, buyOn: [alert.buyMarket!], sellOn: [alert.sellMarket!], fund: 'cash', payout: 'cash', minCredibility: 0, now });
+    const routes = tradeRoutes(quotes, book, { currency: ROUTE_CURRENCY, buyOn: [alert.buyMarket!], sellOn: [alert.sellMarket!], fund: alert.fund ?? 'cash', payout: alert.payout ?? 'cash', minCredibility: 0, now });
     best = routes.find((r) => r.priced);
   }
   const holds = best !== undefined && best.margin!.gt(alert.margin!);
@@ -319,6 +335,8 @@ function judge(alert: Alert, quotes: readonly MarketQuote[], book: FeeBook | nul
       buy_market: alert.buyMarket,
       sell_market: alert.sellMarket,
       sell_side: best?.sell.side ?? null,
+      fund: alert.fund,
+      payout: alert.payout,
       margin: best ? formatDecimal(best.margin!) : null,
       net: best ? formatDecimal(best.net!) : null,
       currency_code: ROUTE_CURRENCY,
@@ -372,8 +390,8 @@ export async function createAlert(
   // registrations at once cannot both pass it.
   const inserted = await db.query<{ id: string }>(
     `WITH acc AS (SELECT id FROM account WHERE id = $2 FOR UPDATE)
-     INSERT INTO alert (id, account_id, key_id, kind, item_id, market_code, side, direction, level, buy_market, sell_market, margin, url, secret, holding, created_at)
-     SELECT $1::uuid, acc.id, $3::uuid, $4, $5, $6, $7, $8, $9::numeric, $10, $11, $12::numeric, $13, $14, false, $15
+     INSERT INTO alert (id, account_id, key_id, kind, item_id, market_code, side, direction, level, buy_market, sell_market, margin, url, secret, holding, created_at, fund, payout)
+     SELECT $1::uuid, acc.id, $3::uuid, $4, $5, $6, $7, $8, $9::numeric, $10, $11, $12::numeric, $13, $14, false, $15, $17::text, $18::text
        FROM acc WHERE (SELECT count(*) FROM alert WHERE account_id = $2) < $16
      RETURNING id::text AS id`,
     [
@@ -381,6 +399,7 @@ export async function createAlert(
       input.kind === 'price' ? input.market_code : null, input.kind === 'price' ? input.side : null, input.kind === 'price' ? input.direction : null,
       input.kind === 'price' ? input.level : null, input.kind === 'route_margin' ? input.buy_market : null, input.kind === 'route_margin' ? input.sell_market : null,
       input.kind === 'route_margin' ? input.margin : null, input.url, secret, now, settings.maxPerAccount,
+      input.kind === 'route_margin' ? (input.fund ?? 'cash') : null, input.kind === 'route_margin' ? (input.payout ?? 'cash') : null,
     ],
   );
   if (inserted.length === 0) {
@@ -686,9 +705,9 @@ export async function runDeliveries(db: Database, opts: DeliveryOptions = {}): P
     const finish = async (fields: { status: AlertDelivery['status']; attempt: Attempt | null; next?: Date }) => {
       const a = fields.attempt;
       await db.query(
-        `UPDATE alert_delivery SET status = $2, attempts = attempts + $3, last_status_code = CASE WHEN $3 = 1 THEN $4::int ELSE last_status_code END,
+        `UPDATE alert_delivery SET status = $2::text, attempts = attempts + $3, last_status_code = CASE WHEN $3 = 1 THEN $4::int ELSE last_status_code END,
                 last_error = $5, response_excerpt = $6, last_attempt_at = CASE WHEN $3 = 1 THEN $7::timestamptz ELSE last_attempt_at END,
-                next_attempt_at = COALESCE($8, next_attempt_at), delivered_at = CASE WHEN $2 = 'delivered' THEN $7::timestamptz END, locked_until = NULL
+                next_attempt_at = COALESCE($8, next_attempt_at), delivered_at = CASE WHEN $2::text = 'delivered' THEN $7::timestamptz END, locked_until = NULL
           WHERE id = $1::uuid`,
         [row.id, fields.status, a ? 1 : 0, a?.statusCode ?? null, a ? a.error : fields.status === 'failed' ? 'insufficient_credits' : null, a?.excerpt ?? null, now, fields.next ?? null],
       );

@@ -20,6 +20,8 @@ export const AlertOut = z
     buy_market: z.string().nullable().meta({ description: 'route_margin: the market bought on (at its ask).' }),
     sell_market: z.string().nullable().meta({ description: 'route_margin: the market sold on (its ask or bid, whichever route is better).' }),
     margin: decimal.nullable().meta({ description: 'route_margin: the threshold, a fraction (0.05 = 5 %); fires when the margin rises above it.' }),
+    fund: z.string().nullable().meta({ description: 'route_margin: cash (the buy pays the deposit fees) or balance, as GET /prices/routes `fund`.' }),
+    payout: z.string().nullable().meta({ description: 'route_margin: cash (sale then withdraw fees) or balance (sale fees only), as GET /prices/routes `payout`.' }),
     url: z.string().meta({ description: 'The webhook URL.' }),
     holding: z.boolean().meta({ description: 'Whether the condition held at the last evaluation (an event fires when it turns true).' }),
     disabled: z.boolean().meta({ description: 'True once the receiver answered 410 Gone: the alert is no longer evaluated (delete it and register again).' }),

@@ -63,7 +63,12 @@ function verify(secret: string, header: string, body: string): boolean {
 let t: TestApp;
 let rx: Receiver;
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
-const ingest = (list: Parameters<typeof ingestBatch>[1]) => ingestBatch(t.db.prisma, list);
+/** Ingests quotes observed one minute after the previous ones (an older or equal observation changes nothing). */
+let clock = Date.parse('2026-07-16T00:00:00Z');
+const ingest = (list: Parameters<typeof ingestBatch>[1]) => {
+  clock += 60_000;
+  return ingestBatch(t.db.prisma, list.map((o) => ({ ...o, observedAt: new Date(clock) })));
+};
 const del = (path: string, headers: Record<string, string>) => t.app.fetch(new Request(`http://test${path}`, { method: 'DELETE', headers }));
 const evaluate = async () => {
   let fired = 0;
@@ -159,7 +164,7 @@ describe('registration', () => {
     }
     expectError(await t.post('/alerts', priceAlert()), 401, 'unauthorized');
     const anon = await t.gql(`mutation { createAlert(input: { kind: "price", marketHashName: "x", url: "https://e.com" }) { secret } }`);
-    expect(anon.body.errors[0].extensions.code).toBe('UNAUTHORIZED');
+    expect(anon.body.errors[0].extensions.code).toBe('unauthorized');
   });
 
   it('at most the bound per account (409 beyond it); another account\'s alert is a 404 everywhere', async () => {
@@ -174,7 +179,7 @@ describe('registration', () => {
     expectError(await asJson(await del(`/alerts/${ids[0]}`, bearer(b.key))), 404, 'not_found');
     expectError(await t.get(`/alerts/not-a-uuid/deliveries`, bearer(b.key)), 404, 'not_found');
     const gql = await t.gql(`mutation($id: String!) { deleteAlert(id: $id) { id } }`, { id: ids[0] }, bearer(b.key));
-    expect(gql.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect(gql.body.errors[0].extensions.code).toBe('not_found');
     // The owner deletes one (GraphQL) and may register again.
     const gone = await t.gql(`mutation($id: String!) { deleteAlert(id: $id) { id level } }`, { id: ids[0] }, bearer(a.key));
     expect(gone.body.data.deleteAlert).toEqual({ id: ids[0], level: '10' });
@@ -316,7 +321,7 @@ describe('evaluation and delivery', () => {
     expect(await charges(log.id)).toEqual([]);
   });
 
-  it('route margin: fires when the best route between the two markets rises above the threshold (tradeRoutes, cash in and out, USD)', async () => {
+  it('route margin: fires when the best route between the two markets rises above the threshold (tradeRoutes in USD, funded and paid out as asked)', async () => {
     const NAME = 'AWP | Alerting Route (Factory New)';
     await ingest([
       obs(NAME, { marketCode: 'STEAM', providerCode: 'STEAM', currencyCode: 'USD', price: '20' }),
@@ -325,22 +330,22 @@ describe('evaluation and delivery', () => {
       obs(NAME, { marketCode: 'CSMONEY', providerCode: 'CSMONEY', currencyCode: 'USD', price: '20' }),
     ]);
     await evaluate();
-    // A pair whose route is priced with cash in and out, as GET /prices/routes ranks it.
-    const routes = expectEnvelope(await t.get(`/prices/routes?market_hash_name=${encodeURIComponent(NAME)}&currency=USD&fund=cash&payout=cash`, bearer(t.key))).routes;
+    // A pair whose route is priced (from and to balances: the bundled fees lack some deposit and withdraw fees).
+    const routes = expectEnvelope(await t.get(`/prices/routes?market_hash_name=${encodeURIComponent(NAME)}&currency=USD&fund=balance&payout=balance`, bearer(t.key))).routes;
     const pair = routes.find((r: { status: string }) => r.status === 'priced');
     expect(pair).toBeDefined();
     const buy = pair.buy.market_code as string;
     const sell = pair.sell.market_code as string;
     const acc = await createAccount(t.db, { credits: 10n });
-    const created = expectEnvelope(await t.post('/alerts', { kind: 'route_margin', market_hash_name: NAME, buy_market: buy, sell_market: sell, margin: '0.5', url: `${rx.url}/route` }, bearer(acc.key)));
-    expect(created.alert).toMatchObject({ kind: 'route_margin', buy_market: buy, sell_market: sell, margin: '0.5', holding: false, market_code: null, level: null });
+    const created = expectEnvelope(await t.post('/alerts', { kind: 'route_margin', market_hash_name: NAME, buy_market: buy, sell_market: sell, margin: '0.5', fund: 'balance', payout: 'balance', url: `${rx.url}/route` }, bearer(acc.key)));
+    expect(created.alert).toMatchObject({ kind: 'route_margin', buy_market: buy, sell_market: sell, margin: '0.5', fund: 'balance', payout: 'balance', holding: false, market_code: null, level: null });
     rx.received = [];
     await ingest([obs(NAME, { marketCode: buy, providerCode: buy, currencyCode: 'USD', price: '5' })]);
     expect(await evaluate()).toBe(1);
     await runDeliveries(t.db, { now: () => T0 });
     expect(rx.received).toHaveLength(1);
     const event = JSON.parse(rx.received[0]!.body);
-    const now = expectEnvelope(await t.get(`/prices/routes?market_hash_name=${encodeURIComponent(NAME)}&currency=USD&fund=cash&payout=cash&buy_on=${buy}&sell_on=${sell}`, bearer(t.key))).routes[0];
+    const now = expectEnvelope(await t.get(`/prices/routes?market_hash_name=${encodeURIComponent(NAME)}&currency=USD&fund=balance&payout=balance&buy_on=${buy}&sell_on=${sell}`, bearer(t.key))).routes[0];
     expect(event.observed).toMatchObject({ buy_market: buy, sell_market: sell, margin: now.margin, currency_code: 'USD' });
     expect(Number(event.observed.margin)).toBeGreaterThan(0.5);
   });

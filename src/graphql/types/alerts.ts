@@ -61,6 +61,8 @@ const CreateAlertInput = builder.inputType('CreateAlertInput', {
     buyMarket: t.string({ required: false }),
     sellMarket: t.string({ required: false }),
     margin: t.string({ required: false }),
+    fund: t.string({ required: false, description: 'route_margin: cash (default) or balance.' }),
+    payout: t.string({ required: false, description: 'route_margin: cash (default) or balance.' }),
     url: t.string({ required: true, description: 'The webhook URL (https; no credentials; at most 2,048 characters).' }),
   }),
 });
