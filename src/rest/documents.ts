@@ -62,9 +62,9 @@ export const DOCUMENTS = {
     credit { total used remaining } } }`,
   createAlert: `mutation createAlert($input: CreateAlertInput!) { createAlert(input: $input) { alert { ${ALERT_FIELDS} } secret } }`,
   listAlerts: `query listAlerts { alerts { ${ALERT_FIELDS} } }`,
-  deleteAlert: `mutation deleteAlert($id: String!) { deleteAlert(id: $id) { ${ALERT_FIELDS} } }`,
-  listAlertDeliveries: `query listAlertDeliveries($id: String!, $limit: Int!, $cursor: String) {
-    alertDeliveries(id: $id, limit: $limit, cursor: $cursor) { ${selectionOf(AlertDeliveriesOut)} } }`,
+  deleteAlert: `mutation deleteAlert($alertId: String!) { deleteAlert(id: $alertId) { ${ALERT_FIELDS} } }`,
+  listAlertDeliveries: `query listAlertDeliveries($alertId: String!, $limit: Int!, $cursor: String) {
+    alertDeliveries(id: $alertId, limit: $limit, cursor: $cursor) { ${selectionOf(AlertDeliveriesOut)} } }`,
 } as const;
 
 /** The GraphiQL example: every website with its full fee schedule in one request. */

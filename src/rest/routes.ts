@@ -184,7 +184,7 @@ const TABLE: readonly RouteSpec[] = [
   { operationId: 'listAlerts', envelope: true, variables: () => ({}), payload: pick('alerts') },
   {
     operationId: 'deleteAlert', envelope: true, payload: pick('deleteAlert'),
-    variables: ({ path }) => ({ id: path.id }),
+    variables: ({ path }) => ({ alertId: path.id }),
   },
   {
     operationId: 'listAlertDeliveries', envelope: true, payload: pick('alertDeliveries'),
@@ -202,7 +202,7 @@ const TABLE: readonly RouteSpec[] = [
       const cursor = c.one(query, 'cursor') ?? null;
       if (cursor !== null && !/^\d{1,19}$/.test(cursor)) c.add('query', 'cursor', 'must be a next_cursor this listing returned');
       c.done();
-      return { id: path.id, limit, cursor };
+      return { alertId: path.id, limit, cursor };
     },
   },
   {
