@@ -45,7 +45,10 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** Characters of an answer's body kept in the delivery log. */
 export const RESPONSE_EXCERPT_CHARS = 256;
-/** Seconds a worker's claim on a delivery lasts (a worker that dies mid-attempt leaves it to others after this). */
+/**
+ * Seconds a worker's claim on a delivery lasts (a worker that dies mid-attempt leaves it to others after this). A run
+ * sends its claimed rows at once, so it ends within DELIVERY_TIMEOUT_MS and a few statements: far inside the claim.
+ */
 export const DELIVERY_CLAIM_SECONDS = 60;
 /** Delivery log page size: default and bound. */
 export const DEFAULT_DELIVERIES_PAGE = 20;
@@ -677,7 +680,7 @@ async function send(row: ClaimedRow, now: Date, httpFetch: typeof fetch, timeout
 
 /**
  * Sends the due deliveries (one run; the service calls it every second, tests call it directly with their clock):
- * claims up to `batch` pending rows due by `now` (FOR UPDATE SKIP LOCKED, then a claim of DELIVERY_CLAIM_SECONDS),
+ * claims up to `batch` pending rows due by `now` (FOR UPDATE SKIP LOCKED, then a claim of DELIVERY_CLAIM_SECONDS) and sends them at once,
  * charges each event's credit at its first attempt (none: it fails with `insufficient_credits` unsent), sends it
  * signed, and records the outcome: delivered on 2xx; on 410 the event fails and the alert is disabled; otherwise a
  * retry after RETRY_DELAYS_SECONDS[attempts - 1], or failure after MAX_ATTEMPTS.
@@ -701,7 +704,8 @@ export async function runDeliveries(db: Database, opts: DeliveryOptions = {}): P
        FROM claimed c JOIN alert a ON a.id = c.alert_id`,
     [now, opts.batch ?? 20, DELIVERY_CLAIM_SECONDS],
   );
-  for (const row of claimed) {
+  // The claimed rows are sent at once (each attempt at most timeoutMs), so a run ends well within its claim.
+  const deliverOne = async (row: ClaimedRow): Promise<void> => {
     const finish = async (fields: { status: AlertDelivery['status']; attempt: Attempt | null; next?: Date }) => {
       const a = fields.attempt;
       await db.query(
@@ -715,14 +719,14 @@ export async function runDeliveries(db: Database, opts: DeliveryOptions = {}): P
     if (row.disabled) {
       await db.query(`UPDATE alert_delivery SET status = 'failed', last_error = 'alert_disabled', locked_until = NULL WHERE id = $1::uuid`, [row.id]);
       result.failed++;
-      continue;
+      return;
     }
     if (!row.charged) {
       const after = await chargeCredits(db, { accountId: row.account_id, keyId: row.key_id, operationId: DELIVERY_OPERATION, requestId: row.id, cost: EVENT_CREDIT_COST });
       if (after === null) {
         await finish({ status: 'failed', attempt: null });
         result.failed++;
-        continue;
+        return;
       }
       await db.query(`UPDATE alert_delivery SET charged = true WHERE id = $1::uuid`, [row.id]);
       await db.notify('qg_auth', row.account_id).catch(() => undefined); // caches of the balance see the charge
@@ -745,6 +749,7 @@ export async function runDeliveries(db: Database, opts: DeliveryOptions = {}): P
       result.retrying++;
     }
     opts.logger?.info({ delivery: row.id, alert: row.alert_id, attempt: attempts, status: attempt.statusCode, error: attempt.error }, 'alert delivery attempt');
-  }
+  };
+  await Promise.all(claimed.map(deliverOne));
   return result;
 }
