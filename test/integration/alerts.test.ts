@@ -321,6 +321,24 @@ describe('evaluation and delivery', () => {
     expect(await charges(log.id)).toEqual([]);
   });
 
+  it('replicas share the work: two evaluators make one event, two delivery workers send it once', async () => {
+    const acc = await createAccount(t.db, { credits: 10n });
+    const created = expectEnvelope(await t.post('/alerts', priceAlert({ url: `${rx.url}/twice`, direction: 'above', level: '150' }), bearer(acc.key)));
+    rx.received = [];
+    await ingest([obs(ITEM, { price: '151' })]);
+    const [a, b] = await Promise.all([evaluateAlerts(t.db, T0), evaluateAlerts(t.db, T0)]);
+    expect(a.fired + b.fired).toBe(1);
+    await evaluate();
+    const runs = await Promise.all([runDeliveries(t.db, { now: () => T0 }), runDeliveries(t.db, { now: () => T0 })]);
+    expect(runs[0]!.attempted + runs[1]!.attempted).toBe(1);
+    expect(rx.received).toHaveLength(1);
+    expect((await deliveries(created.alert.id, acc.key)).deliveries).toHaveLength(1);
+    expect(await used(acc.accountId)).toBe(1n);
+    expectEnvelope(await asJson(await del(`/alerts/${created.alert.id}`, bearer(acc.key))));
+    await ingest([obs(ITEM, { price: '100' })]);
+    await evaluate();
+  });
+
   it('route margin: fires when the best route between the two markets rises above the threshold (tradeRoutes in USD, funded and paid out as asked)', async () => {
     const NAME = 'AWP | Alerting Route (Factory New)';
     await ingest([
