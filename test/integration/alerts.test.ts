@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { createAccount } from '../../src/services/accounts.js';
-import { evaluateAlerts, runDeliveries, RETRY_DELAYS_SECONDS, MAX_ATTEMPTS } from '../../src/services/alerts.js';
+import { evaluateAlerts, runDeliveries, RETRY_DELAYS_SECONDS, MAX_ATTEMPTS, verifySignature } from '../../src/services/alerts.js';
 import { ingestBatch } from '../../src/services/ingestion.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
@@ -216,6 +216,10 @@ describe('evaluation and delivery', () => {
     expect(sig).toMatch(new RegExp(`^t=${Math.floor(T0.getTime() / 1000)},v1=[0-9a-f]{64}$`));
     expect(verify(created.secret, sig, got.body)).toBe(true);
     expect(verify(created.secret, sig, got.body + ' ')).toBe(false);
+    const t0 = Math.floor(T0.getTime() / 1000);
+    expect(verifySignature(created.secret, sig, got.body, t0)).toBe(true);
+    expect(verifySignature(created.secret, sig, got.body, t0 + 301)).toBe(false); // too old: a replay
+    expect(verifySignature('whsec_other', sig, got.body, t0)).toBe(false);
     const event = JSON.parse(got.body);
     expect(event).toMatchObject({ id: got.headers['quotegate-delivery'], type: 'alert.triggered', alert: { id, level: '95', holding: true }, observed: { market_code: 'BUFF163', side: 'ask', price: '94.5', currency_code: 'CNY' } });
     // The log, newest first, and exactly one credit.
