@@ -12,6 +12,7 @@ import { createApp } from '../../src/app.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { evaluateAlerts, runDeliveries, RETRY_DELAYS_SECONDS, MAX_ATTEMPTS, verifySignature } from '../../src/services/alerts.js';
 import { ingestBatch } from '../../src/services/ingestion.js';
+import { startAlertJob } from '../../src/jobs/alerts.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
 import { AlertOut, AlertDeliveryOut } from '../../src/shapes/alerts.js';
@@ -338,6 +339,19 @@ describe('evaluation and delivery', () => {
     expect(rx.received).toHaveLength(1);
     expect((await deliveries(created.alert.id, acc.key)).deliveries).toHaveLength(1);
     expect(await used(acc.accountId)).toBe(1n);
+    expectEnvelope(await asJson(await del(`/alerts/${created.alert.id}`, bearer(acc.key))));
+    await ingest([obs(ITEM, { price: '100' })]);
+    await evaluate();
+  });
+
+  it("the service's alert job judges and delivers in one tick (its first tick runs at start; stop waits for it)", async () => {
+    const acc = await createAccount(t.db, { credits: 10n });
+    const created = expectEnvelope(await t.post('/alerts', priceAlert({ url: `${rx.url}/job`, direction: 'above', level: '160' }), bearer(acc.key)));
+    rx.received = [];
+    await ingest([obs(ITEM, { price: '161' })]);
+    await startAlertJob(t.db).stop();
+    expect(rx.received.map((r) => r.path)).toEqual(['/job']);
+    expect((await deliveries(created.alert.id, acc.key)).deliveries[0]).toMatchObject({ status: 'delivered', attempts: 1 });
     expectEnvelope(await asJson(await del(`/alerts/${created.alert.id}`, bearer(acc.key))));
     await ingest([obs(ITEM, { price: '100' })]);
     await evaluate();
