@@ -6,6 +6,7 @@
  * request id, rate-limit headers, HEAD, one metric and log line per request) and the node:http listener
  * whose hot JSON routes skip the fetch adaptation (same facade, same pipeline). Tests call `fetch` in-process.
  */
+import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from './services/alerts.js';
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
@@ -85,6 +86,8 @@ export interface AppDeps {
    * consumer (default 10,000); `redisUrl`: replicas also announce commits to each other's hubs over Redis pub/sub;
    * `minuteMs`: milliseconds one charge of a subscription pays for (default 60,000; tests shorten it).
    */
+  /** Webhook alerts (docs/alerts.md): `allowHttp` accepts http:// webhook URLs (tests, local receivers; default https only), `maxPerAccount` (default 50). */
+  alerts?: Partial<AlertSettings>;
   live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number; redisUrl?: string; minuteMs?: number };
   /**
    * The item pages' limit per client address (src/pages/page-limit.ts): `rateLimit` pages per window (default 30 a
@@ -181,7 +184,7 @@ export function createApp(deps: AppDeps): App {
   const statusSettings = deps.status ?? defaultStatusSettings();
   const pageLimit = createPageLimit({ limiter, limit: deps.pages?.rateLimit === undefined ? DEFAULT_PAGE_RATE_LIMIT : deps.pages.rateLimit, trustProxy: deps.pages?.trustProxy ?? null });
   const pages = createPages({ db, quoteCache: quotes, loadStatus: (now) => readStatus(db, statusSettings, now), clock: deps.clock, logger: () => logger, publicBaseUrl: deps.publicBaseUrl });
-  const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}), snapshots, live };
+  const contextOptions = { clock: deps.clock, status: statusSettings, ...(callers ? { callers } : {}), ...(quotes ? { quotes } : {}), ...(leases ? { leases } : {}), snapshots, live, alerts: { ...DEFAULT_ALERT_SETTINGS, ...deps.alerts } };
   /** The resolvers' context of one request (both faces). */
   const makeContext = (state: RequestState, headers: HeaderReader) => createContext(db, state, headers, contextOptions);
   // The documented REST paths: a Yoga plugin over the same pipeline, plus the node:http fast path (src/rest/facade.ts).

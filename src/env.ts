@@ -109,6 +109,10 @@ const schema = z.object({
       }
       return r.data;
     }),
+  /** `on`: this process evaluates webhook alerts and sends their deliveries (docs/alerts.md); `off`: never (another replica does). */
+  ALERT_JOB: z.enum(['on', 'off']).default('on'),
+  /** `true`: webhook URLs may use http:// (local receivers, tests); default https only (docs/alerts.md). */
+  ALERT_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   /** `on`: this process runs the daily CSCP valuation (00:05 UTC, one replica at a time) and its start-up catch-up; `off`: never. */
   VALUATION_JOB: z.enum(['on', 'off']).default('on'),
   /**

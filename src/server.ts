@@ -14,6 +14,7 @@ import { createRateLimiter } from './plugins/rate-limiter.js';
 import { startExportJob, type ExportChild } from './jobs/export-snapshots.js';
 import { startValuationJob } from './jobs/valuation.js';
 import { startStatusRecorder } from './jobs/status-recorder.js';
+import { startAlertJob } from './jobs/alerts.js';
 import { defaultChecks, infrastructureComponentNames, parseProbeTargets } from './services/status.js';
 import { collectProcessMetrics } from './lib/metrics.js';
 import { startAdminChannel } from './admin/channel.js';
@@ -107,9 +108,11 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
     creditLeases: env.CREDIT_LEASES === 'off' ? false : { leaseSeconds: env.CREDIT_LEASE_SECONDS, minBalance: env.CREDIT_LEASE_MIN_BALANCE, flushMs: env.CREDIT_LEASE_FLUSH_MS, settleMs: env.CREDIT_LEASE_SETTLE_SECONDS * 1000 },
     live: { maxConcurrent: env.LIVE_MAX_SUBSCRIPTIONS, maxQueue: env.LIVE_MAX_PENDING, redisUrl: env.REDIS_URL },
     pages: { rateLimit: env.PAGE_RATE_LIMIT, trustProxy: env.TRUST_PROXY },
+    alerts: { allowHttp: env.ALERT_ALLOW_HTTP === 'true' },
   });
   // The valuation catch-up runs first (in the background), so the first export snapshot carries the CSCP quotes.
   const valuationJob = env.VALUATION_JOB === 'on' ? startValuationJob(db, { logger }) : null;
+  const alertJob = env.ALERT_JOB === 'on' ? startAlertJob(db, { logger }) : null;
   let closing = false;
   let exportJob: ReturnType<typeof startExportJob> | null = null;
   const exportStarted = (valuationJob?.startup ?? Promise.resolve()).then(() => {
@@ -179,6 +182,7 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
       closing = true;
       await collectors?.stop();
       await valuationJob?.stop();
+      await alertJob?.stop();
       await exportStarted;
       await exportJob?.stop();
       await recorder?.stop();

@@ -28,7 +28,7 @@ export interface UnitPricingSpec {
 export interface EndpointInfo {
   /** Stable operation id, also the OpenAPI operationId. */
   operationId: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   premium: boolean;
   /** Credits per request, or per block with unit pricing; 0 = free. */
@@ -50,7 +50,7 @@ export interface EndpointInfo {
 const rowSchema = z
   .object({
     operation_id: z.string().regex(/^[a-z][A-Za-z]+$/),
-    method: z.enum(['GET', 'POST']),
+    method: z.enum(['GET', 'POST', 'DELETE']),
     path: z.string().startsWith('/'),
     roles: z.array(z.enum(['user', 'admin', 'machine'])),
     premium: z.boolean(),

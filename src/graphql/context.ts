@@ -2,6 +2,7 @@
  * The per-request context shared by both faces: database, caller, request id and DataLoaders.
  * Loaders are created lazily per request, so one request batches its reads and never sees another's.
  */
+import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from '../services/alerts.js';
 import type { HeaderReader } from '../lib/headers.js';
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
@@ -219,6 +220,8 @@ export interface Context {
   snapshots?: SnapshotCache;
   /** The replica's live hub, when the app serves subscriptions. */
   live?: LiveOptions;
+  /** The alerts' settings (webhook schemes, alerts per account; docs/alerts.md). */
+  alerts: AlertSettings;
   /**
    * The `user` caller behind the request's API key, allowed to run catalogue operation `operationId`;
    * the credential is looked up once per request. Throws 401 `unauthorized` (missing, malformed,
@@ -250,6 +253,8 @@ export interface ContextOptions {
   snapshots?: SnapshotCache;
   /** The replica's live hub (subscriptions); absent = subscriptions answer 503. */
   live?: LiveOptions;
+  /** The alerts' settings; absent = DEFAULT_ALERT_SETTINGS (https only, 50 per account). */
+  alerts?: AlertSettings;
 }
 
 /** `c` when it is a `user` caller allowed to run `operationId`; throws 403 `forbidden` otherwise (see Context.requireUser). */
@@ -297,6 +302,7 @@ export function createContext(db: Database, state: RequestState, headers: Header
     ...(opts.leases ? { leases: opts.leases } : {}),
     ...(opts.snapshots ? { snapshots: opts.snapshots } : {}),
     ...(opts.live ? { live: opts.live } : {}),
+    alerts: opts.alerts ?? DEFAULT_ALERT_SETTINGS,
     async requireUser(operationId) {
       return allowedUser(await caller(), operationId);
     },

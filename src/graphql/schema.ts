@@ -12,6 +12,7 @@ import './types/item-search.js';
 import './types/live.js';
 import './types/meta.js';
 import './types/account.js';
+import './types/alerts.js';
 import './types/exports.js';
 import './types/ingestion.js';
 import './types/graph.js';

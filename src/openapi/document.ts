@@ -24,6 +24,8 @@ import { ItemHistoryOut } from '../shapes/history.js';
 import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
 import { ChangeOut, PriceChangesOut } from '../shapes/changes.js';
 import { ItemSearchOut } from '../shapes/item-search.js';
+import { AlertCreatedOut, AlertDeliveriesOut, AlertOut } from '../shapes/alerts.js';
+import { alertInput, MAX_DELIVERIES_PAGE } from '../services/alerts.js';
 import { MAX_CURSOR_CHARS, MAX_SEARCH_PAGE } from '../search/query.js';
 
 const CreditMeta = z
@@ -73,6 +75,8 @@ const ValidationErrorEnvelope = z
 
 /** POST /prices/batch body: the validation's own schema, named. */
 const BatchPricesIn = v.batchBody.meta({ id: 'BatchPricesIn' });
+/** POST /alerts body: the validation's own schema, named. */
+const AlertIn = alertInput.meta({ id: 'AlertIn' });
 
 const envelope = (data: z.ZodType) => z.strictObject({ data, meta: Meta });
 
@@ -191,6 +195,10 @@ const PAYLOADS: Record<string, { schema: z.ZodType; envelope: boolean; mediaType
   getHealth: { schema: z.strictObject({ status: z.literal('ok') }).meta({ id: 'HealthOut' }), envelope: false },
   getConfig: { schema: z.strictObject({ home_currency: z.string() }).meta({ id: 'ConfigOut' }), envelope: true },
   listEndpoints: { schema: z.array(EndpointInfoOut), envelope: true },
+  createAlert: { schema: AlertCreatedOut, envelope: true },
+  listAlerts: { schema: z.array(AlertOut), envelope: true },
+  deleteAlert: { schema: AlertOut, envelope: true },
+  listAlertDeliveries: { schema: AlertDeliveriesOut, envelope: true },
 };
 
 /** Query parameters both route paths take beyond GET /prices/routes' first ones (docs/fees.md). */
@@ -303,7 +311,14 @@ QUERIES.getValuationAccuracy = z.object({
   to: dayParam('Last valuation day (UTC); default: the last scored day when `from` is absent too (the 90 days ending there), else yesterday. `from` after `to`, or a range over 366 days, is 422.'),
 });
 
+QUERIES.listAlertDeliveries = z.object({
+  limit: z.string().regex(/^\d{1,3}$/).optional().meta({ description: `Rows per page, 1-${MAX_DELIVERIES_PAGE} (default 20).` }),
+  cursor: z.string().regex(/^\d{1,19}$/).optional().meta({ description: "The previous page's next_cursor." }),
+});
+
 const PATH_PARAMS: Record<string, z.ZodObject> = {
+  deleteAlert: z.object({ id: z.string().meta({ description: 'The alert id (GET /alerts).' }) }),
+  listAlertDeliveries: z.object({ id: z.string().meta({ description: 'The alert id (GET /alerts).' }) }),
   getWebsite: z.object({ code: v.websiteCode }),
   getFeeSchedule: z.object({ code: v.websiteCode }),
   getCurrency: z.object({ currency_id: v.currencyId }),
@@ -315,6 +330,7 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Not enough credits (`credit_insufficient`; details carry required and remaining).',
   403: 'Credential valid but not allowed.',
   404: 'Not found.',
+  409: 'Conflict (`conflict`): the account holds the most alerts it may; delete one first.',
   410: 'Gone (`cursor_expired`): the cursor is older than the kept changes; download the export again and follow from its change_seq.',
   413: 'Request body over 2 MiB (`payload_too_large`).',
   422: 'Invalid parameters or body (`validation_failed`, details list each problem).',
@@ -336,6 +352,8 @@ function errorStatuses(row: EndpointInfo): number[] {
   if (row.operationId === 'exportPrices') statuses.add(304);
   if (row.operationId === 'getPriceChanges' || row.operationId === 'subscribePriceChanges') statuses.add(410);
   if (row.operationId === 'batchPrices') statuses.add(413);
+  if (row.operationId === 'deleteAlert' || row.operationId === 'listAlertDeliveries') statuses.add(404);
+  if (row.operationId === 'createAlert') [409, 413, 422].forEach((s) => statuses.add(s));
   return [...statuses].sort();
 }
 
@@ -445,6 +463,9 @@ export function openApiDocument(opts: OpenApiOptions = {}): Record<string, unkno
       },
       responses,
       ...(row.roles.includes('user') ? { security: [{ bearerKey: [] }, { apiKeyHeader: [] }] } : { security: [] }),
+      ...(row.operationId === 'createAlert'
+        ? { requestBody: { required: true, content: { 'application/json': { schema: AlertIn, ...(doc?.requestBody !== undefined ? { example: doc.requestBody } : {}) } } } }
+        : {}),
       ...(row.operationId === 'batchPrices'
         ? { requestBody: { required: true, content: { 'application/json': { schema: BatchPricesIn, ...(doc?.requestBody !== undefined ? { example: doc.requestBody } : {}) } } } }
         : {}),

@@ -454,8 +454,60 @@ export const ITEM_SEARCH = {
   has_more: true,
 };
 
+
+/** A price alert as GET /alerts lists it (POST /alerts answers it with its secret). */
+export const ALERT = {
+  id: '3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10',
+  kind: 'price',
+  app_id: '730',
+  market_hash_name: ITEM,
+  market_code: 'BUFF163',
+  side: 'ask',
+  direction: 'below',
+  level: '95.5',
+  currency_code: 'CNY',
+  buy_market: null,
+  sell_market: null,
+  margin: null,
+  fund: null,
+  payout: null,
+  url: 'https://example.com/hooks/quotegate',
+  holding: false,
+  disabled: false,
+  created_at: '2026-07-17T08:00:00.000Z',
+};
+
+/** POST /alerts: the body registering ALERT. */
+export const ALERT_REQUEST = { kind: 'price', market_hash_name: ITEM, market_code: 'BUFF163', side: 'ask', direction: 'below', level: '95.5', url: 'https://example.com/hooks/quotegate' };
+
+/** POST /alerts: the alert and its signing secret (shown once). */
+export const ALERT_CREATED = { alert: ALERT, secret: 'whsec_q2VnT1n8aXb0Zl3oC4yR7uJmD6eK9wHs5tPfLgAiQzE' };
+
+/** One row of an alert's delivery log: delivered at the second attempt after a 500. */
+export const ALERT_DELIVERY = {
+  id: '9b2d7c64-1e55-4f0b-8b43-2a9c4e7d1f08',
+  status: 'delivered',
+  attempts: 2,
+  status_code: 200,
+  error: null,
+  response_excerpt: 'ok',
+  charged: true,
+  created_at: '2026-07-17T08:03:12.000Z',
+  last_attempt_at: '2026-07-17T08:04:12.000Z',
+  next_attempt_at: null,
+  delivered_at: '2026-07-17T08:04:12.000Z',
+};
+
+/** GET /alerts/{id}/deliveries: one page of the log. */
+export const ALERT_DELIVERIES = { alert_id: ALERT.id, deliveries: [ALERT_DELIVERY], next_cursor: '41', has_more: true };
+
 /** The example of each named schema of /openapi.json, by its id. */
 export const SCHEMA_EXAMPLES: Record<string, unknown> = {
+  AlertOut: ALERT,
+  AlertIn: ALERT_REQUEST,
+  AlertCreatedOut: ALERT_CREATED,
+  AlertDeliveryOut: ALERT_DELIVERY,
+  AlertDeliveriesOut: ALERT_DELIVERIES,
   Meta: META_BILLED,
   CreditMeta: META_BILLED.credit,
   ErrorEnvelope: CREDIT_ERROR,

@@ -29,6 +29,11 @@ export const TAGS = [
   { name: 'Valuation', description: 'How accurate the CSCP valuation has been: each valuation day scored against the closes that followed it.' },
   { name: 'Catalogue', description: 'The marketplaces, their official fee schedules (calculation chains per purpose) and the official currencies with USD rates. Public and free.' },
   { name: 'Account', description: 'The caller\'s own account: profile, active subscription and credit counters.' },
+  {
+    name: 'Alerts',
+    description:
+      'Webhooks: register a condition on an item (a price crossing a level on a market, or a route\'s margin rising above a threshold) and an HTTPS URL; when the condition starts to hold the service POSTs a signed event there. Registration and listings are free; each event costs 1 credit, once (docs/alerts.md).',
+  },
   { name: 'Service', description: 'Service health history, liveness, public configuration and the access and cost metadata of every operation. Public and free.' },
 ] as const;
 
@@ -235,6 +240,40 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       'The account of the API key: profile, the subscription active now (null when none) and the credit counters billing is applied against. Changes made in the dashboard show within about a minute. 404: the account has not reached the API yet; retry shortly. Free.',
     response: free(ex.ME),
+  },
+  createAlert: {
+    tag: 'Alerts',
+    summary: 'Register a webhook alert',
+    description:
+      "Registers a condition and the URL told when it starts to hold. `kind` price: `market_code`, `side` (ask or bid), `direction` (above or below) and `level`, a decimal string in the market's currency (`currency_code` of the answer). `kind` route_margin: `buy_market`, `sell_market` and `margin`, a decimal fraction (0.05 = 5 %), judged on the best route between the two markets after fees (cash in, cash out; as GET /prices/routes computes it). Events fire on crossing: when the condition turns from not holding to holding; an alert whose condition already holds at registration fires after it stops holding and crosses again.\n\n" +
+      'The URL must use https (no user name or password, at most 2,048 characters). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free; each event costs 1 credit when first sent.',
+    requestBody: ex.ALERT_REQUEST,
+    response: free(ex.ALERT_CREATED),
+  },
+  listAlerts: {
+    tag: 'Alerts',
+    summary: 'Your alerts',
+    description: "The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free.",
+    response: free([ex.ALERT]),
+  },
+  deleteAlert: {
+    tag: 'Alerts',
+    summary: 'Delete an alert',
+    description: "Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free.",
+    parameters: { id: { example: ex.ALERT.id, description: 'The alert id (GET /alerts).' } },
+    response: free(ex.ALERT),
+  },
+  listAlertDeliveries: {
+    tag: 'Alerts',
+    summary: "An alert's delivery log",
+    description:
+      'The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged. Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account\'s alert. Free.',
+    parameters: {
+      id: { example: ex.ALERT.id, description: 'The alert id (GET /alerts).' },
+      limit: { example: '20', description: 'Rows per page, 1-100 (default 20).' },
+      cursor: { example: '41', description: "The previous page's next_cursor." },
+    },
+    response: free(ex.ALERT_DELIVERIES),
   },
   getStatus: {
     tag: 'Service',

@@ -10,7 +10,7 @@ import { useCORS, type CORSOptions, type ServerAdapterPlugin } from '@whatwg-nod
 /** Request headers a cross-origin page may send. */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'X-API-Key', 'Content-Type', 'If-None-Match'];
 /** Methods a cross-origin page may use. */
-export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'OPTIONS'];
+export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'];
 /** Response headers a cross-origin page may read (besides the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = [
   'X-Request-ID',

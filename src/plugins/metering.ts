@@ -105,6 +105,9 @@ export interface MeteringPlan {
   mutation: boolean;
 }
 
+/** Mutation root fields an API key may call (catalogue rows of role `user` that are not GETs: createAlert, deleteAlert). */
+const USER_MUTATIONS = new Set(ENDPOINTS.filter((e) => e.method !== 'GET' && e.roles.includes('user')).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.'))));
+
 /** Catalogue rows by the GraphQL root field tied to them; only rows with a cost or a rate limit meter. */
 const METERED_BY_FIELD = new Map<string, EndpointInfo>(
   ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.')).map((f) => [f, e] as const)),
@@ -272,7 +275,9 @@ export function planMeteredFields(
   const { operation, fragments, fixedFields, fixedEdges } = lookUpOperation(schema, document, operationName);
   const empty: MeteringPlan = { rows: [], fields: [], edges: [], problems: [], mutation: false };
   if (!operation) return empty;
-  if (operation.operation === 'mutation') return { ...empty, mutation: true };
+  // A mutation needs a machine service token, but for the account's own mutations (catalogue rows of role `user`:
+  // createAlert, deleteAlert), whose resolvers ask for the API key themselves.
+  if (operation.operation === 'mutation') return { ...empty, mutation: !operation.selectionSet.selections.every((s) => s.kind === Kind.FIELD && USER_MUTATIONS.has(s.name.value)) };
   // Queries and subscriptions (live changes: catalogue row subscribePriceChanges) meter their root fields alike.
   const rootType = operation.operation === 'query' ? schema.getQueryType() : schema.getSubscriptionType();
   if (!rootType) return empty;

@@ -7,10 +7,13 @@ import { CurrencyOut, FeeScheduleOut, selectionOf, WebsiteOut } from '../shapes/
 import { ItemRoutesOut, TopRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';
 import { ValuationAccuracyOut } from '../shapes/valuation-accuracy.js';
+import { AlertDeliveriesOut, AlertOut } from '../shapes/alerts.js';
 
 const WEBSITE_FIELDS = selectionOf(WebsiteOut);
 
 const CURRENCY_FIELDS = selectionOf(CurrencyOut);
+
+const ALERT_FIELDS = selectionOf(AlertOut);
 
 /** Document text per operation id of the endpoint catalogue. */
 export const DOCUMENTS = {
@@ -60,6 +63,11 @@ export const DOCUMENTS = {
     user { id name email email_verified: emailVerified image steam_id: steamId created_at: createdAt base_currency: baseCurrency }
     subscription { category plan_id: planId expires_at: expiresAt }
     credit { total used remaining } } }`,
+  createAlert: `mutation createAlert($input: CreateAlertInput!) { createAlert(input: $input) { alert { ${ALERT_FIELDS} } secret } }`,
+  listAlerts: `query listAlerts { alerts { ${ALERT_FIELDS} } }`,
+  deleteAlert: `mutation deleteAlert($alertId: String!) { deleteAlert(id: $alertId) { ${ALERT_FIELDS} } }`,
+  listAlertDeliveries: `query listAlertDeliveries($alertId: String!, $limit: Int!, $cursor: String) {
+    alertDeliveries(id: $alertId, limit: $limit, cursor: $cursor) { ${selectionOf(AlertDeliveriesOut)} } }`,
 } as const;
 
 /** The GraphiQL example: every website with its full fee schedule in one request. */

@@ -335,8 +335,8 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     for (const route of routes) {
       const match = route.pattern.exec(pathname);
       if (!match) continue;
-      const sameMethod = route.method === method || (route.method === 'GET' && method === 'HEAD');
-      return sameMethod ? { route, match } : null;
+      // A path may have routes of several methods (GET and POST /alerts): the one of this method, if any.
+      if (route.method === method || (route.method === 'GET' && method === 'HEAD')) return { route, match };
     }
     return null;
   }

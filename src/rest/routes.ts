@@ -20,6 +20,7 @@ import { refundCredits } from '../services/billing.js';
 import { LARGE_LOAD } from '../services/quote-cache.js';
 import { deliveryStream } from '../lib/delivery.js';
 import { parseFeeProfile, type CallerFee } from '../fees/profile.js';
+import { alertInput, DEFAULT_DELIVERIES_PAGE, MAX_DELIVERIES_PAGE } from '../services/alerts.js';
 import type { Logger } from 'pino';
 import type { Reply } from '../http/replies.js';
 
@@ -69,7 +70,7 @@ export interface RouteSpec {
 
 /** One REST route: its table row with the method and path template of its catalogue row (data/endpoints.json). */
 export interface Route extends RouteSpec {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Path template as in the spec, e.g. `/websites/{code}`. */
   path: string;
 }
@@ -201,6 +202,47 @@ const TABLE: readonly RouteSpec[] = [
   { operationId: 'getStatus', envelope: true, headers: { 'Cache-Control': 'no-store' }, variables: () => ({}), payload: pick('status') },
   { operationId: 'getMe', envelope: true, variables: () => ({}), payload: pick('me') },
   { operationId: 'listEndpoints', envelope: true, variables: () => ({}), payload: pick('endpoints') },
+  {
+    // Webhook alerts (docs/alerts.md; issue 44, point 3): registration. The body is checked here for its shape; the
+    // item, the markets and the account's bound by the resolver (src/services/alerts.ts).
+    operationId: 'createAlert', envelope: true, body: true, payload: pick('createAlert'),
+    variables: ({ body }) => {
+      const c = new Collector();
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        c.add('body', '', 'must be a JSON object');
+        c.done();
+      }
+      const parsed = c.check('body', '', alertInput, body);
+      c.done();
+      const input: Record<string, unknown> = {};
+      for (const [k, value] of Object.entries(parsed!)) input[k.replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase())] = value;
+      return { input };
+    },
+  },
+  { operationId: 'listAlerts', envelope: true, variables: () => ({}), payload: pick('alerts') },
+  {
+    operationId: 'deleteAlert', envelope: true, payload: pick('deleteAlert'),
+    variables: ({ path }) => ({ alertId: path.id }),
+  },
+  {
+    operationId: 'listAlertDeliveries', envelope: true, payload: pick('alertDeliveries'),
+    variables: ({ path, query }) => {
+      const c = new Collector();
+      const limitRaw = c.one(query, 'limit');
+      let limit: number | undefined = DEFAULT_DELIVERIES_PAGE;
+      if (limitRaw !== undefined) {
+        limit = /^\d{1,3}$/.test(limitRaw) ? Number(limitRaw) : undefined;
+        if (limit === undefined || limit < 1 || limit > MAX_DELIVERIES_PAGE) {
+          limit = undefined;
+          c.add('query', 'limit', `must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}`);
+        }
+      }
+      const cursor = c.one(query, 'cursor') ?? null;
+      if (cursor !== null && !/^\d{1,19}$/.test(cursor)) c.add('query', 'cursor', 'must be a next_cursor this listing returned');
+      c.done();
+      return { alertId: path.id, limit, cursor };
+    },
+  },
   {
     operationId: 'listWebsites', envelope: true, payload: pick('websites'),
     variables: ({ query }) => {

@@ -147,6 +147,8 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     cursor: fc.constantFrom(...SEARCH_CURSORS),
     // GET /prices/export (an extension: docs/export.md)
     format: fc.constantFrom('json', 'ndjson'),
+    // DELETE /alerts/{id}, GET /alerts/{id}/deliveries (docs/alerts.md): alert ids no fuzz caller owns (404)
+    id: fc.oneof({ arbitrary: fc.uuid(), weight: 5 }, { arbitrary: fc.constantFrom('3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10', '00000000-0000-0000-0000-000000000000'), weight: 1 }),
   };
   const invalid: Record<string, fc.Arbitrary<string>> = {
     market_hash_name: fc.oneof(aroundBounds(1, 255), withInserted(fc.constantFrom(...names), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u200b'))),
@@ -182,6 +184,7 @@ function pools(): { valid: Record<string, fc.Arbitrary<string>>; any: Record<str
     q: fc.oneof(aroundBounds(1, 255), fc.constantFrom('', 'ak\u000047', Array.from({ length: 40 }, (_, i) => `w${i}`).join(' '))),
     cursor: fc.constantFrom('', 'not a cursor', '%%%', 'A'.repeat(1401), Buffer.from('[1,"x",1,"y"]').toString('base64url')),
     format: fc.constantFrom('JSON', 'NDJSON', 'Json', '', 'csv', ' json', 'ndjson ', 'json,ndjson', 'ndjson\u0000'),
+    id: fc.oneof(fc.constantFrom('not-a-uuid', '3F0C1F4E-8A57-4A4E-9D0B-6F1F6A2F9A10', '3f0c1f4e8a574a4e9d0b6f1f6a2f9a10', '..', ' ', '1'), aroundBounds(1, 64)),
   };
   const any = Object.fromEntries(
     Object.keys(valid).map((name) => [
@@ -244,6 +247,34 @@ const batchObject = fc.record(
   for (const [k, v] of Object.entries(unknown ?? {})) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
   return Object.assign(o, known);
 });
+
+/** POST /alerts (docs/alerts.md): leaves valid, boundary and invalid, any key missing or unknown. */
+const ALERT_URLS = ['https://example.com/hook', 'https://hooks.example.com:8443/a?b=c', 'http://127.0.0.1:9/x', 'https://u:p@example.com/', 'ftp://example.com/', 'not a url', 'https://', `https://example.com/${'a'.repeat(2100)}`, ''];
+const alertObject = fc
+  .record(
+    {
+      kind: jsonish(fc.constantFrom('price', 'route_margin', 'PRICE', 'volume', '')),
+      market_hash_name: nameValue,
+      app_id: jsonish(fc.constantFrom('730', '570', '', '7'.repeat(17))),
+      market_code: jsonish(fc.constantFrom(...MARKET_CODES)),
+      side: jsonish(fc.constantFrom('ask', 'bid', 'mid', 'all', 'ASK', '')),
+      direction: jsonish(fc.constantFrom('above', 'below', 'up', '')),
+      level: jsonish(fc.constantFrom('95', '0.0000000001', '0', '-1', '1e3', '1.', '.5', '1'.repeat(29), '1.12345678901', 'NaN', '10,5', ' 1')),
+      buy_market: jsonish(fc.constantFrom(...MARKET_CODES)),
+      sell_market: jsonish(fc.constantFrom(...MARKET_CODES)),
+      margin: jsonish(fc.constantFrom('0.05', '-0.5', '-1', '100', '100.000001', '1000', '0.1234567', '5%', '')),
+      fund: jsonish(fc.constantFrom('cash', 'balance', 'card')),
+      payout: jsonish(fc.constantFrom('cash', 'balance', 'bank')),
+      url: jsonish(fc.constantFrom(...ALERT_URLS)),
+      unknown: fc.dictionary(fc.constantFrom('extra', '__proto__', 'constructor', 'Kind', 'secret'), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }),
+    },
+    { requiredKeys: [] },
+  )
+  .map(({ unknown, ...known }) => {
+    const o: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(unknown ?? {})) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+    return Object.assign(o, known);
+  });
 
 type BodyForm = 'json' | 'pretty' | 'truncated' | 'garbage' | 'trailing' | 'bom' | 'dupkey' | 'latin1' | 'utf16' | 'badutf8' | 'deep' | 'empty' | 'blank' | 'toplevel' | 'huge';
 const bodyFormArb = fc.oneof(
@@ -424,6 +455,15 @@ function expectValid(template: string, method: string, url: URL, headers: Header
     case 'exportPrices':
       statuses = quoted.has(appId) ? (headers.has('if-none-match') ? [200, 304] : [200]) : [404];
       break;
+    case 'listAlertDeliveries': {
+      // A limit outside 1-100 is 422; the fuzz callers own no alert, so any id is 404 (docs/alerts.md).
+      const limit = q.get('limit');
+      statuses = limit !== null && (Number(limit) < 1 || Number(limit) > 100) ? [422] : [404];
+      break;
+    }
+    case 'deleteAlert':
+      statuses = [404];
+      break;
     default:
       statuses = [200];
   }
@@ -436,6 +476,63 @@ function expectValid(template: string, method: string, url: URL, headers: Header
 interface Generated {
   request: FuzzRequest;
   caller: CallerKind;
+}
+
+/** A registration the service accepts (200), or 409 once the caller holds 50 alerts: known items and markets, https URLs. */
+const validAlert = fc.oneof(
+  fc.record(
+    {
+      kind: fc.constant('price'),
+      market_hash_name: fc.constantFrom(...QUOTED_NAMES),
+      market_code: fc.constantFrom('BUFF163', 'STEAM', 'SKINPORT'),
+      side: fc.constantFrom('ask', 'bid'),
+      direction: fc.constantFrom('above', 'below'),
+      level: fc.constantFrom('95', '0.0000000001', '1234567890123456789012345678.5', '10.5'),
+      url: fc.constantFrom('https://example.com/hook', 'https://hooks.example.com:8443/a?b=c'),
+    },
+    { requiredKeys: ['kind', 'market_hash_name', 'market_code', 'side', 'direction', 'level', 'url'] },
+  ),
+  fc.record(
+    {
+      kind: fc.constant('route_margin'),
+      market_hash_name: fc.constantFrom(...QUOTED_NAMES),
+      app_id: fc.constant('730'),
+      buy_market: fc.constantFrom('BUFF163', 'STEAM'),
+      sell_market: fc.constantFrom('SKINPORT', 'CSFLOAT'),
+      margin: fc.constantFrom('0.05', '-0.5', '100', '0'),
+      fund: fc.constantFrom('cash', 'balance'),
+      payout: fc.constantFrom('cash', 'balance'),
+      url: fc.constant('https://example.com/hook'),
+    },
+    { requiredKeys: ['kind', 'market_hash_name', 'buy_market', 'sell_market', 'margin', 'url'] },
+  ),
+);
+
+/**
+ * The answer's own rules of a registration whose body matches the document's schema (src/services/alerts.ts): an
+ * https URL without credentials, a level above 0, a margin above -1 and at most 100, a known item and known markets,
+ * two different markets. Null when none is broken.
+ */
+function alertRuleProblem(body: Record<string, unknown>): string | null {
+  let u: URL | null = null;
+  try {
+    u = new URL(String(body.url));
+  } catch {
+    return 'url: not a URL';
+  }
+  if (u.protocol !== 'https:' || u.username !== '' || u.password !== '' || u.hostname === '') return 'url: not https, or with credentials';
+  const appId = (body.app_id as string | undefined) ?? '730';
+  if (!(quoted.get(appId) ?? []).includes(String(body.market_hash_name))) return 'market_hash_name: no such item';
+  if (body.kind === 'price') {
+    if (Number(body.level) <= 0) return 'level: not above 0';
+    if (!t.websiteCodes.includes(String(body.market_code))) return 'market_code: unknown';
+  } else {
+    const m = Number(body.margin);
+    if (!(m > -1 && m <= 100)) return 'margin: out of range';
+    if (!t.websiteCodes.includes(String(body.buy_market)) || !t.websiteCodes.includes(String(body.sell_market))) return 'market: unknown';
+    if (body.buy_market === body.sell_market) return 'sell_market: same as buy_market';
+  }
+  return null;
 }
 
 const validBatch = fc.record(
@@ -473,8 +570,9 @@ function requestArb(template: string, method: string): fc.Arbitrary<Generated> {
     .map(([vals, enc]) => queryString(vals.flatMap((v, i) => (v === null ? [] : [{ name: queryParams[i]!.name, value: v, encoding: enc }])), 0));
   const wildQuery = queryArb(queryParams.map((p) => p.name), Object.fromEntries(queryParams.map((p) => [p.name, any[p.name] ?? anyText])));
   const headerParams = (values: Record<string, fc.Arbitrary<string>>) => fc.tuple(...headerNames.map((n) => fc.option(values[n] ?? anyText, { freq: 2 })));
-  const wildBody = fc.tuple(batchObject, bodyFormArb, fc.nat(), fc.constantFrom(...CONTENT_TYPES)).map(([v, form, n, type]) => ({ body: serialise(v, form, n), type }));
-  const validBody = validBatch.map((v) => ({ body: JSON.stringify(v), type: 'application/json' as string | null }));
+  const alerts = template === '/alerts';
+  const wildBody = fc.tuple(alerts ? alertObject : batchObject, bodyFormArb, fc.nat(), fc.constantFrom(...CONTENT_TYPES)).map(([v, form, n, type]) => ({ body: serialise(v, form, n), type }));
+  const validBody = (alerts ? validAlert : validBatch).map((v) => ({ body: JSON.stringify(v), type: 'application/json' as string | null }));
   const parts = (validMode: boolean) =>
     fc.record({
       path: pathArb(validMode ? valid : any),
@@ -509,6 +607,13 @@ async function runOne(template: string, method: string, g: Generated): Promise<v
   const verdict = g.request.body !== undefined ? bodyVerdict(template, g.request.body) : null;
   if (verdict?.tooLarge) expected = { statuses: [413], reason: `body over ${MAX_BODY_BYTES} bytes` };
   else if (verdict?.problem) problems.push(`body: ${verdict.problem}`);
+  // POST /alerts: a body the schema accepts may still break the answer's own rules (422), and a caller holding 50
+  // alerts gets 409 (docs/alerts.md).
+  if (template === '/alerts' && method === 'POST' && !verdict?.tooLarge && problems.length === 0) {
+    const body = JSON.parse(typeof g.request.body === 'string' ? g.request.body : new TextDecoder().decode(g.request.body));
+    const rule = alertRuleProblem(body);
+    expected = credentialVerdict(template, method, g.caller) ?? (rule ? { statuses: [422], reason: rule } : { statuses: [200, 409], reason: `caller ${g.caller}, valid registration` });
+  }
   if (problems.length > 0) expected ??= credentialVerdict(template, method, g.caller) ?? undefined;
   expected ??= problems.length > 0 ? { statuses: [422], reason: problems.join('; ') } : expectValid(template, method, url, headers, g.caller, Boolean(g.request.limited));
   const got = await sendDocumented(t, template, g.request, expected);

@@ -153,10 +153,10 @@ describe('GET /currencies', () => {
 });
 
 describe('GET /endpoints', () => {
-  it("lists the spec's 13 documented operations and the extensions (GET /prices/routes, GET /prices/routes/top, GET /prices/history, GET /prices/changes, GET /valuation/accuracy, GET /catalogue/items), sorted by path then method", async () => {
+  it("lists the spec's 13 documented operations and the extensions (GET /prices/routes, GET /prices/routes/top, GET /prices/history, GET /prices/changes, GET /valuation/accuracy, GET /catalogue/items, the alerts), sorted by path then method", async () => {
     const data = expectEnvelope(await t.get('/endpoints'));
-    expect(data).toHaveLength(20);
-    expect(data.map((e: any) => e.path)).toEqual(expect.arrayContaining(['/prices/routes', '/prices/routes/top', '/prices/history', '/prices/changes', '/valuation/accuracy', '/catalogue/items']));
+    expect(data).toHaveLength(24);
+    expect(data.map((e: any) => e.path)).toEqual(expect.arrayContaining(['/prices/routes', '/prices/routes/top', '/prices/history', '/prices/changes', '/valuation/accuracy', '/catalogue/items', '/alerts', '/alerts/{id}', '/alerts/{id}/deliveries']));
     for (const e of data) expectKeys(e, ENDPOINT_KEYS);
     const keys = data.map((e: any) => `${e.path} ${e.method}`);
     expect(keys).toEqual([...keys].sort());

@@ -55,7 +55,7 @@ describe('CORS, default: any origin, no cookies', () => {
     expect(res.status).toBe(204);
     expect(await res.text()).toBe('');
     expect(res.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
-    expect(list(res.headers.get('access-control-allow-methods'))).toEqual(['get', 'head', 'post', 'options']);
+    expect(list(res.headers.get('access-control-allow-methods'))).toEqual(['get', 'head', 'post', 'delete', 'options']);
     expect(list(res.headers.get('access-control-allow-headers'))).toEqual(['authorization', 'x-api-key', 'content-type', 'if-none-match']);
     expect(Number(res.headers.get('access-control-max-age'))).toBeGreaterThan(0);
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();

@@ -7,7 +7,7 @@ import { operationCost } from '../../src/services/billing.js';
 
 describe('endpoint catalogue (data/endpoints.json)', () => {
   it("holds the spec's 13 operations with the spec costs and limits, and the extensions", () => {
-    expect(ENDPOINTS).toHaveLength(20);
+    expect(ENDPOINTS).toHaveLength(24);
     const row = (id: string) => ENDPOINTS.find((e) => e.operationId === id)!;
     // Extension (README): an item's cross-market routes, billed and limited like GET /prices.
     expect(row('getRoutes')).toMatchObject({ method: 'GET', path: '/prices/routes', creditCost: 1, rateLimit: { maxRequests: 120, windowSeconds: 60 }, roles: ['user'], graphqlFields: ['routes', 'Item.routes'] });
@@ -27,6 +27,10 @@ describe('endpoint catalogue (data/endpoints.json)', () => {
     expect(ENDPOINTS.filter((e) => e.premium)).toEqual([]);
     expect([1, 100, 101, 200, 201, 1000].map((n) => Number(operationCost(row('batchPrices'), n)))).toEqual([1, 1, 2, 2, 3, 10]);
     expect(Number(operationCost(row('getMe')))).toBe(0);
+    // Extension (docs/alerts.md): webhook alerts, registered and listed free with an API key (each event costs 1 credit, not a request).
+    for (const [id, method, p, field] of [['createAlert', 'POST', '/alerts', 'createAlert'], ['listAlerts', 'GET', '/alerts', 'alerts'], ['deleteAlert', 'DELETE', '/alerts/{id}', 'deleteAlert'], ['listAlertDeliveries', 'GET', '/alerts/{id}/deliveries', 'alertDeliveries']]) {
+      expect(row(id!)).toMatchObject({ method, path: p, creditCost: 0, rateLimit: null, roles: ['user'], graphqlFields: [field] });
+    }
   });
 
   it('refuses a file with a repeated operation or GraphQL field', () => {

@@ -3,6 +3,72 @@
  */
 
 export interface paths {
+    "/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your alerts
+         * @description The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free.
+         */
+        get: operations["listAlerts"];
+        put?: never;
+        /**
+         * Register a webhook alert
+         * @description Registers a condition and the URL told when it starts to hold. `kind` price: `market_code`, `side` (ask or bid), `direction` (above or below) and `level`, a decimal string in the market's currency (`currency_code` of the answer). `kind` route_margin: `buy_market`, `sell_market` and `margin`, a decimal fraction (0.05 = 5 %), judged on the best route between the two markets after fees (cash in, cash out; as GET /prices/routes computes it). Events fire on crossing: when the condition turns from not holding to holding; an alert whose condition already holds at registration fires after it stops holding and crosses again.
+         *
+         *     The URL must use https (no user name or password, at most 2,048 characters). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free; each event costs 1 credit when first sent.
+         */
+        post: operations["createAlert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/alerts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an alert
+         * @description Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free.
+         */
+        delete: operations["deleteAlert"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/alerts/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An alert's delivery log
+         * @description The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged. Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account's alert. Free.
+         */
+        get: operations["listAlertDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/catalogue/items": {
         parameters: {
             query?: never;
@@ -433,6 +499,43 @@ export interface components {
     schemas: {
         /**
          * @example {
+         *       "kind": "price",
+         *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *       "market_code": "BUFF163",
+         *       "side": "ask",
+         *       "direction": "below",
+         *       "level": "95.5",
+         *       "url": "https://example.com/hooks/quotegate"
+         *     }
+         */
+        AlertIn: {
+            /** @constant */
+            kind: "price";
+            market_hash_name: string;
+            app_id?: string;
+            market_code: string;
+            /** @enum {string} */
+            side: "ask" | "bid";
+            /** @enum {string} */
+            direction: "above" | "below";
+            level: string;
+            url: string;
+        } | {
+            /** @constant */
+            kind: "route_margin";
+            market_hash_name: string;
+            app_id?: string;
+            buy_market: string;
+            sell_market: string;
+            margin: string;
+            /** @enum {string} */
+            fund?: "cash" | "balance";
+            /** @enum {string} */
+            payout?: "cash" | "balance";
+            url: string;
+        };
+        /**
+         * @example {
          *       "market_hash_names": [
          *         "AK-47 | Redline (Field-Tested)",
          *         "Recoil Case"
@@ -449,6 +552,296 @@ export interface components {
             markets?: string[] | null;
             /** @enum {string} */
             side?: "ask" | "bid" | "mid" | "all";
+        };
+        /**
+         * @example {
+         *       "id": "3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10",
+         *       "kind": "price",
+         *       "app_id": "730",
+         *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *       "market_code": "BUFF163",
+         *       "side": "ask",
+         *       "direction": "below",
+         *       "level": "95.5",
+         *       "currency_code": "CNY",
+         *       "buy_market": null,
+         *       "sell_market": null,
+         *       "margin": null,
+         *       "fund": null,
+         *       "payout": null,
+         *       "url": "https://example.com/hooks/quotegate",
+         *       "holding": false,
+         *       "disabled": false,
+         *       "created_at": "2026-07-17T08:00:00.000Z"
+         *     }
+         */
+        AlertOut: {
+            /** @description The alert id (a UUID). */
+            id: string;
+            /**
+             * @description price: an item's quote crossing a level on a market; route_margin: the best route between two markets above a margin.
+             * @enum {string}
+             */
+            kind: "price" | "route_margin";
+            app_id: string;
+            market_hash_name: string;
+            /** @description price: the market whose quote is watched. */
+            market_code: string | null;
+            /** @description price: ask or bid. */
+            side: string | null;
+            /** @description price: above (fires when the price rises above the level) or below. */
+            direction: string | null;
+            /** @description price: the level, in the market's currency (currency_code). */
+            level: string | null;
+            /** @description price: the market's currency, the level's unit. */
+            currency_code: string | null;
+            /** @description route_margin: the market bought on (at its ask). */
+            buy_market: string | null;
+            /** @description route_margin: the market sold on (its ask or bid, whichever route is better). */
+            sell_market: string | null;
+            /** @description route_margin: the threshold, a fraction (0.05 = 5 %); fires when the margin rises above it. */
+            margin: string | null;
+            /** @description route_margin: cash (the buy pays the deposit fees) or balance, as GET /prices/routes `fund`. */
+            fund: string | null;
+            /** @description route_margin: cash (sale then withdraw fees) or balance (sale fees only), as GET /prices/routes `payout`. */
+            payout: string | null;
+            /** @description The webhook URL. */
+            url: string;
+            /** @description Whether the condition held at the last evaluation (an event fires when it turns true). */
+            holding: boolean;
+            /** @description True once the receiver answered 410 Gone: the alert is no longer evaluated (delete it and register again). */
+            disabled: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            created_at: string;
+        };
+        /**
+         * @example {
+         *       "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+         *       "billable": true,
+         *       "credit": {
+         *         "cost": 1,
+         *         "remaining": 999
+         *       }
+         *     }
+         */
+        Meta: {
+            request_id: string;
+            billable?: boolean | null;
+            credit?: components["schemas"]["CreditMeta"] | null;
+        };
+        /**
+         * @example {
+         *       "cost": 1,
+         *       "remaining": 999
+         *     }
+         */
+        CreditMeta: {
+            /** @description Credits this request cost. */
+            cost: number;
+            /** @description Estimated balance after the request: a hint, may be slightly off under concurrent requests. */
+            remaining: number;
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "credit_insufficient",
+         *         "message": "This request costs 10 credits; 3 remain.",
+         *         "details": {
+         *           "required": 10,
+         *           "remaining": 3
+         *         }
+         *       },
+         *       "meta": {
+         *         "request_id": "b704a5dc-d8a1-455b-95bc-e6b7386d4603",
+         *         "billable": false
+         *       }
+         *     }
+         */
+        ErrorEnvelope: {
+            error: {
+                code: string;
+                message: string;
+                details?: components["schemas"]["ErrorDetails"];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /**
+         * @description Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`; a 404 of GET /prices carries `suggestions`.
+         * @example {
+         *       "required": 10,
+         *       "remaining": 3
+         *     }
+         */
+        ErrorDetails: ({
+            errors?: components["schemas"]["ValidationDetail"][];
+            /** @description A 404 of GET /prices: up to 5 names of the catalogue nearest to the one asked for (docs/search.md); empty when none is near. */
+            suggestions?: string[];
+        } & {
+            [key: string]: unknown;
+        }) | null;
+        /**
+         * @example {
+         *       "location": "query",
+         *       "field": "market_hash_name",
+         *       "message": "must be 1-255 characters long"
+         *     }
+         */
+        ValidationDetail: {
+            /** @enum {string} */
+            location: "query" | "path" | "header" | "body" | "argument";
+            field: string;
+            message: string;
+        };
+        /**
+         * @example {
+         *       "alert": {
+         *         "id": "3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10",
+         *         "kind": "price",
+         *         "app_id": "730",
+         *         "market_hash_name": "AK-47 | Redline (Field-Tested)",
+         *         "market_code": "BUFF163",
+         *         "side": "ask",
+         *         "direction": "below",
+         *         "level": "95.5",
+         *         "currency_code": "CNY",
+         *         "buy_market": null,
+         *         "sell_market": null,
+         *         "margin": null,
+         *         "fund": null,
+         *         "payout": null,
+         *         "url": "https://example.com/hooks/quotegate",
+         *         "holding": false,
+         *         "disabled": false,
+         *         "created_at": "2026-07-17T08:00:00.000Z"
+         *       },
+         *       "secret": "whsec_q2VnT1n8aXb0Zl3oC4yR7uJmD6eK9wHs5tPfLgAiQzE"
+         *     }
+         */
+        AlertCreatedOut: {
+            alert: components["schemas"]["AlertOut"];
+            /** @description The signing secret (whsec_...): shown once, never again. Verify each delivery with it (docs/alerts.md). */
+            secret: string;
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "validation_failed",
+         *         "message": "The request has invalid parameters.",
+         *         "details": {
+         *           "errors": [
+         *             {
+         *               "location": "query",
+         *               "field": "market_hash_name",
+         *               "message": "must be 1-255 characters long"
+         *             }
+         *           ]
+         *         }
+         *       },
+         *       "meta": {
+         *         "request_id": "9020f4ef-9729-4df2-aba4-2079681672b0",
+         *         "billable": false
+         *       }
+         *     }
+         */
+        ValidationErrorEnvelope: {
+            error: {
+                /** @enum {string} */
+                code: "validation_failed" | "query_too_complex";
+                message: string;
+                details: components["schemas"]["ValidationDetails"];
+            };
+            meta: components["schemas"]["Meta"];
+        };
+        /**
+         * @example {
+         *       "errors": [
+         *         {
+         *           "location": "query",
+         *           "field": "market_hash_name",
+         *           "message": "must be 1-255 characters long"
+         *         }
+         *       ]
+         *     }
+         */
+        ValidationDetails: {
+            errors: components["schemas"]["ValidationDetail"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @example {
+         *       "alert_id": "3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10",
+         *       "deliveries": [
+         *         {
+         *           "id": "9b2d7c64-1e55-4f0b-8b43-2a9c4e7d1f08",
+         *           "status": "delivered",
+         *           "attempts": 2,
+         *           "status_code": 200,
+         *           "error": null,
+         *           "response_excerpt": "ok",
+         *           "charged": true,
+         *           "created_at": "2026-07-17T08:03:12.000Z",
+         *           "last_attempt_at": "2026-07-17T08:04:12.000Z",
+         *           "next_attempt_at": null,
+         *           "delivered_at": "2026-07-17T08:04:12.000Z"
+         *         }
+         *       ],
+         *       "next_cursor": "41",
+         *       "has_more": true
+         *     }
+         */
+        AlertDeliveriesOut: {
+            alert_id: string;
+            deliveries: components["schemas"]["AlertDeliveryOut"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last page. */
+            next_cursor: string | null;
+            has_more: boolean;
+        };
+        /**
+         * @example {
+         *       "id": "9b2d7c64-1e55-4f0b-8b43-2a9c4e7d1f08",
+         *       "status": "delivered",
+         *       "attempts": 2,
+         *       "status_code": 200,
+         *       "error": null,
+         *       "response_excerpt": "ok",
+         *       "charged": true,
+         *       "created_at": "2026-07-17T08:03:12.000Z",
+         *       "last_attempt_at": "2026-07-17T08:04:12.000Z",
+         *       "next_attempt_at": null,
+         *       "delivered_at": "2026-07-17T08:04:12.000Z"
+         *     }
+         */
+        AlertDeliveryOut: {
+            /** @description The delivery id, sent as the Quotegate-Delivery header (a UUID). */
+            id: string;
+            /**
+             * @description pending: an attempt is due at next_attempt_at; delivered: a 2xx answered; failed: given up (see error).
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /** @description Attempts sent so far. */
+            attempts: number;
+            /** @description The last attempt's HTTP status; null when none answered. */
+            status_code: number | null;
+            /** @description Why the last attempt failed: http_<status>, timeout, connection_error, gone (410: the alert was disabled), insufficient_credits, alert_disabled; null after a success. */
+            error: string | null;
+            /** @description The start of the last answer's body (at most 256 characters). */
+            response_excerpt: string | null;
+            /** @description True once the event was charged (1 credit, once, at its first attempt). */
+            charged: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp, UTC.
+             */
+            created_at: string;
+            last_attempt_at: string | null;
+            /** @description When the next attempt is due; null when no more will be made. */
+            next_attempt_at: string | null;
+            delivered_at: string | null;
         };
         /**
          * @example {
@@ -610,130 +1003,6 @@ export interface components {
             bid_amount: string | null;
             ask_quote_count: number;
             bid_quote_count: number;
-        };
-        /**
-         * @example {
-         *       "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
-         *       "billable": true,
-         *       "credit": {
-         *         "cost": 1,
-         *         "remaining": 999
-         *       }
-         *     }
-         */
-        Meta: {
-            request_id: string;
-            billable?: boolean | null;
-            credit?: components["schemas"]["CreditMeta"] | null;
-        };
-        /**
-         * @example {
-         *       "cost": 1,
-         *       "remaining": 999
-         *     }
-         */
-        CreditMeta: {
-            /** @description Credits this request cost. */
-            cost: number;
-            /** @description Estimated balance after the request: a hint, may be slightly off under concurrent requests. */
-            remaining: number;
-        };
-        /**
-         * @example {
-         *       "error": {
-         *         "code": "credit_insufficient",
-         *         "message": "This request costs 10 credits; 3 remain.",
-         *         "details": {
-         *           "required": 10,
-         *           "remaining": 3
-         *         }
-         *       },
-         *       "meta": {
-         *         "request_id": "b704a5dc-d8a1-455b-95bc-e6b7386d4603",
-         *         "billable": false
-         *       }
-         *     }
-         */
-        ErrorEnvelope: {
-            error: {
-                code: string;
-                message: string;
-                details?: components["schemas"]["ErrorDetails"];
-            };
-            meta: components["schemas"]["Meta"];
-        };
-        /**
-         * @description Free-form context (object or null). Every 422 lists its problems under `errors`; a 402 carries `required` and `remaining`; a 404 of GET /prices carries `suggestions`.
-         * @example {
-         *       "required": 10,
-         *       "remaining": 3
-         *     }
-         */
-        ErrorDetails: ({
-            errors?: components["schemas"]["ValidationDetail"][];
-            /** @description A 404 of GET /prices: up to 5 names of the catalogue nearest to the one asked for (docs/search.md); empty when none is near. */
-            suggestions?: string[];
-        } & {
-            [key: string]: unknown;
-        }) | null;
-        /**
-         * @example {
-         *       "location": "query",
-         *       "field": "market_hash_name",
-         *       "message": "must be 1-255 characters long"
-         *     }
-         */
-        ValidationDetail: {
-            /** @enum {string} */
-            location: "query" | "path" | "header" | "body" | "argument";
-            field: string;
-            message: string;
-        };
-        /**
-         * @example {
-         *       "error": {
-         *         "code": "validation_failed",
-         *         "message": "The request has invalid parameters.",
-         *         "details": {
-         *           "errors": [
-         *             {
-         *               "location": "query",
-         *               "field": "market_hash_name",
-         *               "message": "must be 1-255 characters long"
-         *             }
-         *           ]
-         *         }
-         *       },
-         *       "meta": {
-         *         "request_id": "9020f4ef-9729-4df2-aba4-2079681672b0",
-         *         "billable": false
-         *       }
-         *     }
-         */
-        ValidationErrorEnvelope: {
-            error: {
-                /** @enum {string} */
-                code: "validation_failed" | "query_too_complex";
-                message: string;
-                details: components["schemas"]["ValidationDetails"];
-            };
-            meta: components["schemas"]["Meta"];
-        };
-        /**
-         * @example {
-         *       "errors": [
-         *         {
-         *           "location": "query",
-         *           "field": "market_hash_name",
-         *           "message": "must be 1-255 characters long"
-         *         }
-         *       ]
-         *     }
-         */
-        ValidationDetails: {
-            errors: components["schemas"]["ValidationDetail"][];
-        } & {
-            [key: string]: unknown;
         };
         /**
          * @example {
@@ -2986,6 +3255,420 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAlerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10",
+                     *           "kind": "price",
+                     *           "app_id": "730",
+                     *           "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *           "market_code": "BUFF163",
+                     *           "side": "ask",
+                     *           "direction": "below",
+                     *           "level": "95.5",
+                     *           "currency_code": "CNY",
+                     *           "buy_market": null,
+                     *           "sell_market": null,
+                     *           "margin": null,
+                     *           "fund": null,
+                     *           "payout": null,
+                     *           "url": "https://example.com/hooks/quotegate",
+                     *           "holding": false,
+                     *           "disabled": false,
+                     *           "created_at": "2026-07-17T08:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlertOut"][];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Authentication missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Temporarily unavailable (`dependency_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "kind": "price",
+                 *       "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                 *       "market_code": "BUFF163",
+                 *       "side": "ask",
+                 *       "direction": "below",
+                 *       "level": "95.5",
+                 *       "url": "https://example.com/hooks/quotegate"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlertIn"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "alert": {
+                     *           "id": "3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10",
+                     *           "kind": "price",
+                     *           "app_id": "730",
+                     *           "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *           "market_code": "BUFF163",
+                     *           "side": "ask",
+                     *           "direction": "below",
+                     *           "level": "95.5",
+                     *           "currency_code": "CNY",
+                     *           "buy_market": null,
+                     *           "sell_market": null,
+                     *           "margin": null,
+                     *           "fund": null,
+                     *           "payout": null,
+                     *           "url": "https://example.com/hooks/quotegate",
+                     *           "holding": false,
+                     *           "disabled": false,
+                     *           "created_at": "2026-07-17T08:00:00.000Z"
+                     *         },
+                     *         "secret": "whsec_q2VnT1n8aXb0Zl3oC4yR7uJmD6eK9wHs5tPfLgAiQzE"
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlertCreatedOut"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Authentication missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (`conflict`): the account holds the most alerts it may; delete one first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Request body over 2 MiB (`payload_too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid parameters or body (`validation_failed`, details list each problem). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Temporarily unavailable (`dependency_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteAlert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The alert id (GET /alerts).
+                 * @example 3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10",
+                     *         "kind": "price",
+                     *         "app_id": "730",
+                     *         "market_hash_name": "AK-47 | Redline (Field-Tested)",
+                     *         "market_code": "BUFF163",
+                     *         "side": "ask",
+                     *         "direction": "below",
+                     *         "level": "95.5",
+                     *         "currency_code": "CNY",
+                     *         "buy_market": null,
+                     *         "sell_market": null,
+                     *         "margin": null,
+                     *         "fund": null,
+                     *         "payout": null,
+                     *         "url": "https://example.com/hooks/quotegate",
+                     *         "holding": false,
+                     *         "disabled": false,
+                     *         "created_at": "2026-07-17T08:00:00.000Z"
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlertOut"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Authentication missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid parameters or body (`validation_failed`, details list each problem). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Temporarily unavailable (`dependency_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listAlertDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Rows per page, 1-100 (default 20).
+                 * @example 20
+                 */
+                limit?: string;
+                /**
+                 * @description The previous page's next_cursor.
+                 * @example 41
+                 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The alert id (GET /alerts).
+                 * @example 3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "alert_id": "3f0c1f4e-8a57-4a4e-9d0b-6f1f6a2f9a10",
+                     *         "deliveries": [
+                     *           {
+                     *             "id": "9b2d7c64-1e55-4f0b-8b43-2a9c4e7d1f08",
+                     *             "status": "delivered",
+                     *             "attempts": 2,
+                     *             "status_code": 200,
+                     *             "error": null,
+                     *             "response_excerpt": "ok",
+                     *             "charged": true,
+                     *             "created_at": "2026-07-17T08:03:12.000Z",
+                     *             "last_attempt_at": "2026-07-17T08:04:12.000Z",
+                     *             "next_attempt_at": null,
+                     *             "delivered_at": "2026-07-17T08:04:12.000Z"
+                     *           }
+                     *         ],
+                     *         "next_cursor": "41",
+                     *         "has_more": true
+                     *       },
+                     *       "meta": {
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlertDeliveriesOut"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Authentication missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid parameters or body (`validation_failed`, details list each problem). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Temporarily unavailable (`dependency_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     searchItems: {
         parameters: {
             query: {

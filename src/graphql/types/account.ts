@@ -151,7 +151,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-builder.mutationType({ description: 'Machine-only mutations (service token): account sync for the dashboard, quote ingestion for collectors.' });
+builder.mutationType({ description: 'Mutations: account sync for the dashboard and quote ingestion for collectors need a service token (role machine); createAlert and deleteAlert an API key (docs/alerts.md).' });
 
 builder.mutationFields((t) => ({
   syncUpsertProfile: t.field({

@@ -10,6 +10,12 @@ from typing import Any, Literal, NotRequired, TypedDict
 __all__ = [
     "AccuracyDayOut",
     "AccuracySegmentOut",
+    "AlertCreatedOut",
+    "AlertDeliveriesOut",
+    "AlertDeliveryOut",
+    "AlertIn",
+    "AlertInObject",
+    "AlertOut",
     "AppliedFeeStepOut",
     "BatchItemOut",
     "BatchPricesIn",
@@ -72,6 +78,19 @@ __all__ = [
 ]
 
 
+class AlertInObject(TypedDict):
+    """The AlertInObject object of the contract."""
+
+    kind: Literal["price"]
+    market_hash_name: str
+    app_id: NotRequired[str]
+    market_code: str
+    side: Literal["ask", "bid"]
+    direction: Literal["above", "below"]
+    level: str
+    url: str
+
+
 class BatchPricesIn(TypedDict):
     """The BatchPricesIn object of the contract."""
 
@@ -79,6 +98,157 @@ class BatchPricesIn(TypedDict):
     app_id: NotRequired[str]
     markets: NotRequired[list[str] | None]
     side: NotRequired[Literal["ask", "bid", "mid", "all"]]
+
+
+class AlertOut(TypedDict):
+    """The AlertOut object of the contract."""
+
+    #: The alert id (a UUID).
+    id: str
+    #: price: an item's quote crossing a level on a market; route_margin: the best route between two markets above a margin.
+    kind: Literal["price", "route_margin"]
+    app_id: str
+    market_hash_name: str
+    #: price: the market whose quote is watched.
+    market_code: str | None
+    #: price: ask or bid.
+    side: str | None
+    #: price: above (fires when the price rises above the level) or below.
+    direction: str | None
+    #: price: the level, in the market's currency (currency_code).
+    level: str | None
+    #: price: the market's currency, the level's unit.
+    currency_code: str | None
+    #: route_margin: the market bought on (at its ask).
+    buy_market: str | None
+    #: route_margin: the market sold on (its ask or bid, whichever route is better).
+    sell_market: str | None
+    #: route_margin: the threshold, a fraction (0.05 = 5 %); fires when the margin rises above it.
+    margin: str | None
+    #: route_margin: cash (the buy pays the deposit fees) or balance, as GET /prices/routes `fund`.
+    fund: str | None
+    #: route_margin: cash (sale then withdraw fees) or balance (sale fees only), as GET /prices/routes `payout`.
+    payout: str | None
+    #: The webhook URL.
+    url: str
+    #: Whether the condition held at the last evaluation (an event fires when it turns true).
+    holding: bool
+    #: True once the receiver answered 410 Gone: the alert is no longer evaluated (delete it and register again).
+    disabled: bool
+    #: RFC 3339 timestamp, UTC.
+    created_at: str
+
+
+class Meta(TypedDict):
+    """The Meta object of the contract."""
+
+    request_id: str
+    billable: NotRequired[bool | None]
+    credit: NotRequired[CreditMeta | None]
+
+
+class CreditMeta(TypedDict):
+    """The CreditMeta object of the contract."""
+
+    #: Credits this request cost.
+    cost: int
+    #: Estimated balance after the request: a hint, may be slightly off under concurrent requests.
+    remaining: int
+
+
+class ErrorEnvelopeError(TypedDict):
+    """The ErrorEnvelopeError object of the contract."""
+
+    code: str
+    message: str
+    details: NotRequired[ErrorDetails]
+
+
+class ErrorEnvelope(TypedDict):
+    """The ErrorEnvelope object of the contract."""
+
+    error: ErrorEnvelopeError
+    meta: Meta
+
+
+class ErrorDetailsObject(TypedDict):
+    """The ErrorDetailsObject object of the contract."""
+
+    errors: NotRequired[list[ValidationDetail]]
+    #: A 404 of GET /prices: up to 5 names of the catalogue nearest to the one asked for (docs/search.md); empty when none is near.
+    suggestions: NotRequired[list[str]]
+
+
+class ValidationDetail(TypedDict):
+    """The ValidationDetail object of the contract."""
+
+    location: Literal["query", "path", "header", "body", "argument"]
+    field: str
+    message: str
+
+
+class AlertCreatedOut(TypedDict):
+    """The AlertCreatedOut object of the contract."""
+
+    alert: AlertOut
+    #: The signing secret (whsec_...): shown once, never again. Verify each delivery with it (docs/alerts.md).
+    secret: str
+
+
+class ValidationErrorEnvelopeError(TypedDict):
+    """The ValidationErrorEnvelopeError object of the contract."""
+
+    code: Literal["validation_failed", "query_too_complex"]
+    message: str
+    details: ValidationDetails
+
+
+class ValidationErrorEnvelope(TypedDict):
+    """The ValidationErrorEnvelope object of the contract."""
+
+    error: ValidationErrorEnvelopeError
+    meta: Meta
+
+
+class ValidationDetails(TypedDict):
+    """The ValidationDetails object of the contract."""
+
+    errors: list[ValidationDetail]
+
+
+class AlertDeliveriesOut(TypedDict):
+    """The AlertDeliveriesOut object of the contract."""
+
+    alert_id: str
+    deliveries: list[AlertDeliveryOut]
+    #: Pass as `cursor` for the next (older) page; null on the last page.
+    next_cursor: str | None
+    has_more: bool
+
+
+class AlertDeliveryOut(TypedDict):
+    """The AlertDeliveryOut object of the contract."""
+
+    #: The delivery id, sent as the Quotegate-Delivery header (a UUID).
+    id: str
+    #: pending: an attempt is due at next_attempt_at; delivered: a 2xx answered; failed: given up (see error).
+    status: Literal["pending", "delivered", "failed"]
+    #: Attempts sent so far.
+    attempts: int
+    #: The last attempt's HTTP status; null when none answered.
+    status_code: int | None
+    #: Why the last attempt failed: http_<status>, timeout, connection_error, gone (410: the alert was disabled), insufficient_credits, alert_disabled; null after a success.
+    error: str | None
+    #: The start of the last answer's body (at most 256 characters).
+    response_excerpt: str | None
+    #: True once the event was charged (1 credit, once, at its first attempt).
+    charged: bool
+    #: RFC 3339 timestamp, UTC.
+    created_at: str
+    last_attempt_at: str | None
+    #: When the next attempt is due; null when no more will be made.
+    next_attempt_at: str | None
+    delivered_at: str | None
 
 
 class ItemSearchOut(TypedDict):
@@ -140,75 +310,6 @@ class ValuationOut(TypedDict):
     bid_amount: str | None
     ask_quote_count: int
     bid_quote_count: int
-
-
-class Meta(TypedDict):
-    """The Meta object of the contract."""
-
-    request_id: str
-    billable: NotRequired[bool | None]
-    credit: NotRequired[CreditMeta | None]
-
-
-class CreditMeta(TypedDict):
-    """The CreditMeta object of the contract."""
-
-    #: Credits this request cost.
-    cost: int
-    #: Estimated balance after the request: a hint, may be slightly off under concurrent requests.
-    remaining: int
-
-
-class ErrorEnvelopeError(TypedDict):
-    """The ErrorEnvelopeError object of the contract."""
-
-    code: str
-    message: str
-    details: NotRequired[ErrorDetails]
-
-
-class ErrorEnvelope(TypedDict):
-    """The ErrorEnvelope object of the contract."""
-
-    error: ErrorEnvelopeError
-    meta: Meta
-
-
-class ErrorDetailsObject(TypedDict):
-    """The ErrorDetailsObject object of the contract."""
-
-    errors: NotRequired[list[ValidationDetail]]
-    #: A 404 of GET /prices: up to 5 names of the catalogue nearest to the one asked for (docs/search.md); empty when none is near.
-    suggestions: NotRequired[list[str]]
-
-
-class ValidationDetail(TypedDict):
-    """The ValidationDetail object of the contract."""
-
-    location: Literal["query", "path", "header", "body", "argument"]
-    field: str
-    message: str
-
-
-class ValidationErrorEnvelopeError(TypedDict):
-    """The ValidationErrorEnvelopeError object of the contract."""
-
-    code: Literal["validation_failed", "query_too_complex"]
-    message: str
-    details: ValidationDetails
-
-
-class ValidationErrorEnvelope(TypedDict):
-    """The ValidationErrorEnvelope object of the contract."""
-
-    error: ValidationErrorEnvelopeError
-    meta: Meta
-
-
-class ValidationDetails(TypedDict):
-    """The ValidationDetails object of the contract."""
-
-    errors: list[ValidationDetail]
 
 
 class ConfigOut(TypedDict):
@@ -719,6 +820,7 @@ PublicConvertOperatorOut = TypedDict(
 PublicConvertOperatorOut.__doc__ = 'The PublicConvertOperatorOut object of the contract.'
 
 
+AlertIn = AlertInObject
 ErrorDetails = ErrorDetailsObject | None
 
 
@@ -727,6 +829,42 @@ class Operations:
 
     def _call(self, method: str, route: str, *, path_params: dict[str, Any], query: dict[str, Any], body: Any = None, envelope: bool) -> Any:
         raise NotImplementedError
+
+    def list_alerts(self) -> list[AlertOut]:
+        """Your alerts: GET /alerts (listAlerts: free).
+
+        The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free.
+        """
+        return self._call("GET", "/alerts", path_params={}, query={}, envelope=True)  # type: ignore[no-any-return]
+
+    def create_alert(self, *, body: AlertIn) -> AlertCreatedOut:
+        """Register a webhook alert: POST /alerts (createAlert: free).
+
+        Registers a condition and the URL told when it starts to hold. `kind` price: `market_code`, `side` (ask or bid), `direction` (above or below) and `level`, a decimal string in the market's currency (`currency_code` of the answer). `kind` route_margin: `buy_market`, `sell_market` and `margin`, a decimal fraction (0.05 = 5 %), judged on the best route between the two markets after fees (cash in, cash out; as GET /prices/routes computes it). Events fire on crossing: when the condition turns from not holding to holding; an alert whose condition already holds at registration fires after it stops holding and crosses again.
+
+        The URL must use https (no user name or password, at most 2,048 characters). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free; each event costs 1 credit when first sent.
+        """
+        return self._call("POST", "/alerts", path_params={}, query={}, body=body, envelope=True)  # type: ignore[no-any-return]
+
+    def delete_alert(self, id: str) -> AlertOut:
+        """Delete an alert: DELETE /alerts/{id} (deleteAlert: free).
+
+        Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free.
+
+        `id`: The alert id (GET /alerts).
+        """
+        return self._call("DELETE", "/alerts/{id}", path_params={"id": id}, query={}, envelope=True)  # type: ignore[no-any-return]
+
+    def list_alert_deliveries(self, id: str, *, limit: str | None = None, cursor: str | None = None) -> AlertDeliveriesOut:
+        """An alert's delivery log: GET /alerts/{id}/deliveries (listAlertDeliveries: free).
+
+        The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged. Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account's alert. Free.
+
+        `limit`: Rows per page, 1-100 (default 20).
+        `cursor`: The previous page's next_cursor.
+        `id`: The alert id (GET /alerts).
+        """
+        return self._call("GET", "/alerts/{id}/deliveries", path_params={"id": id}, query={"limit": limit, "cursor": cursor}, envelope=True)  # type: ignore[no-any-return]
 
     def search_items(self, *, q: str, app_id: str | None = None, limit: str | None = None, cursor: str | None = None) -> ItemSearchOut:
         """Search the item catalogue: GET /catalogue/items (searchItems: 1 credit, 120 per 60 s).
