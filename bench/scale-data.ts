@@ -15,7 +15,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
-import { ingestQuotes, type QuoteObservation } from '../src/services/ingestion.js';
+import { ingestQuotes } from '../src/services/ingestion.js';
+import type { QuoteObservation } from '../src/validation/ingest.js';
 import { toMoney } from '../src/lib/money.js';
 import { projectRoot } from '../src/lib/paths.js';
 

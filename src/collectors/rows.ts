@@ -21,7 +21,7 @@
  * minor units (2 for CNY, EUR, USD; Intl's currency data).
  */
 import { Money, toMoney } from '../lib/money.js';
-import type { QuoteObservation } from '../services/ingestion.js';
+import type { QuoteObservation } from '../validation/ingest.js';
 import type { RawQuote } from './source.js';
 
 /** Why a row was skipped. */

@@ -17,8 +17,7 @@
  */
 import { Money } from '../lib/money.js';
 import { afterFees, withoutFees, type AfterFees, type FeeContext } from './applied.js';
-import type { MarketFees, UsdRates } from '../valuation/fee-path.js';
-import type { MarketQuote } from '../services/quotes.js';
+import type { MarketFees, UsdRates } from './chain.js';
 
 /** How the buyer pays on market A. */
 export type Funding = 'cash' | 'balance';
@@ -66,9 +65,23 @@ export interface RouteOptions {
   now: Date;
 }
 
+/**
+ * The fields of a market quote (services/quotes.ts `MarketQuote`, which satisfies it) that a route reads;
+ * declared here because fees/ sits below the quote service.
+ */
+export interface RouteQuote {
+  marketCode: string;
+  side: 'ask' | 'bid' | 'mid';
+  currencyCode: string;
+  price: Money | null;
+  observedAt: Date | null;
+  freshAt: Date;
+  delistedAt: Date | null;
+}
+
 const DAY_SECONDS = 86_400;
 
-function leg(q: MarketQuote & { side: 'ask' | 'bid'; price: Money }, path: RouteLeg['path'], fees: Omit<AfterFees, 'path'>, now: Date): RouteLeg {
+function leg(q: RouteQuote & { side: 'ask' | 'bid'; price: Money }, path: RouteLeg['path'], fees: Omit<AfterFees, 'path'>, now: Date): RouteLeg {
   const seen = q.observedAt ?? q.freshAt;
   const ageSeconds = Math.max(0, Math.floor((now.getTime() - seen.getTime()) / 1000));
   return {
@@ -91,11 +104,11 @@ function leg(q: MarketQuote & { side: 'ask' | 'bid'; price: Money }, path: Route
  * no official rate (callers check it first).
  */
 export function tradeRoutes(
-  quotes: readonly MarketQuote[],
+  quotes: readonly RouteQuote[],
   book: { feesOf(market: string): MarketFees; rates: UsdRates; rateDates: ReadonlyMap<string, string> },
   opts: RouteOptions,
 ): TradeRoute[] {
-  const usable = quotes.filter((q): q is MarketQuote & { side: 'ask' | 'bid'; price: Money } => q.side !== 'mid' && q.price !== null && q.delistedAt === null && q.price.gt(0));
+  const usable = quotes.filter((q): q is RouteQuote & { side: 'ask' | 'bid'; price: Money } => q.side !== 'mid' && q.price !== null && q.delistedAt === null && q.price.gt(0));
   const ctxOf = (market: string): FeeContext => ({ fees: book.feesOf(market), rates: book.rates, rateDates: book.rateDates });
   const buys = usable
     .filter((q) => q.side === 'ask' && (opts.buyOn === null || opts.buyOn.includes(q.marketCode)))

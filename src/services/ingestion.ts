@@ -26,26 +26,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { ingestedObservations } from '../lib/metrics.js';
 import type { Money } from '../lib/money.js';
 import { searchKey } from '../search/query.js';
-
-/** One sighting of a quote at a source. Prices are decimals in `currencyCode`; never floats. */
-export interface QuoteObservation {
-  appId: string;
-  marketHashName: string;
-  /** Marketplace code, e.g. `BUFF163`. */
-  marketCode: string;
-  /** Who reported it: equal to `marketCode` for direct data, else the aggregator (e.g. `CSGOTRADER`). */
-  providerCode: string;
-  side: 'ask' | 'bid';
-  currencyCode: string;
-  /** Best price on this side; null when the source reports none. Ignored for a delisting. */
-  price: Money | null;
-  quantity: number | null;
-  isQuantityMinimum: boolean | null;
-  isAllItemsSamePrice: boolean | null;
-  observedAt: Date;
-  /** True when the source reports the item no longer listed on this side. */
-  delisted?: boolean;
-}
+import type { QuoteObservation } from '../validation/ingest.js';
 
 /** What one ingestion call did: rows created, rows updated, observations skipped as stale. */
 export interface IngestResult {

@@ -40,7 +40,7 @@ import { itemType } from '../valuation/half-spread.js';
 import type { CloseQuote } from '../valuation/item.js';
 import { DayLearner, NOTHING_LEARNED, type CalibrationSegment, type DayLearning, type Learned } from '../valuation/learning.js';
 import { median } from '../valuation/robust.js';
-import { dayTargets, type DayTarget } from './backtest.js';
+import { dayTargets, learnCalibration, learnMarkets } from './day-targets.js';
 import type { FeeBook } from './valuation.js';
 import { computeValuations, loadFeeBook, parseDate, windowCloses, WINDOW_DAYS } from './valuation.js';
 
@@ -154,45 +154,6 @@ async function publishedValuations(db: Pick<Database, 'query'>, day: string): Pr
       twoSided: r.two,
     };
   });
-}
-
-/** The day's consensus target of each side: the per-item median of its targets (ln cash CNY). */
-function consensusTargets(targets: readonly DayTarget[]): Record<'ask' | 'bid', number> {
-  return {
-    ask: median(targets.filter((t) => t.side === 'ask').map((t) => t.y)),
-    bid: median(targets.filter((t) => t.side === 'bid').map((t) => t.y)),
-  };
-}
-
-/**
- * Adds one item's market learning to `learner`: each previous close (its market's latest close in the window,
- * on the cash scale of `book`) against the day's consensus target of its side.
- */
-export function learnMarkets(learner: DayLearner, closes: readonly CloseQuote[], targets: readonly DayTarget[], book: FeeBook): void {
-  const target = consensusTargets(targets);
-  for (const c of closes) {
-    const t = target[c.side];
-    if (!Number.isFinite(t)) continue;
-    const p = book.path(c.market, c.side, c.currency);
-    if (!p) continue;
-    const x = p.a.times(c.price).plus(p.b);
-    if (x.gt(0)) learner.addMarketError(`${c.market}/${c.side}`, Math.abs(t - Math.log(x.toNumber())));
-  }
-}
-
-/**
- * Adds one valuation's calibration ratios to `learner`: each target's error against the raw uncertainty of
- * the item (segment one_sided or two_sided) and of its side (ask, bid).
- */
-export function learnCalibration(learner: DayLearner, v: Pick<DayValuation, 'ask' | 'bid' | 'raw' | 'twoSided'>, targets: readonly DayTarget[]): void {
-  for (const t of targets) {
-    const amount = t.side === 'ask' ? v.ask : v.bid;
-    const rawSide = t.side === 'ask' ? v.raw.ask : v.raw.bid;
-    if (amount === null || !amount.gt(0) || rawSide === null) continue;
-    const error = Math.abs(t.y - Math.log(amount.toNumber()));
-    learner.addRatio((v.twoSided ? 'two_sided' : 'one_sided') satisfies CalibrationSegment, error, v.raw.uncertainty);
-    learner.addRatio(t.side, error, rawSide);
-  }
 }
 
 /**

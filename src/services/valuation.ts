@@ -21,18 +21,8 @@ import { exactRuleOf } from '../fees/exact-rules.js';
 import { formatDate } from '../lib/time.js';
 import { compactHistory } from './history.js';
 import { BIWEIGHT_C, MIN_KNOWN_FEE_MARKETS, NU0, type SideConsensus } from '../valuation/consensus.js';
-import {
-  askPath,
-  bidPath,
-  ChainError,
-  UNKNOWN_FEE_ALLOWANCE,
-  type Chain,
-  type Conversion,
-  type FeePath,
-  type MarketFees,
-  type Step,
-  type UsdRates,
-} from '../valuation/fee-path.js';
+import { askPath, bidPath, UNKNOWN_FEE_ALLOWANCE, type FeePath } from '../valuation/fee-path.js';
+import { ChainError, type Chain, type Conversion, type MarketFees, type Step, type UsdRates } from '../fees/chain.js';
 import { HalfSpreadTable, itemType, priceBand, type HalfSpread } from '../valuation/half-spread.js';
 import { logHalfSpread, oneSided, twoSided, valueSides, type CloseQuote, type ItemValuation, type SidesResult, type ValuationModel } from '../valuation/item.js';
 import { marketSigma, ModelFitter, type FittedModel, type SampleSeries } from '../valuation/model.js';

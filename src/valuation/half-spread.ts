@@ -20,6 +20,11 @@ export const MIN_GROUP = 20;
 /** Half-spread (log) used when the day has no two-sided item at all, and its uncertainty. */
 export const DEFAULT_HALF_SPREAD = { h: 0.04, s: 0.04 };
 
+/** Item kinds by their market hash name (`itemType`, the Steam market's naming). */
+export const ITEM_TYPES = ['weapon', 'knife', 'gloves', 'sticker', 'patch', 'graffiti', 'charm', 'music_kit', 'container', 'agent', 'other'] as const;
+/** One of ITEM_TYPES. */
+export type ItemType = (typeof ITEM_TYPES)[number];
+
 /** Item type from a CS2 market hash name (the naming rules of the Steam market). */
 export function itemType(name: string): string {
   const prefix = name.split(' | ')[0]!;
