@@ -201,7 +201,7 @@ const schema = z.object({
       const origins = raw.split(',').map((o) => o.trim()).filter((o) => o !== '');
       for (const o of origins) {
         if (o === '*') continue;
-        let origin: string | null = null;
+        let origin: string | null;
         try {
           origin = new URL(o).origin;
         } catch {
@@ -237,7 +237,7 @@ function proxyList(raw: string | undefined, ctx: z.RefinementCtx): string[] {
   if (!raw) return [];
   const out: string[] = [];
   for (const item of raw.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
-    let url: URL | null = null;
+    let url: URL | null;
     try {
       url = new URL(item);
     } catch {

@@ -48,6 +48,7 @@ export interface RateSet {
  * the ECB's envelope (HTML, an error page, a renamed element), has no date or no USD rate, or a rate is not a positive decimal.
  */
 export function parseEcbDaily(xml: string): { date: string; unitsPerEur: Map<string, string> } {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed XML is untyped until checked below
   let doc: any;
   try {
     doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', parseAttributeValue: false, parseTagValue: false, removeNSPrefix: true }).parse(xml, true);

@@ -71,6 +71,7 @@ export interface Database {
    * locked sections as one `BEGIN; ...; COMMIT;` text), and the last one's rows are returned. On PGlite a text is
    * one turn of the embedded database, so a locked section never interleaves with another statement.
    */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw SQL rows: their shape is the statement's, read by its caller
   queueSql(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number }>;
   close(): Promise<void>;
 }
@@ -289,6 +290,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     };
     queueSql = async (text, values) => {
       if (values && values.length > 0) {
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the rows of queueSql (see its type)
         const r = (await countedQuery(text, values)) as { rows: any[]; affectedRows?: number };
         return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
       }
@@ -302,6 +304,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         throw e;
       }
       const last = results[results.length - 1];
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the rows of queueSql (see its type)
       return { rows: (last?.rows as any[]) ?? [], rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
     };
     closeDriver = async () => {
@@ -440,7 +443,7 @@ function lockDirectory(dir: string): () => void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const pid = Number(fs.readFileSync(file, 'utf8'));
-      let alive = false;
+      let alive: boolean;
       try {
         process.kill(pid, 0);
         alive = true;
@@ -451,6 +454,7 @@ function lockDirectory(dir: string): () => void {
         throw new Error(
           `the embedded database ${dir} is in use by process ${pid} (a running service?). Stop it first, ` +
             'or run the service on PostgreSQL (DATABASE_URL) so several processes can share it.',
+          { cause: e },
         );
       }
       fs.rmSync(file, { force: true });

@@ -156,7 +156,12 @@ function applyStep(trace: Trace, ctx: FeeContext, purpose: Purpose, step: Step, 
     return { amount: out, currency: step.convert.to };
   }
   const { rate: r, to, members } = groupConversion(step, currency, ctx.rates);
-  for (const c of members) if (c.mode === 'auto') (trace.rate(c.from), trace.rate(c.to));
+  for (const c of members) {
+    if (c.mode === 'auto') {
+      trace.rate(c.from);
+      trace.rate(c.to);
+    }
+  }
   const out = amount.times(r);
   push({ kind: 'convert_operator_group', operator: step.rule, value: r, valueCurrencyCode: null, amount: out, currencyCode: to, note: null });
   return { amount: out, currency: to };

@@ -161,10 +161,6 @@ export function toResponse(reply: Reply): Response {
   return new Response(reply.events ? eventsBody(reply.events) : (reply.stream ?? reply.body), { status: reply.status, headers: reply.headers });
 }
 
-export function json(status: number, body: unknown, headers: Record<string, string>): Response {
-  return toResponse(jsonReply(status, body, headers));
-}
-
 /** The error envelope (spec: ErrorEnvelope) with X-Request-ID and any headers the error carries. */
 export function errorReply(requestId: string, error: ServiceError, metered = false): Reply {
   return jsonReply(error.status, errorEnvelope(requestId, error, metered), { 'X-Request-ID': requestId, ...error.headers });

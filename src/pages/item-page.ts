@@ -810,7 +810,7 @@ export async function searchItems(db: Pick<Database, 'query'>, q: string, limit 
 
 /** The search page for `q` and its results (at most SEARCH_LIMIT shown; `names` may hold one more). */
 export function renderSearchPage(q: string, names: readonly string[] | null, problem: string | null = null): string {
-  let results = '';
+  let results: string;
   if (problem) results = problemBox('This search cannot be run', [{ parameter: 'q', message: problem }]);
   else if (names === null) results = `<p class="muted">Type part of an item's name, e.g. <a href="/items?q=${encodeURIComponent('Redline')}">Redline</a> or <a href="/items?q=${encodeURIComponent('Case')}">Case</a>.</p>`;
   else if (names.length === 0) results = `<p class="muted" data-results="0">No item name contains “${escapeHtml(q)}”.</p>`;

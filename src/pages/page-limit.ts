@@ -65,7 +65,7 @@ export function parseTrustProxy(text: string | undefined): TrustProxy {
   try {
     return proxyaddr.compile(t.split(',').map((s) => s.trim()).filter((s) => s !== ''));
   } catch (e) {
-    throw new RangeError(`must be a hop count, or addresses and subnets (e.g. loopback,10.0.0.0/8): ${e instanceof Error ? e.message : String(e)}`);
+    throw new RangeError(`must be a hop count, or addresses and subnets (e.g. loopback,10.0.0.0/8): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 }
 

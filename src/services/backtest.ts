@@ -18,13 +18,12 @@
  * A second target, the per-item median of the day-D quotes of a side, is reported too.
  */
 import type { Database } from '../db/client.js';
-import { toMoney } from '../lib/money.js';
 import { formatDate } from '../lib/time.js';
 import { DayLearner, LEARNING_WINDOW_DAYS, learnFrom, NOTHING_LEARNED, type DayLearning, type Learned } from '../valuation/learning.js';
 import { median } from '../valuation/robust.js';
 import { dayTargets, learnCalibration, learnMarkets } from './day-targets.js';
 import { BIWEIGHT_C_PRIOR } from '../valuation/consensus.js';
-import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS, type FeeBook } from './valuation.js';
+import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS } from './valuation.js';
 
 const DAY_MS = 86_400_000;
 /** The constant of the walk-forward's first day (it only trains): the prior, not the constant it later chose. */

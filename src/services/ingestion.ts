@@ -24,7 +24,6 @@ import { recordChanges, type ChangeKey } from './changes.js';
 import { quotesChanged, signalQuotes } from './quote-cache.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ingestedObservations } from '../lib/metrics.js';
-import type { Money } from '../lib/money.js';
 import { searchKey } from '../search/query.js';
 import type { QuoteObservation } from '../validation/ingest.js';
 

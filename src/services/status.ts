@@ -35,8 +35,6 @@ export const REALTIME_MINUTES = 10;
 export const SERVICE_COMPONENTS = ['web', 'api', 'api_cn', 'monitor'] as const;
 /** A public component of area `service`. */
 export type ServiceComponent = (typeof SERVICE_COMPONENTS)[number];
-/** The areas scored in `summary` (spec: StatusOut.summary). */
-export const SUMMARY_AREAS = ['service', 'infrastructure', 'datasource'] as const;
 /** Longest a single check or probe may take before it counts as failed, in milliseconds. */
 export const CHECK_TIMEOUT_MS = 5000;
 
@@ -240,7 +238,7 @@ export async function recordServiceProbes(
   await Promise.all(
     targets.map(async (t) => {
       const started = performance.now();
-      let up = false;
+      let up: boolean;
       try {
         const res = await fetchImpl(t.url, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS), redirect: 'manual' });
         await res.arrayBuffer().catch(() => undefined);

@@ -38,7 +38,7 @@ import { toMoney, type Money } from '../lib/money.js';
 import { addDays, dayRange, formatDate } from '../lib/time.js';
 import { itemType } from '../valuation/half-spread.js';
 import type { CloseQuote } from '../valuation/item.js';
-import { DayLearner, NOTHING_LEARNED, type CalibrationSegment, type DayLearning, type Learned } from '../valuation/learning.js';
+import { DayLearner, NOTHING_LEARNED, type DayLearning, type Learned } from '../valuation/learning.js';
 import { median } from '../valuation/robust.js';
 import { dayTargets, learnCalibration, learnMarkets } from './day-targets.js';
 import type { FeeBook } from './valuation.js';

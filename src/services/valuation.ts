@@ -517,6 +517,7 @@ export async function runValuation(db: Database, date: Date, opts: { now?: () =>
   let c: ValuationComputation | null = await computeValuations(db, date);
   const computedAt = opts.now ? opts.now() : new Date();
   const result = await storeValuations(db, c, computedAt, Math.round(performance.now() - started));
+  // eslint-disable-next-line no-useless-assignment -- drops the reference on purpose
   c = null; // unreachable once published: the compaction after it runs without the computation's memory
   await pruneValuationData(db, computedAt);
   return result;

@@ -108,13 +108,6 @@ export class ModelFitter {
   }
 }
 
-/** Fits the model on sampled items (each a list of market-side series). */
-export function fitModel(items: readonly SampleSeries[][]): FittedModel {
-  const f = new ModelFitter();
-  for (const series of items) f.addItem(series);
-  return f.result();
-}
-
 /** sigma(market, side) of a fitted model, with the fallbacks of the module rule. */
 export function marketSigma(m: FittedModel, market: string, side: 'ask' | 'bid'): number {
   const other = side === 'ask' ? 'bid' : 'ask';

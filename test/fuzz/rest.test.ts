@@ -383,11 +383,12 @@ function expectValid(template: string, method: string, url: URL, headers: Header
       statuses = bad ? [422] : [200];
       break;
     }
-    case 'subscribePriceChanges':
+    case 'subscribePriceChanges': {
       // A cursor beyond the current sequence is 422 (nothing was pruned: no 410); otherwise the stream opens.
       const since = q.get('since') ?? headers.get('last-event-id');
       statuses = since !== null && BigInt(since) > changeSeq ? [422] : [200];
       break;
+    }
     case 'exportPrices':
       statuses = quoted.has(appId) ? (headers.has('if-none-match') ? [200, 304] : [200]) : [404];
       break;

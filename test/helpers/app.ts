@@ -34,7 +34,7 @@ async function call(app: App, request: Request) {
   const raw = Buffer.from(await res.arrayBuffer());
   // The export is stored gzip: read it as a client's decoder would.
   const text = (res.headers.get('content-encoding') === 'gzip' && raw.length > 0 ? zlib.gunzipSync(raw) : raw).toString('utf8');
-  let body: unknown = undefined;
+  let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {

@@ -101,5 +101,3 @@ export const buff163Source: CollectorSource = {
   completeListing: true,
   collect,
 };
-
-export default buff163Source;

@@ -91,5 +91,3 @@ export const c5gameSource: CollectorSource = {
   completeListing: false,
   collect,
 };
-
-export default c5gameSource;

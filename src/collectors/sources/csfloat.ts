@@ -72,5 +72,3 @@ export const csfloatSource: CollectorSource = {
   completeListing: false,
   collect,
 };
-
-export default csfloatSource;

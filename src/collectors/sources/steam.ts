@@ -154,5 +154,3 @@ export const steamSource: CollectorSource = {
   completeListing: false,
   collect,
 };
-
-export default steamSource;
