@@ -318,7 +318,7 @@ export function loadCollectorSourceEnv(
 export type CollectorCredentials = Readonly<Record<string, string>>;
 
 /** What `readCredentialsFile` throws: the file and what is wrong with it, never a value of it. */
-export class CredentialsFileError extends Error {
+class CredentialsFileError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'CredentialsFileError';

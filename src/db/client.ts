@@ -87,7 +87,7 @@ export type ChangeChannel = 'qg_auth' | 'qg_quotes' | 'qg_exports';
  * The contrib extensions PGlite loads (PostgreSQL servers ship them): `pg_trgm`, the trigram index of the item search
  * (migration 20261128000000_item_search, docs/search.md). A migration's `CREATE EXTENSION` needs it loaded.
  */
-export const PGLITE_EXTENSIONS = { pg_trgm };
+const PGLITE_EXTENSIONS = { pg_trgm };
 
 /** Where to connect: a PostgreSQL URL, or a PGlite data directory (`memory://` for in-memory). */
 export type DatabaseTarget = { url: string } | { pgliteDir: string };
@@ -389,7 +389,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 }
 
 /** Longest a background statement on PGlite waits for the requests' statements to finish (`backgroundQuery`), in ms. */
-export const BACKGROUND_MAX_WAIT_MS = 100;
+const BACKGROUND_MAX_WAIT_MS = 100;
 
 /**
  * `db` for long background work (the export build) that must not stall requests: its `query` is `backgroundQuery`.
@@ -407,7 +407,7 @@ export function backgroundDatabase(db: Database): Database {
  * so any local user could write them): `dir` and every directory under it 0700, every other entry 0600 (symbolic
  * links are not followed). Only modes that differ are changed; returns how many were. Throws when a mode cannot be set.
  */
-export function ownerOnly(dir: string): number {
+function ownerOnly(dir: string): number {
   let changed = 0;
   const fix = (p: string, stat: fs.Stats) => {
     const want = stat.isDirectory() ? 0o700 : 0o600;

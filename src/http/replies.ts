@@ -39,7 +39,7 @@ export interface EventFeed {
 }
 
 /** Seconds between heartbeat comments (`: ping`) on an idle event stream. */
-export const SSE_HEARTBEAT_SECONDS = 15;
+const SSE_HEARTBEAT_SECONDS = 15;
 /** Headers of an event stream. */
 export const SSE_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
 
@@ -124,7 +124,7 @@ export function writeEvents(res: import('node:http').ServerResponse, feed: Event
 }
 
 /** An event stream as a fetch ReadableStream (the adapter face): the same texts and heartbeats as writeEvents. */
-export function eventsBody(feed: EventFeed): ReadableStream<Uint8Array> {
+function eventsBody(feed: EventFeed): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let heartbeat: NodeJS.Timeout | null = null;
   const stop = () => {
@@ -153,7 +153,7 @@ export function eventsBody(feed: EventFeed): ReadableStream<Uint8Array> {
   });
 }
 
-export function jsonReply(status: number, body: unknown, headers: Record<string, string>): Reply {
+function jsonReply(status: number, body: unknown, headers: Record<string, string>): Reply {
   return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 

@@ -34,7 +34,7 @@ export function formatDecimal(value: Decimal | string): string {
 const MINOR_UNITS: ReadonlyMap<string, number> = new Map(isoCurrencyList.map((c) => [c.code, c.digits]));
 
 /** Decimals shown when a currency is not in ISO 4217 (ECMA-402's CurrencyDigits fallback). */
-export const DEFAULT_CURRENCY_DECIMALS = 2;
+const DEFAULT_CURRENCY_DECIMALS = 2;
 
 /**
  * The decimals of an amount in currency `code` (ISO 4217 minor unit: 2 for CNY, USD, EUR; 0 for JPY, KRW; 3 for

@@ -28,7 +28,7 @@ export interface PageRateLimit {
 export const DEFAULT_PAGE_RATE_LIMIT: PageRateLimit = { maxRequests: 30, windowSeconds: 60 };
 
 /** The limit's policy name (the `RateLimit` fields, the Redis key, the rejection metric's operation). */
-export const PAGE_POLICY = 'pages';
+const PAGE_POLICY = 'pages';
 
 /**
  * Parses PAGE_RATE_LIMIT: `<pages>/<seconds>` (1-100,000 pages in 1-86,400 s), or `off`. Throws a RangeError

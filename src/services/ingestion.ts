@@ -125,7 +125,7 @@ SELECT inserted, item_id, market_code, side::text AS side,
   FROM applied`;
 
 /** How far back an observation still counts as collection activity (status `datasource`), in ms. */
-export const ACTIVITY_WINDOW_MS = 25 * 3600_000;
+const ACTIVITY_WINDOW_MS = 25 * 3600_000;
 
 /**
  * The ingestion counters behind status area `datasource`: observations received per market and minute
@@ -249,7 +249,7 @@ export interface ScanResult {
  * stored one still freshens nothing newer and delists only what it did not see. Run it in a transaction
  * for all-or-nothing.
  */
-export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanResult> {
+async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanResult> {
   const { marketCode, providerCode } = scan;
   const completed = scan.completedAt.toISOString();
   await db.$executeRawUnsafe(

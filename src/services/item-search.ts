@@ -23,13 +23,13 @@ import { encodeSearchCursor, searchKey, searchWords, type SearchPosition } from 
 /** Keys the first statement of a page reads in order before the search falls back on the trigram index. */
 export const WINDOW = 1000;
 /** Names a 404 of GET /prices suggests at most. */
-export const MAX_SUGGESTIONS = 5;
+const MAX_SUGGESTIONS = 5;
 /**
  * Least trigram similarity of a suggested name's key to the requested name's key (pg_trgm `similarity`, 0-1) when
  * no item holds every word of the requested name; the candidates are those pg_trgm's word similarity operator (`%>`,
  * threshold 0.6, its default) lets through the index.
  */
-export const MIN_SUGGESTION_SIMILARITY = 0.3;
+const MIN_SUGGESTION_SIMILARITY = 0.3;
 
 /** One hit: the item, its kind and its current CSCP quote (null before it was first valued). */
 export interface ItemHit {

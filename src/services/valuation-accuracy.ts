@@ -48,11 +48,11 @@ import { computeValuations, loadFeeBook, parseDate, windowCloses, WINDOW_DAYS } 
 const SCORE_PAGE_IDS = 2000;
 
 /** The segment kinds of the accuracy series, in the order they are served. */
-export const ACCURACY_SEGMENTS = ['all', 'target', 'sides', 'band', 'type'] as const;
+const ACCURACY_SEGMENTS = ['all', 'target', 'sides', 'band', 'type'] as const;
 export type AccuracySegmentKind = (typeof ACCURACY_SEGMENTS)[number];
 
 /** Price bands by the item's mid in CNY (lower bound inclusive), in the order they are served. */
-export const PRICE_BANDS = [
+const PRICE_BANDS = [
   { value: 'under_1', below: new Decimal(1) },
   { value: '1_10', below: new Decimal(10) },
   { value: '10_100', below: new Decimal(100) },
@@ -163,7 +163,7 @@ async function publishedValuations(db: Pick<Database, 'query'>, day: string): Pr
  * amount is nearest the side's amount in log terms: with a single source of weight above 0 the consensus amount is
  * that source's cash amount (docs/valuation.md section 4), so the nearest is it.
  */
-export function onlyInputMarket(
+function onlyInputMarket(
   v: Pick<DayValuation, 'ask' | 'bid' | 'askQuoteCount' | 'bidQuoteCount'>,
   side: 'ask' | 'bid',
   closes: readonly CloseQuote[],
@@ -194,7 +194,7 @@ export function onlyInputMarket(
  * Scores the valuations of `date` against the closes of that day (see the module doc) and returns the day, or
  * null when nothing can be scored. Stores nothing.
  */
-export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date): Promise<ScoredDay | null> {
+async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date): Promise<ScoredDay | null> {
   const day = formatDate(date);
   let source: AccuracyDay['source'] = 'published';
   let valuations = await publishedValuations(db, day);
