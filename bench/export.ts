@@ -159,7 +159,7 @@ const server = await startServerProcess(
   [...serviceNodeFlags(), ...(process.env.BENCH_PROFILE === '1' ? ['--cpu-prof', '--cpu-prof-dir=' + path.join(projectRoot, 'bench', 'results', 'profiles')] : [])],
   { compiled: true },
 );
-const bare = http.createServer((req, res) => {
+const bare = http.createServer((_req, res) => {
   res.writeHead(304, { ETag: etag, 'Last-Modified': generated_at.toUTCString(), 'X-Request-ID': 'bench', 'X-Billable': 'false' });
   res.end();
 });

@@ -219,7 +219,3 @@ export function centsText(cents: number): string {
   return `${whole}.${frac < 10 ? '0' : ''}${frac}`;
 }
 
-/** Candles of a series in day indices [from, to). */
-export function candlesIn(s: SeriesYear, from: number, to: number): number {
-  return Math.max(0, to - Math.max(from, s.start));
-}

@@ -19,7 +19,8 @@ import pg from 'pg';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
 import type { Database } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
-import { ingestQuotes, type QuoteObservation } from '../src/services/ingestion.js';
+import { ingestQuotes } from '../src/services/ingestion.js';
+import type { QuoteObservation } from '../src/validation/ingest.js';
 import { toMoney } from '../src/lib/money.js';
 import { projectRoot } from '../src/lib/paths.js';
 

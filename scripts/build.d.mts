@@ -1,7 +1,4 @@
 /** Types of the parts of scripts/build.mjs that TypeScript code imports (see that file). */
 
-/** The project root (the folder holding package.json). */
-export declare const root: string;
-
 /** The Node/V8 flags `npm start` serves with, read from its script in package.json; throws when that script changed form. */
 export declare function serviceNodeFlags(): string[];

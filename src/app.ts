@@ -253,7 +253,6 @@ export function createApp(deps: AppDeps): App {
 
   async function dispatch(request: Request, state: RequestState, peer: string | undefined): Promise<Response> {
     const { requestId } = state;
-    let metered = false;
     try {
       const url = new URL(request.url);
       if (url.pathname === '/graphql' || url.pathname === '/graphql/') {
@@ -308,7 +307,7 @@ export function createApp(deps: AppDeps): App {
       // Every other path is the REST facade's, mounted in Yoga as a plugin (src/rest/facade.ts).
       return await yoga.handleRequest(request, { requestId, state });
     } catch (error) {
-      return errorResponse(requestId, toServiceError(error, state.log), metered);
+      return errorResponse(requestId, toServiceError(error, state.log));
     }
   }
 

@@ -205,7 +205,7 @@ const schema = z.object({
       const origins = raw.split(',').map((o) => o.trim()).filter((o) => o !== '');
       for (const o of origins) {
         if (o === '*') continue;
-        let origin: string | null = null;
+        let origin: string | null;
         try {
           origin = new URL(o).origin;
         } catch {
@@ -241,7 +241,7 @@ function proxyList(raw: string | undefined, ctx: z.RefinementCtx): string[] {
   if (!raw) return [];
   const out: string[] = [];
   for (const item of raw.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
-    let url: URL | null = null;
+    let url: URL | null;
     try {
       url = new URL(item);
     } catch {
@@ -322,7 +322,7 @@ export function loadCollectorSourceEnv(
 export type CollectorCredentials = Readonly<Record<string, string>>;
 
 /** What `readCredentialsFile` throws: the file and what is wrong with it, never a value of it. */
-export class CredentialsFileError extends Error {
+class CredentialsFileError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'CredentialsFileError';

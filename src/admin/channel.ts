@@ -24,7 +24,7 @@ const MAX_BODY = 64 * 1024;
 const MAX_SOCKET_PATH = 107;
 
 /** The socket of the service that owns the PGlite directory `pgliteDir` (absolute). */
-export function adminSocketPath(pgliteDir: string): string {
+function adminSocketPath(pgliteDir: string): string {
   return path.join(path.resolve(pgliteDir), 'admin.sock');
 }
 

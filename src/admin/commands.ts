@@ -47,7 +47,7 @@ function command<S extends z.ZodType, R extends Record<string, unknown>>(args: S
 }
 
 /** Every admin command by name (`<group>.<verb>`, as on the command line). */
-export const ADMIN_COMMANDS = {
+const ADMIN_COMMANDS = {
   /** `account create`: an account with its first API key (printed once). */
   'account.create': command(
     z

@@ -102,7 +102,7 @@ async function withDb<T>(work: (db: Database) => Promise<T>): Promise<T> {
   } catch (e) {
     return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
   }
-  let failure: ServiceError | null = null;
+  let failure: ServiceError;
   try {
     return await work(db);
   } catch (e) {

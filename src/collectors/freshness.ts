@@ -21,11 +21,11 @@ import { SOURCES } from './registry.js';
 import type { CollectorSource } from './source.js';
 
 /** A quote is stale when older than this many runs of its source. */
-export const STALE_AFTER_INTERVALS = 3;
+const STALE_AFTER_INTERVALS = 3;
 /** Seconds after which a quote no collector source reports is stale (24 hours). */
 export const DEFAULT_STALE_AFTER_SECONDS = 86_400;
 /** Seconds between CSCP valuations (the valuation job runs once a day). */
-export const VALUATION_INTERVAL_SECONDS = 86_400;
+const VALUATION_INTERVAL_SECONDS = 86_400;
 
 const pairKey = (marketCode: string, providerCode: string) => `${marketCode}\u0000${providerCode}`;
 
@@ -91,7 +91,7 @@ export interface NewestQuote {
  * `source_quote` table grouped by market and provider (its cost on PGlite with the bundled data:
  * docs/benchmarks.md), then the freshest provider per market (ties: the lower provider code).
  */
-export async function loadNewestQuotes(db: Pick<Database, 'query'>): Promise<NewestQuote[]> {
+async function loadNewestQuotes(db: Pick<Database, 'query'>): Promise<NewestQuote[]> {
   const rows = await db.query<{ market_code: string; provider_code: string; fresh_at: number }>(
     `SELECT market_code, provider_code, floor(extract(epoch FROM max(fresh_at)) * 1000)::float8 AS fresh_at
        FROM source_quote GROUP BY market_code, provider_code`,
@@ -123,7 +123,7 @@ export async function loadMarketFreshness(db: Pick<Database, 'query'>, now: Date
 }
 
 /** Seconds the status page reuses one read of the newest quotes (its aggregate scans every quote). */
-export const FRESHNESS_CACHE_SECONDS = 30;
+const FRESHNESS_CACHE_SECONDS = 30;
 
 /**
  * A reader of the markets' freshness for the status page: the newest quotes are read at most once per

@@ -64,7 +64,7 @@ export interface SourceHttp {
 }
 
 /** Seconds in a `Retry-After` header (delta-seconds or an HTTP date), or undefined. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (!value) return undefined;
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v);
@@ -80,7 +80,7 @@ export function scrub(text: string, secrets: readonly string[]): string {
 }
 
 /** A failure worth another attempt: the network, a timeout, 429 or a 5xx. */
-export function isRetryable(e: unknown): boolean {
+function isRetryable(e: unknown): boolean {
   return e instanceof UpstreamError && (e.kind === 'unreachable' || (e.kind === 'http' && (e.status === 429 || (e.status ?? 0) >= 500)));
 }
 

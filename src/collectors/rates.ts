@@ -48,6 +48,7 @@ export interface RateSet {
  * the ECB's envelope (HTML, an error page, a renamed element), has no date or no USD rate, or a rate is not a positive decimal.
  */
 export function parseEcbDaily(xml: string): { date: string; unitsPerEur: Map<string, string> } {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parsed XML is untyped until checked below
   let doc: any;
   try {
     doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', parseAttributeValue: false, parseTagValue: false, removeNSPrefix: true }).parse(xml, true);
@@ -71,7 +72,7 @@ export function parseEcbDaily(xml: string): { date: string; unitsPerEur: Map<str
 }
 
 /** USD per unit from the ECB's units per EUR (EUR itself included; see the file comment). */
-export function usdRatesFromEcb(date: string, unitsPerEur: ReadonlyMap<string, string>): RateSet {
+function usdRatesFromEcb(date: string, unitsPerEur: ReadonlyMap<string, string>): RateSet {
   const usdPerEur = toMoney(unitsPerEur.get('USD')!);
   const usdPerUnit = new Map<string, Money>([['EUR', usdPerEur.toDecimalPlaces(RATE_PLACES, Money.ROUND_HALF_EVEN)]]);
   for (const [code, rate] of unitsPerEur) {
@@ -85,7 +86,7 @@ export function usdRatesFromEcb(date: string, unitsPerEur: ReadonlyMap<string, s
  * Parses csgotrader's exchange_rates.json (units per USD) into USD per unit. Throws UpstreamError `format` unless it is
  * a flat object of positive decimal numbers with `"USD": 1`.
  */
-export function parseCsgotraderRates(text: string, date: string): RateSet {
+function parseCsgotraderRates(text: string, date: string): RateSet {
   let body: unknown;
   try {
     body = parseLossless(text, undefined, (s: string) => s);
@@ -117,7 +118,7 @@ export interface RatesApplied {
  * Writes `set` to the catalogue's currencies (see the file comment for the rules), one statement. Only codes in
  * `only` when given. Throws on a database error.
  */
-export async function applyRates(db: Database, set: RateSet, only?: ReadonlySet<string>): Promise<RatesApplied> {
+async function applyRates(db: Database, set: RateSet, only?: ReadonlySet<string>): Promise<RatesApplied> {
   const stored = await db.query<{ code: string; usd_rate: string; rate_date: string | null }>(
     `SELECT code, usd_rate::text AS usd_rate, to_char(rate_date, 'YYYY-MM-DD') AS rate_date FROM currency WHERE is_official AND NOT is_deleted`,
   );

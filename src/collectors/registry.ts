@@ -31,8 +31,3 @@ export const SOURCES: readonly CollectorSource[] = [
   c5gameSource,
   ...CSGOTRADER_SOURCES,
 ];
-
-/** The source with this id, or undefined. */
-export function sourceById(id: string): CollectorSource | undefined {
-  return SOURCES.find((s) => s.id === id);
-}

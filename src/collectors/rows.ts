@@ -21,7 +21,7 @@
  * minor units (2 for CNY, EUR, USD; Intl's currency data).
  */
 import { Money, toMoney } from '../lib/money.js';
-import type { QuoteObservation } from '../services/ingestion.js';
+import type { QuoteObservation } from '../validation/ingest.js';
 import type { RawQuote } from './source.js';
 
 /** Why a row was skipped. */
@@ -42,7 +42,7 @@ const MAX_NAME = 255;
 const INT_MAX = 2_147_483_647;
 
 /** ISO 4217 minor units of `code` (Intl's data), 2 when Intl does not know it. */
-export function currencyDigits(code: string): number {
+function currencyDigits(code: string): number {
   try {
     return new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
   } catch {
@@ -51,7 +51,7 @@ export function currencyDigits(code: string): number {
 }
 
 /** True when `name` is an acceptable market hash name (see the file comment). */
-export function validName(name: unknown): name is string {
+function validName(name: unknown): name is string {
   if (typeof name !== 'string' || name.length === 0 || name.includes('\u0000') || name.trim() === '') return false;
   if (name.length <= MAX_NAME) return true;
   let n = 0;

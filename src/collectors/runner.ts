@@ -29,7 +29,7 @@ import { UpstreamError, type CollectorSource, type SourceContext } from './sourc
 /** Rows per ingestion transaction. */
 export const INGEST_CHUNK = 5000;
 /** Runs kept in `collector_run`, in days. */
-export const RUN_RETENTION_DAYS = 7;
+const RUN_RETENTION_DAYS = 7;
 
 /** How a run ended (`collector_run.outcome`). */
 export type RunOutcome = 'ok' | 'failed' | 'unreachable' | 'not_configured';

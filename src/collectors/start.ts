@@ -53,7 +53,7 @@ export async function loadSourcesModule(file: string): Promise<CollectorSource[]
  * it and no credential). `known` is every source this process knows (the credentials file may name any of their
  * credential variables); default `sources`.
  */
-export function collectorRuntime(
+function collectorRuntime(
   db: Database,
   logger: Logger,
   env: CollectorEnv,
@@ -84,7 +84,7 @@ function watchlistOf(db: Database, env: CollectorEnv): readonly string[] | (() =
  * The sources selected (registry + extra, filtered by `only`), whether the rates run too, and every source known
  * (registry + extra). Throws on an unknown or repeated id.
  */
-export function selectSources(sel: CollectorSelection): { sources: CollectorSource[]; rates: boolean; all: CollectorSource[] } {
+function selectSources(sel: CollectorSelection): { sources: CollectorSource[]; rates: boolean; all: CollectorSource[] } {
   const all = [...SOURCES, ...(sel.extraSources ?? [])];
   const ids = new Set<string>();
   for (const s of all) {
@@ -100,7 +100,7 @@ export function selectSources(sel: CollectorSelection): { sources: CollectorSour
  * The worker's tasks: the exchange rates (when selected) first, marked `first` so that at start the sources' first
  * runs convert with rates of this hour (src/collectors/worker.ts), then one per source.
  */
-export function collectorTasks(rt: CollectorRuntime, sources: readonly CollectorSource[], rates: boolean): CollectorTask[] {
+function collectorTasks(rt: CollectorRuntime, sources: readonly CollectorSource[], rates: boolean): CollectorTask[] {
   const tasks: CollectorTask[] = [];
   if (rates) tasks.push({ id: RATES_TASK.id, intervalSeconds: rt.intervalSeconds({ ...RATES_TASK, credentialEnv: undefined }), first: true, run: (signal) => runRates(rt, { signal }) });
   for (const s of sources) tasks.push({ id: s.id, intervalSeconds: rt.intervalSeconds(s), run: (signal) => runSource(rt, s, { signal }) });

@@ -26,13 +26,13 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 
 /** The queue's name. */
-export const COLLECTOR_QUEUE = 'collector-run';
+const COLLECTOR_QUEUE = 'collector-run';
 
 /**
  * Longest wait at start for a `first` task's run before the other tasks are sent anyway (ms): about one rates run
  * against upstreams that time out (two files, 30 s a request, retried). The sources then convert with the rates stored.
  */
-export const FIRST_TASK_WAIT_MS = 120_000;
+const FIRST_TASK_WAIT_MS = 120_000;
 
 /** pg-boss priority of a `first` task's jobs (others have 0; a higher priority is fetched first). */
 const FIRST_PRIORITY = 10;

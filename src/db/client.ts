@@ -86,6 +86,7 @@ export interface Database {
    * locked sections as one `BEGIN; ...; COMMIT;` text), and the last one's rows are returned. On PGlite a text is
    * one turn of the embedded database, so a locked section never interleaves with another statement.
    */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw SQL rows: their shape is the statement's, read by its caller
   queueSql(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number }>;
   close(): Promise<void>;
 }
@@ -101,7 +102,7 @@ export type ChangeChannel = 'qg_auth' | 'qg_quotes' | 'qg_exports';
  * The contrib extensions PGlite loads (PostgreSQL servers ship them): `pg_trgm`, the trigram index of the item search
  * (migration 20261128000000_item_search, docs/search.md). A migration's `CREATE EXTENSION` needs it loaded.
  */
-export const PGLITE_EXTENSIONS = { pg_trgm };
+const PGLITE_EXTENSIONS = { pg_trgm };
 
 /** Where to connect: a PostgreSQL URL, or a PGlite data directory (`memory://` for in-memory). */
 export type DatabaseTarget = { url: string } | { pgliteDir: string };
@@ -307,6 +308,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     };
     queueSql = async (text, values) => {
       if (values && values.length > 0) {
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the rows of queueSql (see its type)
         const r = (await countedQuery(text, values)) as { rows: any[]; affectedRows?: number };
         return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
       }
@@ -320,6 +322,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         throw e;
       }
       const last = results[results.length - 1];
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the rows of queueSql (see its type)
       return { rows: (last?.rows as any[]) ?? [], rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
     };
     closeDriver = async () => {
@@ -404,7 +407,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 }
 
 /** Longest a background statement on PGlite waits for the requests' statements to finish (`backgroundQuery`), in ms. */
-export const BACKGROUND_MAX_WAIT_MS = 100;
+const BACKGROUND_MAX_WAIT_MS = 100;
 
 /**
  * `db` for long background work (the export build) that must not stall requests: its `query` is `backgroundQuery`.
@@ -422,7 +425,7 @@ export function backgroundDatabase(db: Database): Database {
  * so any local user could write them): `dir` and every directory under it 0700, every other entry 0600 (symbolic
  * links are not followed). Only modes that differ are changed; returns how many were. Throws when a mode cannot be set.
  */
-export function ownerOnly(dir: string): number {
+function ownerOnly(dir: string): number {
   let changed = 0;
   const fix = (p: string, stat: fs.Stats) => {
     const want = stat.isDirectory() ? 0o700 : 0o600;
@@ -458,7 +461,7 @@ function lockDirectory(dir: string): () => void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const pid = Number(fs.readFileSync(file, 'utf8'));
-      let alive = false;
+      let alive: boolean;
       try {
         process.kill(pid, 0);
         alive = true;
@@ -469,6 +472,7 @@ function lockDirectory(dir: string): () => void {
         throw new Error(
           `the embedded database ${dir} is in use by process ${pid} (a running service?). Stop it first, ` +
             'or run the service on PostgreSQL (DATABASE_URL) so several processes can share it.',
+          { cause: e },
         );
       }
       fs.rmSync(file, { force: true });

@@ -11,7 +11,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { projectRoot } from '../lib/paths.js';
 
 /** Absolute path of prisma/migrations in this checkout. */
-export const migrationsDir = path.join(projectRoot, 'prisma', 'migrations');
+const migrationsDir = path.join(projectRoot, 'prisma', 'migrations');
 
 /** Names of migrations applied by this call (empty when the database was up to date). */
 export async function applyMigrations(prisma: PrismaClient, dir = migrationsDir): Promise<string[]> {

@@ -3,7 +3,7 @@
  * buyer pays to get an item onto a market, or what a seller receives after its sale and withdraw fees,
  * in a requested currency through the official USD rates, with every step, running amount and rate shown.
  *
- * Paths (the chains are read as in src/valuation/fee-path.ts, "money in -> money out after the fee"):
+ * Paths (the chains are read as in src/fees/chain.ts, "money in -> money out after the fee"):
  * - `deposit`: the cash D whose deposit credits exactly the price (the deposit chain inverted; the trace
  *   runs the chain forward from D and ends at the price);
  * - `sale`: the sale chain applied to the price (the seller's proceeds on the market);
@@ -17,7 +17,7 @@
  * rounds (an exact rule such as Steam's; every other step keeps full precision).
  */
 import { Money } from '../lib/money.js';
-import { ChainError, chainAffine, conversionRate, groupConversion, officialRate, type Chain, type MarketFees, type Step, type UsdRates } from '../valuation/fee-path.js';
+import { ChainError, chainAffine, conversionRate, groupConversion, officialRate, type Chain, type MarketFees, type Step, type UsdRates } from './chain.js';
 import { steamSale } from './exact-rules.js';
 
 /** A path through a market's fee schedule (GraphQL enum FeePath). */
@@ -119,7 +119,7 @@ class Trace {
   }
 }
 
-/** Applies one chain step to a running amount (the same arithmetic as fee-path.ts's affine maps). Throws ChainError. */
+/** Applies one chain step to a running amount (the same arithmetic as chain.ts's affine maps). Throws ChainError. */
 function applyStep(trace: Trace, ctx: FeeContext, purpose: Purpose, step: Step, amount: Money, currency: string): { amount: Money; currency: string } {
   const push = (s: Omit<AppliedStep, 'purpose' | 'amountBefore' | 'currencyBefore'>) => trace.steps.push({ purpose, amountBefore: amount, currencyBefore: currency, ...s });
   if (step.kind === 'fee') {
@@ -156,7 +156,12 @@ function applyStep(trace: Trace, ctx: FeeContext, purpose: Purpose, step: Step, 
     return { amount: out, currency: step.convert.to };
   }
   const { rate: r, to, members } = groupConversion(step, currency, ctx.rates);
-  for (const c of members) if (c.mode === 'auto') (trace.rate(c.from), trace.rate(c.to));
+  for (const c of members) {
+    if (c.mode === 'auto') {
+      trace.rate(c.from);
+      trace.rate(c.to);
+    }
+  }
   const out = amount.times(r);
   push({ kind: 'convert_operator_group', operator: step.rule, value: r, valueCurrencyCode: null, amount: out, currencyCode: to, note: null });
   return { amount: out, currency: to };

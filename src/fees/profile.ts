@@ -9,7 +9,7 @@
  * `C5GAME:sale=0.025,withdraw=0.01;BITSKINS:deposit=0`. GraphQL: a list of `CallerFeeInput`.
  */
 import { Money } from '../lib/money.js';
-import type { Chain, MarketFees } from '../valuation/fee-path.js';
+import type { Chain, MarketFees } from './chain.js';
 
 /** A fee purpose a caller may give a rate for. */
 export type ProfilePurpose = 'deposit' | 'sale' | 'withdraw';

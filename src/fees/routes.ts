@@ -25,8 +25,7 @@
  */
 import { Money } from '../lib/money.js';
 import { afterFees, withoutFees, type AfterFees, type FeeContext } from './applied.js';
-import type { MarketFees, UsdRates } from '../valuation/fee-path.js';
-import type { MarketQuote } from '../services/quotes.js';
+import type { MarketFees, UsdRates } from './chain.js';
 import { withCallerFees, type FeeProfile, type ProfilePurpose } from './profile.js';
 import { holdOf, type TradeHold } from './holds.js';
 
@@ -92,11 +91,27 @@ export interface RouteOptions {
   holds?: ReadonlyMap<string, TradeHold>;
 }
 
+/**
+ * The fields of a market quote (services/quotes.ts `MarketQuote`, which satisfies it) that a route reads;
+ * declared here because fees/ sits below the quote service.
+ */
+export interface RouteQuote {
+  marketCode: string;
+  side: 'ask' | 'bid' | 'mid';
+  currencyCode: string;
+  price: Money | null;
+  observedAt: Date | null;
+  freshAt: Date;
+  delistedAt: Date | null;
+  /** Units listed (ask) or wanted (bid); null when the source does not say (the liquidity filter keeps it). */
+  quantity: number | null;
+}
+
 const DAY_SECONDS = 86_400;
 
 const LEG_PURPOSES: Record<RouteLeg['path'], ProfilePurpose[]> = { deposit: ['deposit'], balance: [], sale: ['sale'], sale_then_withdraw: ['sale', 'withdraw'] };
 
-function leg(q: MarketQuote & { side: 'ask' | 'bid'; price: Money }, path: RouteLeg['path'], fees: Omit<AfterFees, 'path'>, now: Date, filled: ProfilePurpose[]): RouteLeg {
+function leg(q: RouteQuote & { side: 'ask' | 'bid'; price: Money }, path: RouteLeg['path'], fees: Omit<AfterFees, 'path'>, now: Date, filled: ProfilePurpose[]): RouteLeg {
   const seen = q.observedAt ?? q.freshAt;
   const ageSeconds = Math.max(0, Math.floor((now.getTime() - seen.getTime()) / 1000));
   return {
@@ -121,7 +136,7 @@ function leg(q: MarketQuote & { side: 'ask' | 'bid'; price: Money }, path: Route
  * no official rate (callers check it first).
  */
 export function tradeRoutes(
-  quotes: readonly MarketQuote[],
+  quotes: readonly RouteQuote[],
   book: { feesOf(market: string): MarketFees; rates: UsdRates; rateDates: ReadonlyMap<string, string> },
   opts: RouteOptions,
 ): TradeRoute[] {
@@ -146,7 +161,7 @@ export function tradeRoutes(
  * margins tie at 6 decimals may rank in another order than `tradeRoutes` would put them.)
  */
 export function bestRoute(
-  quotes: readonly MarketQuote[],
+  quotes: readonly RouteQuote[],
   book: { feesOf(market: string): MarketFees; rates: UsdRates; rateDates: ReadonlyMap<string, string> },
   opts: RouteOptions,
 ): TradeRoute | null {
@@ -173,10 +188,10 @@ export function bestRoute(
 type Book = { feesOf(market: string): MarketFees; rates: UsdRates; rateDates: ReadonlyMap<string, string> };
 
 /** The buy legs (asks) and sell legs (asks and bids) of the item's quotes for the options, before pairing. */
-function routeLegs(quotes: readonly MarketQuote[], book: Book, opts: RouteOptions): { buys: RouteLeg[]; sells: RouteLeg[] } {
-  const usable = quotes.filter((q): q is MarketQuote & { side: 'ask' | 'bid'; price: Money } => q.side !== 'mid' && q.price !== null && q.delistedAt === null && q.price.gt(0));
+function routeLegs(quotes: readonly RouteQuote[], book: Book, opts: RouteOptions): { buys: RouteLeg[]; sells: RouteLeg[] } {
+  const usable = quotes.filter((q): q is RouteQuote & { side: 'ask' | 'bid'; price: Money } => q.side !== 'mid' && q.price !== null && q.delistedAt === null && q.price.gt(0));
   const minQuantity = opts.minQuantity ?? null;
-  const liquid = (q: MarketQuote) => minQuantity === null || q.quantity === null || q.quantity >= minQuantity;
+  const liquid = (q: RouteQuote) => minQuantity === null || q.quantity === null || q.quantity >= minQuantity;
   const ctxOf = (market: string): { ctx: FeeContext; filled: ProfilePurpose[] } => {
     const { fees, filled } = withCallerFees(market, book.feesOf(market), opts.feeProfile);
     return { ctx: { fees, rates: book.rates, rateDates: book.rateDates }, filled };

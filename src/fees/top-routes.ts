@@ -36,7 +36,7 @@ import type { MarketQuote } from '../services/quotes.js';
 import { afterFees, withoutFees } from './applied.js';
 import { withCallerFees } from './profile.js';
 import { bestRoute, compareRoutes, type RouteOptions, type TradeRoute } from './routes.js';
-import type { MarketFees, UsdRates } from '../valuation/fee-path.js';
+import type { MarketFees, UsdRates } from './chain.js';
 
 /** Largest `limit` of the scan. */
 export const MAX_TOP_ROUTES = 100;

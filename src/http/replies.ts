@@ -39,7 +39,7 @@ export interface EventFeed {
 }
 
 /** Seconds between heartbeat comments (`: ping`) on an idle event stream. */
-export const SSE_HEARTBEAT_SECONDS = 15;
+const SSE_HEARTBEAT_SECONDS = 15;
 /** Headers of an event stream. */
 export const SSE_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
 
@@ -124,7 +124,7 @@ export function writeEvents(res: import('node:http').ServerResponse, feed: Event
 }
 
 /** An event stream as a fetch ReadableStream (the adapter face): the same texts and heartbeats as writeEvents. */
-export function eventsBody(feed: EventFeed): ReadableStream<Uint8Array> {
+function eventsBody(feed: EventFeed): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let heartbeat: NodeJS.Timeout | null = null;
   const stop = () => {
@@ -153,16 +153,12 @@ export function eventsBody(feed: EventFeed): ReadableStream<Uint8Array> {
   });
 }
 
-export function jsonReply(status: number, body: unknown, headers: Record<string, string>): Reply {
+function jsonReply(status: number, body: unknown, headers: Record<string, string>): Reply {
   return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 
 export function toResponse(reply: Reply): Response {
   return new Response(reply.events ? eventsBody(reply.events) : (reply.stream ?? reply.body), { status: reply.status, headers: reply.headers });
-}
-
-export function json(status: number, body: unknown, headers: Record<string, string>): Response {
-  return toResponse(jsonReply(status, body, headers));
 }
 
 /** The error envelope (spec: ErrorEnvelope) with X-Request-ID and any headers the error carries. */

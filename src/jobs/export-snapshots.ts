@@ -28,7 +28,7 @@ export interface ExportChild {
 }
 
 /** The scheduling priority (nice, 0-19) of an export build child: below the service's, which serves requests meanwhile. */
-export const EXPORT_CHILD_NICE = 10;
+const EXPORT_CHILD_NICE = 10;
 
 /** Node flags the service's process has that an export build child does not take (see the module doc). */
 const SERVICE_ONLY_FLAGS = ['--heap-growing-percent', '--max-semi-space-size', '--max-old-space-size', '--no-allocation-site-pretenuring'];

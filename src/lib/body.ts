@@ -13,10 +13,10 @@
 import { ServiceError } from './errors.js';
 
 /** Bytes past the limit that are read and dropped after a 413 to keep the connection usable (8 MiB). */
-export const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
+const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
 
 /** 413 `payload_too_large` for a limit of `max` bytes; `close` adds `Connection: close` (the body is left unread). */
-export function payloadTooLarge(max: number, close = false): ServiceError {
+function payloadTooLarge(max: number, close = false): ServiceError {
   return new ServiceError('payload_too_large', 413, `The request body exceeds ${max} bytes.`, undefined, close ? { Connection: 'close' } : {});
 }
 

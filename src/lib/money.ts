@@ -4,7 +4,7 @@
  * notation, trailing zeros trimmed, never scientific.
  */
 import { Decimal } from 'decimal.js';
-import { data as isoCurrencyList, publishDate as isoPublishDate } from 'currency-codes';
+import { data as isoCurrencyList } from 'currency-codes';
 
 /** decimal.js configured for money: 40 significant digits, half-even rounding, no exponent output. */
 export const Money = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN, toExpNeg: -100, toExpPos: 100 });
@@ -28,16 +28,13 @@ export function formatDecimal(value: Decimal | string): string {
 
 /**
  * ISO 4217 minor units by currency code (the `currency-codes` package: ISO's list one, its publish date in
- * `ISO_4217_PUBLISHED`), built once. ISO gives N.A. for a few codes (precious metals, testing codes); the package
+ * the package's `publishDate`), built once. ISO gives N.A. for a few codes (precious metals, testing codes); the package
  * reads them as 0.
  */
 const MINOR_UNITS: ReadonlyMap<string, number> = new Map(isoCurrencyList.map((c) => [c.code, c.digits]));
 
-/** The publish date of the ISO 4217 list the minor units come from (YYYY-MM-DD). */
-export const ISO_4217_PUBLISHED: string = isoPublishDate;
-
 /** Decimals shown when a currency is not in ISO 4217 (ECMA-402's CurrencyDigits fallback). */
-export const DEFAULT_CURRENCY_DECIMALS = 2;
+const DEFAULT_CURRENCY_DECIMALS = 2;
 
 /**
  * The decimals of an amount in currency `code` (ISO 4217 minor unit: 2 for CNY, USD, EUR; 0 for JPY, KRW; 3 for

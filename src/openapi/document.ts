@@ -17,7 +17,7 @@ import * as v from '../validation/params.js';
 import { OPERATION_DOCS, PARAMETERS, TAGS, type OperationDoc } from './operations.js';
 import { SCHEMA_EXAMPLES } from './examples.js';
 
-import { decimal, MarketQuoteOut, timestamp } from '../shapes/quote.js';
+import { MarketQuoteOut, timestamp } from '../shapes/quote.js';
 import { CurrencyOut, FeeScheduleOut, WebsiteOut } from '../shapes/catalogue.js';
 import { ItemRoutesOut, TopRoutesOut } from '../shapes/routes.js';
 import { ItemHistoryOut } from '../shapes/history.js';

@@ -52,10 +52,10 @@ export interface Pages {
 }
 
 /** The landing page's address when none is configured: the README's (`npm start` on the default port). */
-export const DEFAULT_PUBLIC_BASE_URL = 'http://localhost:4000';
+const DEFAULT_PUBLIC_BASE_URL = 'http://localhost:4000';
 
 /** Seconds a client should wait before reloading the status page after a 503. */
-export const STATUS_RETRY_AFTER_SECONDS = 30;
+const STATUS_RETRY_AFTER_SECONDS = 30;
 
 /** Builds the page handlers (reads the vendor bundles' versions from node_modules). */
 export function createPages(deps: PagesDeps): Pages {

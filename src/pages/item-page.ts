@@ -33,13 +33,13 @@ import { escapeHtml, htmlResponse, PAGE_CSP, renderPage } from './layout.js';
 import { ageSeconds, formatAge, isStale, staleAfterSeconds } from '../collectors/freshness.js';
 
 /** Most search results shown on one page. */
-export const SEARCH_LIMIT = 50;
+const SEARCH_LIMIT = 50;
 /** Longest accepted search text (the longest market hash name is well below it). */
-export const MAX_QUERY_LENGTH = 200;
+const MAX_QUERY_LENGTH = 200;
 /** Currency of the page when the query names none. */
-export const DEFAULT_CURRENCY = 'USD';
+const DEFAULT_CURRENCY = 'USD';
 /** Candles per series listed in the "all candles" tables (the newest ones). */
-export const CANDLE_ROWS = 60;
+const CANDLE_ROWS = 60;
 /** Ranges up to this many days default to daily candles. */
 const DAY_INTERVAL_UP_TO_DAYS = 120;
 /** Seconds a client should wait before reloading after a 503. */
@@ -87,7 +87,7 @@ summary { cursor: pointer; }
 
 const STYLE_HASH = `'sha256-${crypto.createHash('sha256').update(ITEM_CSS, 'utf8').digest('base64')}'`;
 /** The pages' CSP plus this page's inline stylesheet (by hash). */
-export const ITEM_PAGE_CSP = PAGE_CSP.replace("style-src 'self'", `style-src 'self' ${STYLE_HASH}`);
+const ITEM_PAGE_CSP = PAGE_CSP.replace("style-src 'self'", `style-src 'self' ${STYLE_HASH}`);
 const HEAD = `<style>${ITEM_CSS}</style>\n`;
 
 // ---------------------------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ function spanDays(from: string, to: string): number {
  * Why `v` is not a day the page can show, or null when it is one: the API's rule (src/validation/params.ts
  * `isSupportedDay`: a YYYY-MM-DD date that exists, from MIN_DAY to MAX_DAY), worded for people.
  */
-export function dayProblem(v: string): string | null {
+function dayProblem(v: string): string | null {
   if (isSupportedDay(v)) return null;
   if (/^\d{4}-\d{2}-\d{2}$/.test(v) && (v < MIN_DAY || v > MAX_DAY) && isSupportedDay(`2000${v.slice(4)}`)) {
     return `“${shownText(v)}” is outside the dates this service holds: ${MIN_DAY} to ${MAX_DAY}`;
@@ -604,7 +604,7 @@ function staleNote(v: ItemView): string {
 }
 
 /** The CSCP band of a valuation: mid x e^(-u) and mid x e^(+u), 4 decimals (services/quotes.ts valuationBand). */
-export const cscpBand = valuationBand;
+const cscpBand = valuationBand;
 
 function cscpSection(v: ItemView): string {
   const q = v.quotes.find((x) => x.marketCode === VALUATION_MARKET && x.valuation);
@@ -740,7 +740,7 @@ ${details}`;
 }
 
 /** The item page (HTML document) for a view read by `createItemPages`. */
-export function renderItemPage(v: ItemView): string {
+function renderItemPage(v: ItemView): string {
   const body = `
 <p class="small muted"><a href="/items">Item search</a> › CS2 item (app ${CS2_APP_ID})</p>
 <h1 data-item>${escapeHtml(v.name)}</h1>
@@ -797,7 +797,7 @@ function renderUnavailable(): string {
 }
 
 /** Names containing `q` (case-insensitive), exact match first, then names starting with it, then by code point; at most `limit + 1`. */
-export async function searchItems(db: Pick<Database, 'query'>, q: string, limit = SEARCH_LIMIT): Promise<string[]> {
+async function searchItems(db: Pick<Database, 'query'>, q: string, limit = SEARCH_LIMIT): Promise<string[]> {
   const rows = await db.query<{ market_hash_name: string }>(
     `SELECT market_hash_name FROM item
       WHERE app_id = $1 AND strpos(lower(market_hash_name), lower($2::text)) > 0
@@ -809,8 +809,8 @@ export async function searchItems(db: Pick<Database, 'query'>, q: string, limit 
 }
 
 /** The search page for `q` and its results (at most SEARCH_LIMIT shown; `names` may hold one more). */
-export function renderSearchPage(q: string, names: readonly string[] | null, problem: string | null = null): string {
-  let results = '';
+function renderSearchPage(q: string, names: readonly string[] | null, problem: string | null = null): string {
+  let results: string;
   if (problem) results = problemBox('This search cannot be run', [{ parameter: 'q', message: problem }]);
   else if (names === null) results = `<p class="muted">Type part of an item's name, e.g. <a href="/items?q=${encodeURIComponent('Redline')}">Redline</a> or <a href="/items?q=${encodeURIComponent('Case')}">Case</a>.</p>`;
   else if (names.length === 0) results = `<p class="muted" data-results="0">No item name contains “${escapeHtml(q)}”.</p>`;

@@ -8,7 +8,7 @@ import { itemPath, searchForm } from './item-page.js';
 import { escapeHtml, renderPage } from './layout.js';
 
 /** The item used in the examples. */
-export const EXAMPLE_ITEM = 'AK-47 | Redline (Field-Tested)';
+const EXAMPLE_ITEM = 'AK-47 | Redline (Field-Tested)';
 
 function costText(e: EndpointInfo): string {
   if (e.creditCost === 0) return 'free';

@@ -11,7 +11,7 @@ export function escapeHtml(value: string | number): string {
 }
 
 /** The links of the site header, in order. */
-export const NAV_LINKS: ReadonlyArray<{ href: string; label: string }> = [
+const NAV_LINKS: ReadonlyArray<{ href: string; label: string }> = [
   { href: '/docs', label: 'API reference' },
   { href: '/status/page', label: 'Status' },
   { href: '/graphql', label: 'GraphiQL' },

@@ -28,7 +28,7 @@ export interface PageRateLimit {
 export const DEFAULT_PAGE_RATE_LIMIT: PageRateLimit = { maxRequests: 30, windowSeconds: 60 };
 
 /** The limit's policy name (the `RateLimit` fields, the Redis key, the rejection metric's operation). */
-export const PAGE_POLICY = 'pages';
+const PAGE_POLICY = 'pages';
 
 /**
  * Parses PAGE_RATE_LIMIT: `<pages>/<seconds>` (1-100,000 pages in 1-86,400 s), or `off`. Throws a RangeError
@@ -65,7 +65,7 @@ export function parseTrustProxy(text: string | undefined): TrustProxy {
   try {
     return proxyaddr.compile(t.split(',').map((s) => s.trim()).filter((s) => s !== ''));
   } catch (e) {
-    throw new RangeError(`must be a hop count, or addresses and subnets (e.g. loopback,10.0.0.0/8): ${e instanceof Error ? e.message : String(e)}`);
+    throw new RangeError(`must be a hop count, or addresses and subnets (e.g. loopback,10.0.0.0/8): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 }
 

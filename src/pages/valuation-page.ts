@@ -92,7 +92,7 @@ function lineChart(title: string, dates: string[], lines: Line[], yMax: number, 
  * The page for a range: charts, the latest day by segment, and every day's overall figures. `scored` (the first and
  * last scored days, null when none is) makes the hint of a range without a scored day.
  */
-export function renderValuationPage(days: AccuracyDay[], range: { from: string; to: string }, scored: { first: string; last: string } | null = null): string {
+function renderValuationPage(days: AccuracyDay[], range: { from: string; to: string }, scored: { first: string; last: string } | null = null): string {
   const form = `<form class="range" method="get" action="/valuation">
 <label>From <input type="date" name="from" value="${escapeHtml(range.from)}"></label>
 <label>To <input type="date" name="to" value="${escapeHtml(range.to)}"></label>

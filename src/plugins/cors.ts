@@ -8,11 +8,11 @@ import crypto from 'node:crypto';
 import { useCORS, type CORSOptions, type ServerAdapterPlugin } from '@whatwg-node/server';
 
 /** Request headers a cross-origin page may send. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'X-API-Key', 'Content-Type', 'If-None-Match'];
+const CORS_ALLOWED_HEADERS = ['Authorization', 'X-API-Key', 'Content-Type', 'If-None-Match'];
 /** Methods a cross-origin page may use. */
-export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'];
+const CORS_METHODS = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'];
 /** Response headers a cross-origin page may read (besides the CORS-safelisted ones). */
-export const CORS_EXPOSED_HEADERS = [
+const CORS_EXPOSED_HEADERS = [
   'X-Request-ID',
   'RateLimit',
   'RateLimit-Policy',
@@ -25,14 +25,14 @@ export const CORS_EXPOSED_HEADERS = [
   'X-Credit-Remaining',
 ];
 /** Seconds a browser may cache a preflight answer. */
-export const CORS_MAX_AGE_SECONDS = 600;
+const CORS_MAX_AGE_SECONDS = 600;
 
 /**
  * The CORS options of one request: `origins` are exact origins (`https://dash.example.com`) or `*`
  * (any origin). An allowed origin is echoed in `Access-Control-Allow-Origin`; any other origin gets no
  * CORS headers at all, so the browser refuses the answer.
  */
-export function corsOptionsFor(origins: readonly string[]): (request: Request) => CORSOptions {
+function corsOptionsFor(origins: readonly string[]): (request: Request) => CORSOptions {
   const any = origins.length === 0 || origins.includes('*');
   const allowed = new Set(origins);
   return (request) => {

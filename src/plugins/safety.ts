@@ -55,7 +55,7 @@ export const MAX_COMPLEXITY = 1_200_000;
  */
 export const MAX_QUERY_NODES = 10_000;
 /** Most `__schema` fields in one operation (GraphiQL's introspection query has one). */
-export const MAX_SCHEMA_FIELDS = 1;
+const MAX_SCHEMA_FIELDS = 1;
 /**
  * Answer bound of an ad-hoc `/graphql` operation: at most RESULT_BASE_BYTES plus RESULT_BYTES_PER_COST
  * per unit of estimated cost (a full 1000-name batch at 21 units per quote averages about 25 bytes per
@@ -63,9 +63,9 @@ export const MAX_SCHEMA_FIELDS = 1;
  * whose estimated cost reaches RESULT_CHECK_COST are measured: below it the cost alone bounds the answer
  * (so small queries are not serialized twice).
  */
-export const RESULT_BASE_BYTES = 1024 * 1024;
+const RESULT_BASE_BYTES = 1024 * 1024;
 /** See RESULT_BASE_BYTES. */
-export const RESULT_BYTES_PER_COST = 48;
+const RESULT_BYTES_PER_COST = 48;
 /** See RESULT_BASE_BYTES. */
 export const RESULT_CHECK_COST = 20_000;
 
@@ -79,10 +79,10 @@ export function maxResultBytes(cost: number): number {
  * recursively, so a few thousand nested list values would overflow the stack. Real documents need
  * about 20 (selection depth is limited to MAX_DEPTH anyway).
  */
-export const MAX_NESTING = 64;
+const MAX_NESTING = 64;
 
 /** Throws a syntax error when `source` nests brackets deeper than `max` (one pass of graphql-js's own lexer). */
-export function assertNesting(source: string | Source, max: number): void {
+function assertNesting(source: string | Source, max: number): void {
   const lexer = new Lexer(typeof source === 'string' ? new Source(source) : source);
   let depth = 0;
   for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {

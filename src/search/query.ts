@@ -32,14 +32,14 @@ export const MAX_CURSOR_CHARS = 1400;
  * Non-ASCII marks a key drops besides every ASCII non-alphanumeric character: the trade mark of `StatTrak™`,
  * typographic quotes and dashes, the no-break space, the ellipsis and middle dot. (`★` is spelled `star`.)
  */
-export const SEPARATORS = '\u00a0\u00a9\u00ab\u00ae\u00b7\u00bb\u2013\u2014\u2018\u2019\u201c\u201d\u201e\u2026\u2122';
+const SEPARATORS = '\u00a0\u00a9\u00ab\u00ae\u00b7\u00bb\u2013\u2014\u2018\u2019\u201c\u201d\u201e\u2026\u2122';
 
 /**
  * Query words spelled out before matching (keys both sides): the exteriors (FN, MW, FT, WW, BS), StatTrak™ (ST, and
  * the common misspelling `stattrack`) and Souvenir (SV, souv). `★` and `star` both match the star of knives and
  * gloves through the key rule. A word that is one of these abbreviations always means the long form.
  */
-export const ABBREVIATIONS: Readonly<Record<string, string>> = {
+const ABBREVIATIONS: Readonly<Record<string, string>> = {
   fn: 'factorynew',
   mw: 'minimalwear',
   ft: 'fieldtested',

@@ -18,13 +18,12 @@
  * A second target, the per-item median of the day-D quotes of a side, is reported too.
  */
 import type { Database } from '../db/client.js';
-import { toMoney } from '../lib/money.js';
 import { formatDate } from '../lib/time.js';
 import { DayLearner, LEARNING_WINDOW_DAYS, learnFrom, NOTHING_LEARNED, type DayLearning, type Learned } from '../valuation/learning.js';
 import { median } from '../valuation/robust.js';
-import { learnCalibration, learnMarkets } from './valuation-accuracy.js';
+import { dayTargets, learnCalibration, learnMarkets } from './day-targets.js';
 import { BIWEIGHT_C_PRIOR } from '../valuation/consensus.js';
-import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS, type FeeBook } from './valuation.js';
+import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS } from './valuation.js';
 
 const DAY_MS = 86_400_000;
 /** The constant of the walk-forward's first day (it only trains): the prior, not the constant it later chose. */
@@ -71,40 +70,6 @@ interface Acc {
 const acc = (): Acc => ({ cons: [], comp: [] });
 const paired = (a: Acc): Paired => ({ n: a.cons.length, mdae: r6(median(a.comp)), consensus_mdae: r6(median(a.cons)) });
 const r6 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : NaN);
-
-/** One target of a scored day: a market's close of that day on the cash scale (CNY, fees included), as a log. */
-export interface DayTarget {
-  side: 'ask' | 'bid';
-  market: string;
-  /** ln of the close through its market's fee path (ask: cash cost; bid: cash received), CNY. */
-  y: number;
-}
-
-/**
- * What the markets showed on `date`, the targets a valuation of that day is scored against (docs/valuation.md
- * section 8): every market's close of the day (listed, with a price; the market's own feed before an
- * aggregator's), put on the cash scale with `book`'s fee path; closes without a known path are left out.
- * Keyed by item id; `ids` limits it to item ids in [lo, hi] (the scoring reads a page at a time).
- */
-export async function dayTargets(db: Pick<Database, 'query'>, date: Date, book: FeeBook, ids?: { lo: number; hi: number }): Promise<Map<number, DayTarget[]>> {
-  const rows = await db.query<{ item_id: number; market_code: string; side: 'ask' | 'bid'; currency_code: string; price: string }>(
-    `SELECT DISTINCT ON (c.item_id, c.market_code, c.side) c.item_id, c.market_code, c.side::text AS side, c.currency_code, c.price::text AS price
-       FROM daily_close c WHERE c.day = $1::date AND NOT c.delisted AND c.price IS NOT NULL AND c.item_id BETWEEN $2 AND $3
-      ORDER BY c.item_id, c.market_code, c.side, (c.provider_code = c.market_code) DESC, c.confirmed_at DESC`,
-    [formatDate(date), ids?.lo ?? -2147483648, ids?.hi ?? 2147483647],
-  );
-  const targets = new Map<number, DayTarget[]>();
-  for (const r of rows) {
-    const p = book.path(r.market_code, r.side, r.currency_code);
-    if (!p) continue;
-    const x = p.a.times(toMoney(r.price)).plus(p.b);
-    if (!x.gt(0)) continue;
-    let list = targets.get(r.item_id);
-    if (!list) targets.set(r.item_id, (list = []));
-    list.push({ side: r.side, market: r.market_code, y: Math.log(x.toNumber()) });
-  }
-  return targets;
-}
 
 /** The days that can be backtested: close days with at least one close day in their window. */
 export async function backtestDays(db: Pick<Database, 'query'>): Promise<Date[]> {

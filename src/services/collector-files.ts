@@ -23,7 +23,7 @@ import { checkCatalogue, FILE_COLUMNS, fileLabel, MAX_BATCH_ROWS, parseQuoteRows
 import { ingestBatch, marketCatalogue, type IngestResult } from './ingestion.js';
 
 /** Rows per transaction when applying a file. */
-export const FILE_BATCH = MAX_BATCH_ROWS;
+const FILE_BATCH = MAX_BATCH_ROWS;
 /** Most problems reported for one file. */
 const MAX_DETAILS = 50;
 

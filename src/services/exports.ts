@@ -56,19 +56,19 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 /** The Content-Type of each format's file (before its gzip Content-Encoding). */
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = { json: 'application/json', ndjson: 'application/x-ndjson' };
 /** Bytes per stored chunk of gzip output. */
-export const CHUNK_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
 /** Item names per page read while building (about 20k quotes at 40 markets: bounds the build's memory). */
-export const PAGE_ITEMS = 250;
+const PAGE_ITEMS = 250;
 /**
  * Item names per page on embedded PGlite, whose statements run on this process's thread: a page of 250 held the
  * thread long enough to stall every request waiting meanwhile (figures: docs/benchmarks.md).
  */
-export const EMBEDDED_PAGE_ITEMS = 50;
+const EMBEDDED_PAGE_ITEMS = 50;
 /**
  * Bytes per stored chunk on embedded PGlite: the INSERT of a 1 MiB chunk held this process's thread too long
  * (docs/benchmarks.md).
  */
-export const EMBEDDED_CHUNK_BYTES = 128 * 1024;
+const EMBEDDED_CHUNK_BYTES = 128 * 1024;
 /** Fragment rows per statement of the sweep of fragments whose item left the catalogue (keyset slices). */
 const SWEEP_ROWS = 1000;
 
@@ -348,7 +348,7 @@ const NEWLINE = Buffer.from('\n');
  * quote writer wrote (amounts stay decimal strings). Returns the lines and their count. Throws when `text` is not
  * an item text of `name` (a build fails rather than publish a wrong file).
  */
-export function quoteLines(name: string, text: Buffer): { bytes: Buffer; count: number } {
+function quoteLines(name: string, text: Buffer): { bytes: Buffer; count: number } {
   const prefix = Buffer.from(`{"market_hash_name":${JSON.stringify(name)},`, 'utf8');
   const open = prefix.length + '"markets":['.length;
   const end = text.length - 2; // before the closing `]}`
@@ -419,7 +419,7 @@ const ITEM_LIST_ROWS = 1000;
  * Orders strings by Unicode code point, as PostgreSQL's `COLLATE "C"` orders UTF-8 text (its bytes): UTF-16 code
  * units compare the same way except surrogates (U+10000 and up) against U+E000-U+FFFF, which this corrects.
  */
-export function compareCodePoints(a: string, b: string): number {
+function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     let x = a.charCodeAt(i);
@@ -712,7 +712,7 @@ export async function buildSnapshot(db: Database, appId: string, side: SideFilte
 }
 
 /** App ids that have items. */
-export async function appIds(db: Pick<Database, 'query'>): Promise<string[]> {
+async function appIds(db: Pick<Database, 'query'>): Promise<string[]> {
   return (await db.query<{ app_id: string }>(`SELECT DISTINCT app_id FROM item ORDER BY app_id`)).map((r) => r.app_id);
 }
 

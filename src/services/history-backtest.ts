@@ -159,7 +159,7 @@ class Errors {
   }
   /** A competitor paired with the consensus on the targets it has. */
   paired(comp: number[]): Paired {
-    const keep = comp.map((c, i) => i).filter((i) => Number.isFinite(comp[i]!));
+    const keep = comp.map((_c, i) => i).filter((i) => Number.isFinite(comp[i]!));
     return { n: keep.length, mdae: r6(median(keep.map((i) => comp[i]!))), consensus_mdae: r6(median(keep.map((i) => this.cons[i]!))) };
   }
 }

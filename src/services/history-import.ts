@@ -22,9 +22,9 @@ import { CS2_APP_ID } from './importers.js';
 import { writeMonths, type HistorySeriesKind, type MonthWrite } from './history.js';
 
 /** Provider code of the Buff163 archive's series. */
-export const BUFF_ARCHIVE_PROVIDER = 'BUFF_ARCHIVE';
+const BUFF_ARCHIVE_PROVIDER = 'BUFF_ARCHIVE';
 /** Provider code of the Steam price-history series. */
-export const STEAM_SALES_PROVIDER = 'STEAM_PRICEHISTORY';
+const STEAM_SALES_PROVIDER = 'STEAM_PRICEHISTORY';
 
 /** One imported daily point of a named item. */
 interface Point {
@@ -49,7 +49,7 @@ export interface HistoryImportResult {
 const BUFF_COUNTS_FROM = '2023-01-25';
 
 /** Reads the Buff163 archive: `{name: [[unix s], [price x 100 CNY], [listings]]}`. Throws on a malformed file. */
-export function readBuffArchive(file: string): Point[] {
+function readBuffArchive(file: string): Point[] {
   const json = JSON.parse(zlib.gunzipSync(fs.readFileSync(file)).toString('utf8')) as Record<string, [number[], number[], number[]]>;
   const out: Point[] = [];
   for (const [name, [times, prices, counts]] of Object.entries(json)) {
@@ -66,7 +66,7 @@ export function readBuffArchive(file: string): Point[] {
 }
 
 /** Reads the Steam daily sales CSV (market_hash_name, day, mean_price_usd, median_price_usd, volume). */
-export async function readSteamSales(file: string): Promise<Point[]> {
+async function readSteamSales(file: string): Promise<Point[]> {
   const out: Point[] = [];
   const parser = fs.createReadStream(file).pipe(zlib.createGunzip()).pipe(parse({ columns: true }));
   for await (const r of parser as AsyncIterable<Record<string, string>>) {
@@ -97,7 +97,7 @@ function monthsOf(points: readonly Point[], ids: Map<string, number>, series: { 
 }
 
 /** True for a file the history importer reads. */
-export function isHistoryFile(p: string): boolean {
+function isHistoryFile(p: string): boolean {
   return /price-history-.*\.json\.gz$/.test(p) || /steam_daily_sales_.*\.csv\.gz$/.test(p);
 }
 

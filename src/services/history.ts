@@ -380,7 +380,7 @@ function compareMagnitude(a: string, b: string): number {
  * delisted as of the bucket's last day. Exact decimal comparisons (`compareDecimal`). `buckets` caches day -> bucket
  * for one interval; pass one map to several calls of the same interval to share it.
  */
-export function aggregate(days: { readonly candles: readonly Candle[] }, interval: HistoryInterval, sales: boolean, buckets: Map<string, string> = new Map()): Candle[] {
+function aggregate(days: { readonly candles: readonly Candle[] }, interval: HistoryInterval, sales: boolean, buckets: Map<string, string> = new Map()): Candle[] {
   // Day candles are built in their served shape (dayCandle): interval day serves them as they are.
   if (interval === 'day') return days.candles as Candle[];
   const bucket = (date: string): string => {

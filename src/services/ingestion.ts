@@ -24,28 +24,8 @@ import { recordChanges, type ChangeKey } from './changes.js';
 import { quotesChanged, signalQuotes } from './quote-cache.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ingestedObservations } from '../lib/metrics.js';
-import type { Money } from '../lib/money.js';
 import { searchKey } from '../search/query.js';
-
-/** One sighting of a quote at a source. Prices are decimals in `currencyCode`; never floats. */
-export interface QuoteObservation {
-  appId: string;
-  marketHashName: string;
-  /** Marketplace code, e.g. `BUFF163`. */
-  marketCode: string;
-  /** Who reported it: equal to `marketCode` for direct data, else the aggregator (e.g. `CSGOTRADER`). */
-  providerCode: string;
-  side: 'ask' | 'bid';
-  currencyCode: string;
-  /** Best price on this side; null when the source reports none. Ignored for a delisting. */
-  price: Money | null;
-  quantity: number | null;
-  isQuantityMinimum: boolean | null;
-  isAllItemsSamePrice: boolean | null;
-  observedAt: Date;
-  /** True when the source reports the item no longer listed on this side. */
-  delisted?: boolean;
-}
+import type { QuoteObservation } from '../validation/ingest.js';
 
 /** What one ingestion call did: rows created, rows updated, observations skipped as stale. */
 export interface IngestResult {
@@ -145,7 +125,7 @@ SELECT inserted, item_id, market_code, side::text AS side,
   FROM applied`;
 
 /** How far back an observation still counts as collection activity (status `datasource`), in ms. */
-export const ACTIVITY_WINDOW_MS = 25 * 3600_000;
+const ACTIVITY_WINDOW_MS = 25 * 3600_000;
 
 /**
  * The ingestion counters behind status area `datasource`: observations received per market and minute
@@ -269,7 +249,7 @@ export interface ScanResult {
  * stored one still freshens nothing newer and delists only what it did not see. Run it in a transaction
  * for all-or-nothing.
  */
-export async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanResult> {
+async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanResult> {
   const { marketCode, providerCode } = scan;
   const completed = scan.completedAt.toISOString();
   await db.$executeRawUnsafe(

@@ -17,24 +17,19 @@
  */
 import type { Database } from '../db/client.js';
 import { loadValuationQuotes, type MarketQuote } from './quotes.js';
-import { itemType } from '../valuation/half-spread.js';
+import { itemType, type ItemType } from '../valuation/half-spread.js';
 import { encodeSearchCursor, searchKey, searchWords, type SearchPosition } from '../search/query.js';
 
 /** Keys the first statement of a page reads in order before the search falls back on the trigram index. */
 export const WINDOW = 1000;
 /** Names a 404 of GET /prices suggests at most. */
-export const MAX_SUGGESTIONS = 5;
+const MAX_SUGGESTIONS = 5;
 /**
  * Least trigram similarity of a suggested name's key to the requested name's key (pg_trgm `similarity`, 0-1) when
  * no item holds every word of the requested name; the candidates are those pg_trgm's word similarity operator (`%>`,
  * threshold 0.6, its default) lets through the index.
  */
-export const MIN_SUGGESTION_SIMILARITY = 0.3;
-
-/** Item kinds by their market hash name (valuation/half-spread.ts `itemType`, the Steam market's naming). */
-export const ITEM_TYPES = ['weapon', 'knife', 'gloves', 'sticker', 'patch', 'graffiti', 'charm', 'music_kit', 'container', 'agent', 'other'] as const;
-/** One of ITEM_TYPES. */
-export type ItemType = (typeof ITEM_TYPES)[number];
+const MIN_SUGGESTION_SIMILARITY = 0.3;
 
 /** One hit: the item, its kind and its current CSCP quote (null before it was first valued). */
 export interface ItemHit {

@@ -26,19 +26,17 @@ export const INFRASTRUCTURE_BUCKET_SECONDS = 300;
 /** Length of a service bucket, in seconds (spec: 15-minute buckets). */
 export const SERVICE_BUCKET_SECONDS = 900;
 /** The history `/status` shows, in seconds (spec: the last 24 hours). */
-export const WINDOW_SECONDS = 86_400;
+const WINDOW_SECONDS = 86_400;
 /** How long recorded rows are kept, in seconds: the window plus one hour of slack. */
-export const RETENTION_SECONDS = WINDOW_SECONDS + 3600;
+const RETENTION_SECONDS = WINDOW_SECONDS + 3600;
 /** Minutes of per-minute counts in `datasource.realtime`. */
-export const REALTIME_MINUTES = 10;
+const REALTIME_MINUTES = 10;
 /** The public components of area `service` (spec: StatusOut.service). */
 export const SERVICE_COMPONENTS = ['web', 'api', 'api_cn', 'monitor'] as const;
 /** A public component of area `service`. */
 export type ServiceComponent = (typeof SERVICE_COMPONENTS)[number];
-/** The areas scored in `summary` (spec: StatusOut.summary). */
-export const SUMMARY_AREAS = ['service', 'infrastructure', 'datasource'] as const;
 /** Longest a single check or probe may take before it counts as failed, in milliseconds. */
-export const CHECK_TIMEOUT_MS = 5000;
+const CHECK_TIMEOUT_MS = 5000;
 
 /** One entry of the proxy-node footprint, keyed by `"<latitude>,<longitude>"` (spec: StatusOut.distribution). */
 export interface DistributionEntry {
@@ -240,7 +238,7 @@ export async function recordServiceProbes(
   await Promise.all(
     targets.map(async (t) => {
       const started = performance.now();
-      let up = false;
+      let up: boolean;
       try {
         const res = await fetchImpl(t.url, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS), redirect: 'manual' });
         await res.arrayBuffer().catch(() => undefined);

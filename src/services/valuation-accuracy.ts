@@ -38,9 +38,9 @@ import { toMoney, type Money } from '../lib/money.js';
 import { addDays, dayRange, formatDate } from '../lib/time.js';
 import { itemType } from '../valuation/half-spread.js';
 import type { CloseQuote } from '../valuation/item.js';
-import { DayLearner, NOTHING_LEARNED, type CalibrationSegment, type DayLearning, type Learned } from '../valuation/learning.js';
+import { DayLearner, NOTHING_LEARNED, type DayLearning, type Learned } from '../valuation/learning.js';
 import { median } from '../valuation/robust.js';
-import { dayTargets, type DayTarget } from './backtest.js';
+import { dayTargets, learnCalibration, learnMarkets } from './day-targets.js';
 import type { FeeBook } from './valuation.js';
 import { computeValuations, loadFeeBook, parseDate, windowCloses, WINDOW_DAYS } from './valuation.js';
 
@@ -48,11 +48,11 @@ import { computeValuations, loadFeeBook, parseDate, windowCloses, WINDOW_DAYS } 
 const SCORE_PAGE_IDS = 2000;
 
 /** The segment kinds of the accuracy series, in the order they are served. */
-export const ACCURACY_SEGMENTS = ['all', 'target', 'sides', 'band', 'type'] as const;
+const ACCURACY_SEGMENTS = ['all', 'target', 'sides', 'band', 'type'] as const;
 export type AccuracySegmentKind = (typeof ACCURACY_SEGMENTS)[number];
 
 /** Price bands by the item's mid in CNY (lower bound inclusive), in the order they are served. */
-export const PRICE_BANDS = [
+const PRICE_BANDS = [
   { value: 'under_1', below: new Decimal(1) },
   { value: '1_10', below: new Decimal(10) },
   { value: '10_100', below: new Decimal(100) },
@@ -156,45 +156,6 @@ async function publishedValuations(db: Pick<Database, 'query'>, day: string): Pr
   });
 }
 
-/** The day's consensus target of each side: the per-item median of its targets (ln cash CNY). */
-function consensusTargets(targets: readonly DayTarget[]): Record<'ask' | 'bid', number> {
-  return {
-    ask: median(targets.filter((t) => t.side === 'ask').map((t) => t.y)),
-    bid: median(targets.filter((t) => t.side === 'bid').map((t) => t.y)),
-  };
-}
-
-/**
- * Adds one item's market learning to `learner`: each previous close (its market's latest close in the window,
- * on the cash scale of `book`) against the day's consensus target of its side.
- */
-export function learnMarkets(learner: DayLearner, closes: readonly CloseQuote[], targets: readonly DayTarget[], book: FeeBook): void {
-  const target = consensusTargets(targets);
-  for (const c of closes) {
-    const t = target[c.side];
-    if (!Number.isFinite(t)) continue;
-    const p = book.path(c.market, c.side, c.currency);
-    if (!p) continue;
-    const x = p.a.times(c.price).plus(p.b);
-    if (x.gt(0)) learner.addMarketError(`${c.market}/${c.side}`, Math.abs(t - Math.log(x.toNumber())));
-  }
-}
-
-/**
- * Adds one valuation's calibration ratios to `learner`: each target's error against the raw uncertainty of
- * the item (segment one_sided or two_sided) and of its side (ask, bid).
- */
-export function learnCalibration(learner: DayLearner, v: Pick<DayValuation, 'ask' | 'bid' | 'raw' | 'twoSided'>, targets: readonly DayTarget[]): void {
-  for (const t of targets) {
-    const amount = t.side === 'ask' ? v.ask : v.bid;
-    const rawSide = t.side === 'ask' ? v.raw.ask : v.raw.bid;
-    if (amount === null || !amount.gt(0) || rawSide === null) continue;
-    const error = Math.abs(t.y - Math.log(amount.toNumber()));
-    learner.addRatio((v.twoSided ? 'two_sided' : 'one_sided') satisfies CalibrationSegment, error, v.raw.uncertainty);
-    learner.addRatio(t.side, error, rawSide);
-  }
-}
-
 /**
  * The market of the only source of side `side` of valuation `v`, or null when the side had more than one (or
  * none, or no usable window close is left to name it). The source is the side's usable window close (a fee path in
@@ -202,7 +163,7 @@ export function learnCalibration(learner: DayLearner, v: Pick<DayValuation, 'ask
  * amount is nearest the side's amount in log terms: with a single source of weight above 0 the consensus amount is
  * that source's cash amount (docs/valuation.md section 4), so the nearest is it.
  */
-export function onlyInputMarket(
+function onlyInputMarket(
   v: Pick<DayValuation, 'ask' | 'bid' | 'askQuoteCount' | 'bidQuoteCount'>,
   side: 'ask' | 'bid',
   closes: readonly CloseQuote[],
@@ -233,7 +194,7 @@ export function onlyInputMarket(
  * Scores the valuations of `date` against the closes of that day (see the module doc) and returns the day, or
  * null when nothing can be scored. Stores nothing.
  */
-export async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date): Promise<ScoredDay | null> {
+async function scoreValuationDay(db: Pick<Database, 'query'>, date: Date): Promise<ScoredDay | null> {
   const day = formatDate(date);
   let source: AccuracyDay['source'] = 'published';
   let valuations = await publishedValuations(db, day);

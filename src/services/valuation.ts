@@ -21,18 +21,8 @@ import { exactRuleOf } from '../fees/exact-rules.js';
 import { formatDate } from '../lib/time.js';
 import { compactHistory } from './history.js';
 import { BIWEIGHT_C, MIN_KNOWN_FEE_MARKETS, NU0, type SideConsensus } from '../valuation/consensus.js';
-import {
-  askPath,
-  bidPath,
-  ChainError,
-  UNKNOWN_FEE_ALLOWANCE,
-  type Chain,
-  type Conversion,
-  type FeePath,
-  type MarketFees,
-  type Step,
-  type UsdRates,
-} from '../valuation/fee-path.js';
+import { askPath, bidPath, UNKNOWN_FEE_ALLOWANCE, type FeePath } from '../valuation/fee-path.js';
+import { ChainError, type Chain, type Conversion, type MarketFees, type Step, type UsdRates } from '../fees/chain.js';
 import { HalfSpreadTable, itemType, priceBand, type HalfSpread } from '../valuation/half-spread.js';
 import { logHalfSpread, oneSided, twoSided, valueSides, type CloseQuote, type ItemValuation, type SidesResult, type ValuationModel } from '../valuation/item.js';
 import { marketSigma, ModelFitter, type FittedModel, type SampleSeries } from '../valuation/model.js';
@@ -527,6 +517,7 @@ export async function runValuation(db: Database, date: Date, opts: { now?: () =>
   let c: ValuationComputation | null = await computeValuations(db, date);
   const computedAt = opts.now ? opts.now() : new Date();
   const result = await storeValuations(db, c, computedAt, Math.round(performance.now() - started));
+  // eslint-disable-next-line no-useless-assignment -- drops the reference on purpose
   c = null; // unreachable once published: the compaction after it runs without the computation's memory
   await pruneValuationData(db, computedAt);
   return result;

@@ -10,9 +10,28 @@
  */
 import { z } from 'zod';
 import type { ValidationDetail } from '../lib/errors.js';
-import { toMoney } from '../lib/money.js';
-import type { QuoteObservation } from '../services/ingestion.js';
+import { toMoney, type Money } from '../lib/money.js';
 import { appId, marketCode as marketCodeRule, marketHashName } from './params.js';
+
+/** One sighting of a quote at a source. Prices are decimals in `currencyCode`; never floats. */
+export interface QuoteObservation {
+  appId: string;
+  marketHashName: string;
+  /** Marketplace code, e.g. `BUFF163`. */
+  marketCode: string;
+  /** Who reported it: equal to `marketCode` for direct data, else the aggregator (e.g. `CSGOTRADER`). */
+  providerCode: string;
+  side: 'ask' | 'bid';
+  currencyCode: string;
+  /** Best price on this side; null when the source reports none. Ignored for a delisting. */
+  price: Money | null;
+  quantity: number | null;
+  isQuantityMinimum: boolean | null;
+  isAllItemsSamePrice: boolean | null;
+  observedAt: Date;
+  /** True when the source reports the item no longer listed on this side. */
+  delisted?: boolean;
+}
 
 /** Most rows in one `ingestQuotes` batch. */
 export const MAX_BATCH_ROWS = 10_000;

@@ -18,7 +18,12 @@ import { median, q68 } from './robust.js';
 /** Two-sided items a comparable group needs before its median is used. */
 export const MIN_GROUP = 20;
 /** Half-spread (log) used when the day has no two-sided item at all, and its uncertainty. */
-export const DEFAULT_HALF_SPREAD = { h: 0.04, s: 0.04 };
+const DEFAULT_HALF_SPREAD = { h: 0.04, s: 0.04 };
+
+/** Item kinds by their market hash name (`itemType`, the Steam market's naming). */
+export const ITEM_TYPES = ['weapon', 'knife', 'gloves', 'sticker', 'patch', 'graffiti', 'charm', 'music_kit', 'container', 'agent', 'other'] as const;
+/** One of ITEM_TYPES. */
+export type ItemType = (typeof ITEM_TYPES)[number];
 
 /** Item type from a CS2 market hash name (the naming rules of the Steam market). */
 export function itemType(name: string): string {
@@ -106,7 +111,7 @@ export class HalfSpreadTable {
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** Smallest half-spread dispersion (price ticks make identical cheap items look certain). */
-export const MIN_SPREAD_SIGMA = 0.01;
+const MIN_SPREAD_SIGMA = 0.01;
 
 /** Dispersion of half-spreads around their median: 68.27th percentile of |h - median|, at least MIN_SPREAD_SIGMA. */
 function spread(list: number[]): number {

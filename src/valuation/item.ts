@@ -83,7 +83,7 @@ export interface ItemValuation {
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** Sources of one side on the common scale. */
-export function sideSources(quotes: readonly CloseQuote[], model: ValuationModel, unpriced: string[]): Source[] {
+function sideSources(quotes: readonly CloseQuote[], model: ValuationModel, unpriced: string[]): Source[] {
   const out: Source[] = [];
   for (const q of quotes) {
     const path = model.path(q.market, q.side, q.currency);

@@ -17,14 +17,14 @@
 import { median, q68 } from './robust.js';
 
 /** Residuals a market (or pool) needs before its own dispersion is used. */
-export const MIN_RESIDUALS = 30;
+const MIN_RESIDUALS = 30;
 /** Dispersion used when nothing can be fitted (5 %). */
-export const DEFAULT_SIGMA = 0.05;
+const DEFAULT_SIGMA = 0.05;
 /** Smallest dispersion (quotes 2-decimal rounded, feeds refreshed at different times). */
-export const SIGMA_FLOOR = 0.01;
+const SIGMA_FLOOR = 0.01;
 /** Daily drift used when nothing can be fitted, and the smallest allowed. */
-export const DEFAULT_TAU = 0.02;
-export const TAU_FLOOR = 0.005;
+const DEFAULT_TAU = 0.02;
+const TAU_FLOOR = 0.005;
 
 /** One market-side history of a sampled item: closes as (day number, ln cash CNY), oldest first. */
 export interface SampleSeries {
@@ -106,13 +106,6 @@ export class ModelFitter {
       sampleItems: this.items,
     };
   }
-}
-
-/** Fits the model on sampled items (each a list of market-side series). */
-export function fitModel(items: readonly SampleSeries[][]): FittedModel {
-  const f = new ModelFitter();
-  for (const series of items) f.addItem(series);
-  return f.result();
 }
 
 /** sigma(market, side) of a fitted model, with the fallbacks of the module rule. */

@@ -83,8 +83,8 @@ describe('Redis faults with two replicas', () => {
 
   it('Redis killed under load: no 5xx, no wait; each replica falls back to its own limit; shared again after restart', async () => {
     const background = await newKey();
-    const load = steadyLoad(replicas[0]!.url, 3, (i) => ({ label: 'prices', path: PRICES, headers: { Authorization: `Bearer ${background}` } }));
-    const load2 = steadyLoad(replicas[1]!.url, 3, (i) => ({ label: 'prices', path: PRICES, headers: { Authorization: `Bearer ${background}` } }));
+    const load = steadyLoad(replicas[0]!.url, 3, () => ({ label: 'prices', path: PRICES, headers: { Authorization: `Bearer ${background}` } }));
+    const load2 = steadyLoad(replicas[1]!.url, 3, () => ({ label: 'prices', path: PRICES, headers: { Authorization: `Bearer ${background}` } }));
     await sleep(1500);
     await redis.stop();
     await sleep(1500);

@@ -447,11 +447,12 @@ function expectValid(template: string, method: string, url: URL, headers: Header
       statuses = bad ? [422] : [200];
       break;
     }
-    case 'subscribePriceChanges':
+    case 'subscribePriceChanges': {
       // A cursor beyond the current sequence is 422 (nothing was pruned: no 410); otherwise the stream opens.
       const since = q.get('since') ?? headers.get('last-event-id');
       statuses = since !== null && BigInt(since) > changeSeq ? [422] : [200];
       break;
+    }
     case 'exportPrices':
       statuses = quoted.has(appId) ? (headers.has('if-none-match') ? [200, 304] : [200]) : [404];
       break;
@@ -514,7 +515,7 @@ const validAlert = fc.oneof(
  * two different markets. Null when none is broken.
  */
 function alertRuleProblem(body: Record<string, unknown>): string | null {
-  let u: URL | null = null;
+  let u: URL;
   try {
     u = new URL(String(body.url));
   } catch {

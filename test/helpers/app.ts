@@ -4,7 +4,8 @@ import zlib from 'node:zlib';
 import { createApp, type App, type AppDeps } from '../../src/app.js';
 import { importCatalogue } from '../../src/services/catalogue-import.js';
 import { createAccount } from '../../src/services/accounts.js';
-import { ingestQuotes, type QuoteObservation } from '../../src/services/ingestion.js';
+import { ingestQuotes } from '../../src/services/ingestion.js';
+import type { QuoteObservation } from '../../src/validation/ingest.js';
 import { toMoney } from '../../src/lib/money.js';
 import { projectRoot } from '../../src/lib/paths.js';
 import { testDatabase, type TestDatabase } from './db.js';
@@ -33,7 +34,7 @@ async function call(app: App, request: Request) {
   const raw = Buffer.from(await res.arrayBuffer());
   // The export is stored gzip: read it as a client's decoder would.
   const text = (res.headers.get('content-encoding') === 'gzip' && raw.length > 0 ? zlib.gunzipSync(raw) : raw).toString('utf8');
-  let body: unknown = undefined;
+  let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {

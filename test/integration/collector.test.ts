@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServiceToken } from '../../src/services/accounts.js';
-import { ingestBatch, type QuoteObservation } from '../../src/services/ingestion.js';
+import { ingestBatch } from '../../src/services/ingestion.js';
+import type { QuoteObservation } from '../../src/validation/ingest.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/shapes.js';
 

@@ -1,19 +1,8 @@
 /** Fee paths: each step kind on a worked example, the ask (inverted deposit) and bid paths, unknown fees. */
 import { describe, expect, it } from 'vitest';
 import { Money } from '../../src/lib/money.js';
-import {
-  allowanceFactor,
-  allowanceSigma,
-  applyStep,
-  askPath,
-  bidPath,
-  ChainError,
-  pathAmount,
-  runChain,
-  type Chain,
-  type Conversion,
-  type MarketFees,
-} from '../../src/valuation/fee-path.js';
+import { allowanceFactor, allowanceSigma, askPath, bidPath, pathAmount } from '../../src/valuation/fee-path.js';
+import { applyStep, ChainError, runChain, type Chain, type Conversion, type MarketFees } from '../../src/fees/chain.js';
 
 const m = (s: string) => new Money(s);
 // USD per unit: CNY 0.14, EUR 1.1 (round numbers, so every example can be checked by hand).

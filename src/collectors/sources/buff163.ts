@@ -23,7 +23,7 @@ export const BUFF163_PAGE_SIZE = 80;
 const MAX_PAGES = 5_000;
 
 /** The Cookie header for a configured credential: the header itself, or a bare session value. */
-export function buffCookieHeader(credential: string): string {
+function buffCookieHeader(credential: string): string {
   return credential.includes('=') ? credential : `session=${credential}`;
 }
 
@@ -101,5 +101,3 @@ export const buff163Source: CollectorSource = {
   completeListing: true,
   collect,
 };
-
-export default buff163Source;

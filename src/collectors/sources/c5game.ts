@@ -29,7 +29,7 @@ const PATH = '/merchant/product/price/batch';
  * Reads one batch answer into quote rows for the asked `names`, in their order. Throws UpstreamError('format') on an
  * error answer, a renamed field, a non-decimal price or an entry under another name.
  */
-export function c5gameRows(doc: unknown, names: readonly string[], what: string): RawQuote[] {
+function c5gameRows(doc: unknown, names: readonly string[], what: string): RawQuote[] {
   if (!isObject(doc)) throw new UpstreamError('format', `${what}: not a JSON object`);
   if (doc.success !== true) {
     const msg = typeof doc.errorMsg === 'string' ? doc.errorMsg : typeof doc.error === 'string' ? doc.error : 'no message';
@@ -91,5 +91,3 @@ export const c5gameSource: CollectorSource = {
   completeListing: false,
   collect,
 };
-
-export default c5gameSource;

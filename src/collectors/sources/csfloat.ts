@@ -30,7 +30,7 @@ function listingsOf(doc: unknown, what: string): unknown[] {
  * The ask of `name` from a CSFloat listings answer sorted by lowest price: a decimal USD string, or null when nothing
  * is listed. Throws UpstreamError('format') on a renamed field, a non-integer price, or a listing of another item.
  */
-export function csfloatAsk(doc: unknown, name: string, what: string): string | null {
+function csfloatAsk(doc: unknown, name: string, what: string): string | null {
   const listings = listingsOf(doc, what);
   if (listings.length === 0) return null;
   const first = listings[0];
@@ -72,5 +72,3 @@ export const csfloatSource: CollectorSource = {
   completeListing: false,
   collect,
 };
-
-export default csfloatSource;

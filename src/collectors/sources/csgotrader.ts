@@ -50,7 +50,7 @@ import { isJsonObject, jsonEntries, priceText, requireFields, type JsonValue } f
 /** Provider code of every csgotrader quote (an aggregator). */
 export const CSGOTRADER_PROVIDER = 'CSGOTRADER';
 /** csgotrader's price host (no trailing slash); `COLLECTOR_CSGOTRADER_<FILE>_URL` overrides it per file. */
-export const CSGOTRADER_BASE_URL = 'https://prices.csgotrader.app';
+const CSGOTRADER_BASE_URL = 'https://prices.csgotrader.app';
 
 /** How one file holds its prices. */
 export type CsgotraderFormat =
@@ -85,13 +85,13 @@ export const CSGOTRADER_FILES: readonly CsgotraderFile[] = [
  * Seconds between runs of each file (1 hour). csgotrader rewrites its files about daily and documents no
  * schedule or limit for the latest files; hourly catches a new file within the hour at one download per file.
  */
-export const CSGOTRADER_INTERVAL_SECONDS = 3600;
+const CSGOTRADER_INTERVAL_SECONDS = 3600;
 
 /**
  * Limits of each file's source. The host is a CDN serving static files and documents no limit: a polite
  * budget (6 requests a minute, one at a time), a 2-minute timeout for a file of several megabytes, 3 retries.
  */
-export const CSGOTRADER_LIMITS: SourceLimits = { requestsPerMinute: 6, concurrency: 1, timeoutMs: 120_000, retries: 3 };
+const CSGOTRADER_LIMITS: SourceLimits = { requestsPerMinute: 6, concurrency: 1, timeoutMs: 120_000, retries: 3 };
 
 /** The rows of one item of `f` (see CsgotraderFormat); throws UpstreamError('format') when its shape changed. */
 export function csgotraderRows(f: CsgotraderFile, name: string, value: JsonValue): RawQuote[] {

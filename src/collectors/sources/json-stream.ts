@@ -57,7 +57,7 @@ export const MAX_DEPTH = 16;
 /** Most tokens accepted in one entry (an item with every Doppler phase is about 60). */
 export const MAX_ENTRY_TOKENS = 100_000;
 /** Top-level keys that mark a 200 answer carrying an error object instead of the expected object of items. */
-export const ERROR_KEYS: ReadonlySet<string> = new Set(['error', 'errors', 'success', 'message']);
+const ERROR_KEYS: ReadonlySet<string> = new Set(['error', 'errors', 'success', 'message']);
 
 /** Checks one wrapper field's value once it is complete; throws (an `UpstreamError('format')`) to fail the response. */
 export type FieldCheck = (value: JsonValue) => void;
@@ -363,7 +363,7 @@ export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
 }
 
 /** `v`'s JSON type for an error message: `null`, `a list`, `a number`, `an object`, `a string`, `a boolean`. */
-export function jsonKind(v: JsonValue | undefined): string {
+function jsonKind(v: JsonValue | undefined): string {
   if (v === null || v === undefined) return 'null';
   if (Array.isArray(v)) return 'a list';
   if (v instanceof JsonNumber) return 'a number';

@@ -28,7 +28,7 @@ interface Best {
 }
 
 /** True when a listing with this `unlock_at` can be delivered at `now` (null, or a date not after now). */
-export function lisskinsUnlocked(unlockAt: JsonValue | undefined, now: Date): boolean {
+function lisskinsUnlocked(unlockAt: JsonValue | undefined, now: Date): boolean {
   if (unlockAt === null) return true;
   const text = unlockAt instanceof JsonNumber ? unlockAt.text : unlockAt;
   if (typeof text !== 'string') return false;

@@ -26,7 +26,7 @@ import { UpstreamError } from '../source.js';
 import { JsonNumber, jsonEntries, priceText, requireFields, type JsonValue } from './json-stream.js';
 
 /** Skinport's API host (no trailing slash); `COLLECTOR_SKINPORT_URL` overrides it. */
-export const SKINPORT_BASE_URL = 'https://api.skinport.com';
+const SKINPORT_BASE_URL = 'https://api.skinport.com';
 /** The request: CS2's app id, prices in EUR (Skinport's own currency, the catalogue's for SKINPORT). */
 export const SKINPORT_ITEMS_PATH = '/v1/items?app_id=730&currency=EUR';
 /** Seconds between runs: the endpoint's own cache period (docs.skinport.com: cached for 5 minutes). */
@@ -35,12 +35,12 @@ export const SKINPORT_INTERVAL_SECONDS = 300;
  * Limits: docs.skinport.com allows 8 requests per 5 minutes on /v1/items (1.6 a minute): 1 a minute leaves
  * room for retries within the budget; one at a time; 2 minutes for a body of several megabytes; 2 retries.
  */
-export const SKINPORT_LIMITS: SourceLimits = { requestsPerMinute: 1, concurrency: 1, timeoutMs: 120_000, retries: 2 };
+const SKINPORT_LIMITS: SourceLimits = { requestsPerMinute: 1, concurrency: 1, timeoutMs: 120_000, retries: 2 };
 
 const REQUIRED = ['market_hash_name', 'currency', 'min_price', 'quantity'] as const;
 
 /** The SKINPORT ask of one /v1/items entry (see the module doc); throws UpstreamError('format') when its shape changed. */
-export function skinportRow(entry: JsonValue, index: number): RawQuote {
+function skinportRow(entry: JsonValue, index: number): RawQuote {
   const where = `skinport /v1/items, entry ${index}`;
   const item = requireFields(entry, REQUIRED, where);
   const name = item.market_hash_name;

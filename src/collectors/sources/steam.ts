@@ -83,7 +83,7 @@ export function parseSteamCount(text: string): number {
 type Overview = { known: false } | { known: true; ask: string | null };
 
 /** Reads one `priceoverview` answer. Throws UpstreamError('format') on a malformed answer or a non-USD price. */
-export function readPriceOverview(doc: unknown, what: string): Overview {
+function readPriceOverview(doc: unknown, what: string): Overview {
   if (!isObject(doc)) throw new UpstreamError('format', `${what}: not a JSON object`);
   if (typeof doc.success !== 'boolean') throw new UpstreamError('format', `${what}: field success missing or not a boolean`);
   if (!doc.success) return { known: false };
@@ -154,5 +154,3 @@ export const steamSource: CollectorSource = {
   completeListing: false,
   collect,
 };
-
-export default steamSource;

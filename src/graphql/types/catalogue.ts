@@ -143,6 +143,7 @@ builder.objectRef<Extract<StepShape, { kind: 'fee' }>>('FeeOperatorStep').implem
 });
 
 const convertFields = <T extends { op: catalogue.ConvertOperator } | catalogue.ConvertOperator>(get: (x: T) => catalogue.ConvertOperator) =>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Pothos's field builder of two object types at once has no nameable type
   ((t: any) => ({
     from: t.field({ type: CurrencyRef, resolve: async (x: T, _a: unknown, ctx: Context) => (await ctx.loaders.currency.load(get(x).fromCurrencyId))! }),
     to: t.field({ type: CurrencyRef, resolve: async (x: T, _a: unknown, ctx: Context) => (await ctx.loaders.currency.load(get(x).toCurrencyId))! }),

@@ -3,7 +3,6 @@
  * which is GET /prices/changes (catalogue row `getPriceChanges`: billed and rate limited like every row).
  */
 import { builder, listComplexity } from '../builder.js';
-import * as v from '../../validation/params.js';
 import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE, readChanges, type Change, type ChangePage } from '../../services/changes.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import { quoteText } from '../../services/quotes.js';

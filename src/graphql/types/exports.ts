@@ -1,6 +1,5 @@
 /** The export snapshot as a GraphQL field (REST: GET /prices/export, which streams the file itself). */
 import { builder } from '../builder.js';
-import * as v from '../../validation/params.js';
 import { dependencyUnavailable, notFound } from '../../lib/errors.js';
 import { anySnapshot, currentSnapshot, EXPORT_FORMATS, ifNoneMatchHits, type Snapshot } from '../../services/exports.js';
 import { CS2_APP_ID } from '../../services/importers.js';

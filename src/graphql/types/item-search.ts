@@ -6,7 +6,8 @@
 import { builder, listComplexity } from '../builder.js';
 import { validationError } from '../../lib/errors.js';
 import { CS2_APP_ID } from '../../services/importers.js';
-import { ITEM_TYPES, searchItems, type ItemHit, type ItemSearchPage } from '../../services/item-search.js';
+import { searchItems, type ItemHit, type ItemSearchPage } from '../../services/item-search.js';
+import { ITEM_TYPES } from '../../valuation/half-spread.js';
 import { quoteText } from '../../services/quotes.js';
 import { decodeSearchCursor, DEFAULT_SEARCH_PAGE, MAX_SEARCH_PAGE, searchWords } from '../../search/query.js';
 import { RawJson } from '../../lib/raw-json.js';

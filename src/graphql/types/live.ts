@@ -6,7 +6,6 @@
  * (plugins/metering.ts), then a concurrent slot and one charge per started minute.
  */
 import { builder } from '../builder.js';
-import * as v from '../../validation/params.js';
 import { endpoint } from '../../catalogue/endpoints.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import type { LiveEvent, LiveFilter, ValuationPublished } from '../../services/live.js';

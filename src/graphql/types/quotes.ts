@@ -1,5 +1,4 @@
 /** GraphQL types and root fields for quotes (spec: MarketQuoteOut, ItemPricesOut, BatchPricesOut). */
-import { z } from 'zod';
 import { builder, listComplexity } from '../builder.js';
 
 /** Cost-limit bound of one item's quote list (markets x sides, with the valuation). */
