@@ -18,7 +18,7 @@ import { openDatabase, type Database } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
 import { loadFeeBook } from '../src/services/valuation.js';
 import { loadQuotes } from '../src/services/quotes.js';
-import { topRoutes } from '../src/fees/top-routes.js';
+import { topRoutes } from '../src/services/top-routes.js';
 import { parseFeeProfile, profileOf } from '../src/fees/profile.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { Money } from '../src/lib/money.js';

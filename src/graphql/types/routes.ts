@@ -11,7 +11,7 @@ import * as v from '../../validation/params.js';
 import { notFound, validationError } from '../../lib/errors.js';
 import { rankedRoutes, tradeRoutes, type LeftOut, type RouteLeg, type RouteOptions, type TradeRoute } from '../../fees/routes.js';
 import { profileOf, type CallerFee, type FeeProfile } from '../../fees/profile.js';
-import { topRoutes, type TopRoute } from '../../fees/top-routes.js';
+import { topRoutes, type TopRoute } from '../../services/top-routes.js';
 import { Money } from '../../lib/money.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import type { MarketQuote } from '../../services/quotes.js';

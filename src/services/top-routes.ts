@@ -32,11 +32,11 @@ import { LRUCache } from 'lru-cache';
 import pLimit from 'p-limit';
 import { Money } from '../lib/money.js';
 import type { Database } from '../db/client.js';
-import type { MarketQuote } from '../services/quotes.js';
-import { afterFees, withoutFees } from './applied.js';
-import { withCallerFees } from './profile.js';
-import { bestRoute, compareRoutes, type RouteOptions, type TradeRoute } from './routes.js';
-import type { MarketFees, UsdRates } from './chain.js';
+import type { MarketQuote } from './quotes.js';
+import { afterFees, withoutFees } from '../fees/applied.js';
+import { withCallerFees } from '../fees/profile.js';
+import { bestRoute, compareRoutes, type RouteOptions, type TradeRoute } from '../fees/routes.js';
+import type { MarketFees, UsdRates } from '../fees/chain.js';
 
 /** Largest `limit` of the scan. */
 export const MAX_TOP_ROUTES = 100;
