@@ -123,6 +123,35 @@ export async function ensurePostgresDatabase(url: string): Promise<void> {
 }
 
 /**
+ * A new empty database `name` on the PostgreSQL server of `serverUrl` (dropped first when it exists, its sessions
+ * ended): a benchmark's own database. Returns its connection string.
+ */
+export async function freshPostgresDatabase(serverUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Drops the database `name` of the PostgreSQL server of `serverUrl` when it exists (its sessions ended). */
+export async function dropPostgresDatabase(serverUrl: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
  * Loads the full-scale catalogue into `db` unless it already holds it (the quote count reaches
  * `expectedScaleQuotes()`): the bundled catalogue (marketplaces, currencies, fees), then `loadScaleData` with a
  * progress bar on stderr. Shared by `npm run bench:export` and `BENCH_SCALE=full npm run bench`, so both measure

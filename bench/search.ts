@@ -25,7 +25,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { openDatabase, type Database } from '../src/db/client.js';
 import { createApp } from '../src/app.js';
 import { createAccount } from '../src/services/accounts.js';
@@ -34,6 +33,7 @@ import { searchItems, suggestNames } from '../src/services/item-search.js';
 import { createRateLimiter } from '../src/plugins/rate-limiter.js';
 import { decodeSearchCursor, searchWords } from '../src/search/query.js';
 import { projectRoot } from '../src/lib/paths.js';
+import { dropPostgresDatabase, freshPostgresDatabase } from './scale-data.js';
 
 const QUERIES = Number(process.env.SEARCH_QUERIES ?? 2000);
 const SUGGESTIONS = Number(process.env.SEARCH_SUGGESTIONS ?? 300);
@@ -141,14 +141,7 @@ const line = (label: string, s: ReturnType<typeof summary>) =>
 // 1. The database and the catalogue.
 let db: Database;
 if (SERVER) {
-  const admin = new pg.Client({ connectionString: SERVER });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${DB_NAME}`);
-  await admin.end();
-  const url = new URL(SERVER);
-  url.pathname = `/${DB_NAME}`;
-  db = await openDatabase({ url: url.toString() });
+  db = await openDatabase({ url: await freshPostgresDatabase(SERVER, DB_NAME) });
 } else {
   db = await openDatabase({ pgliteDir: 'memory://' });
 }
@@ -289,8 +282,5 @@ fs.writeFileSync(out, JSON.stringify(result, null, 2) + '\n');
 log(`wrote ${path.relative(projectRoot, out)}`);
 await db.close();
 if (SERVER) {
-  const admin = new pg.Client({ connectionString: SERVER });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-  await admin.end();
+  await dropPostgresDatabase(SERVER, DB_NAME);
 }

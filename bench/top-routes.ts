@@ -13,7 +13,6 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { openDatabase, type Database } from '../src/db/client.js';
 import { importCatalogue } from '../src/services/catalogue-import.js';
 import { loadFeeBook } from '../src/services/valuation.js';
@@ -21,6 +20,7 @@ import { loadQuotes } from '../src/services/quotes.js';
 import { topRoutes } from '../src/services/top-routes.js';
 import { parseFeeProfile, profileOf } from '../src/fees/profile.js';
 import { projectRoot } from '../src/lib/paths.js';
+import { dropPostgresDatabase, freshPostgresDatabase } from './scale-data.js';
 import { Money } from '../src/lib/money.js';
 
 const ITEMS = Number(process.env.TOP_ITEMS ?? 36_000);
@@ -33,14 +33,7 @@ let db: Database;
 if (pglite) {
   db = await openDatabase({ pgliteDir: 'memory://' });
 } else {
-  const admin = new pg.Client({ connectionString: SERVER });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${DB_NAME}`);
-  await admin.end();
-  const url = new URL(SERVER);
-  url.pathname = `/${DB_NAME}`;
-  db = await openDatabase({ url: url.toString() });
+  db = await openDatabase({ url: await freshPostgresDatabase(SERVER, DB_NAME) });
 }
 await importCatalogue(db.prisma, path.join(projectRoot, 'data'));
 const markets = (await db.query<{ code: string; currency_code: string }>('SELECT code, currency_code FROM website ORDER BY code')).filter((m) => m.code !== 'OPSKINS');
@@ -89,8 +82,5 @@ for (const [label, over] of cases) {
 }
 await db.close();
 if (!pglite) {
-  const admin = new pg.Client({ connectionString: SERVER });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-  await admin.end();
+  await dropPostgresDatabase(SERVER, DB_NAME);
 }
