@@ -85,12 +85,15 @@ function buildInChild(child: ExportChild, running: Set<ChildProcess>): Promise<B
 /**
  * Starts the job. A failed run is logged (and written to job_run) and retried at the next interval. With `child`
  * (a PostgreSQL server only), each build runs in a child process; stopping the job stops a child still building
- * (its transaction is rolled back: the previous snapshots stay served).
+ * (its transaction is rolled back: the previous snapshots stay served), and a build in this process at its next page.
  */
 export function startExportJob(db: Database, intervalSeconds: number, logger?: Logger, child?: ExportChild): RepeatingJob {
   const inChild = child !== undefined && db.kind !== 'pglite';
   const children = new Set<ChildProcess>();
   let stopping = false;
+  // Stops an in-process build (PGlite) between pages, so a stop never waits for a whole build (the smoke test's
+  // SIGTERM during the first build of both formats waited more than 60 s).
+  const abort = new AbortController();
   const job = startRepeatingJob(intervalSeconds, async () => {
     const started = Date.now();
     try {
@@ -101,7 +104,7 @@ export function startExportJob(db: Database, intervalSeconds: number, logger?: L
         builds = summary.builds;
         logger?.debug({ peak_rss_mib: summary.peak_rss_mib }, 'export build child done');
       } else {
-        const results = await runExportSnapshots(db);
+        const results = await runExportSnapshots(db, { signal: abort.signal });
         if (results === null) return void logger?.debug('export snapshots: another replica is building');
         builds = results.map((r) => ({ app_id: r.snapshot.appId, side: r.snapshot.side, format: r.snapshot.format, published: r.published, bytes: r.snapshot.byteSize, items: r.snapshot.itemCount }));
       }
@@ -119,6 +122,7 @@ export function startExportJob(db: Database, intervalSeconds: number, logger?: L
     firstRun: job.firstRun,
     async stop() {
       stopping = true;
+      abort.abort(new Error('the service is stopping'));
       for (const proc of children) proc.kill('SIGTERM');
       await job.stop();
     },

@@ -213,6 +213,12 @@ export interface BuildOptions {
   /** The formats to build of each side (default EXPORT_FORMATS: both). */
   formats?: readonly ExportFormat[];
   onPage?: (page: number) => void | Promise<void>;
+  /**
+   * Aborts the build (the service is stopping): checked before each page and before publishing; an aborted build
+   * throws the signal's reason, publishes nothing (the current snapshots stay served) and its partial rows are removed
+   * by the next build.
+   */
+  signal?: AbortSignal;
 }
 
 /** Uncompressed bytes per compressed segment of an export file (compressed in parallel, joined as pieces). */
@@ -628,6 +634,7 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
     let next = readPage(query, appId, sides, items.slice(0, pageItems));
     let pageNo = 0;
     for (let at = pageItems; ; at += pageItems) {
+      opts.signal?.throwIfAborted();
       const page = await next;
       if (at - pageItems >= items.length) break;
       next = readPage(query, appId, sides, items.slice(at, at + pageItems));
@@ -667,6 +674,7 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
     }
   });
   await storing;
+  opts.signal?.throwIfAborted();
   const buildMs = Math.round(performance.now() - started);
   const results: BuildResult[] = [];
   for (const out of outs) {
@@ -722,11 +730,11 @@ async function appIds(db: Pick<Database, 'query'>): Promise<string[]> {
  */
 export async function runExportSnapshots(
   db: Database,
-  opts: { now?: Date; sides?: readonly SideFilter[]; formats?: readonly ExportFormat[]; appIds?: string[] } = {},
+  opts: { now?: Date; sides?: readonly SideFilter[]; formats?: readonly ExportFormat[]; appIds?: string[]; signal?: AbortSignal } = {},
 ): Promise<BuildResult[] | null> {
   const r = await db.withLock('quotegate:export-snapshots', async () => {
     const out: BuildResult[] = [];
-    for (const app of opts.appIds ?? (await appIds(db))) out.push(...(await buildSnapshots(db, app, opts.sides ?? EXPORT_SIDES, { now: opts.now, formats: opts.formats })));
+    for (const app of opts.appIds ?? (await appIds(db))) out.push(...(await buildSnapshots(db, app, opts.sides ?? EXPORT_SIDES, { now: opts.now, formats: opts.formats, signal: opts.signal })));
     return out;
   });
   return r.acquired ? r.result : null;

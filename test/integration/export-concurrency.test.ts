@@ -136,4 +136,26 @@ describe('an export build running', () => {
     expect(again[0]!.published).toBe(false);
     expect(again[0]!.snapshot.etag).toBe(etag);
   });
+
+  it('stops between two pages when the service stops: nothing is published, and the next build publishes', async () => {
+    await ingestQuotes(t.db.prisma, [obs(names[0]!, { price: '999.5', observedAt: new Date('2026-07-16T01:00:00Z') })]);
+    const before = (await currentSnapshot(t.db, '730', 'all'))!.etag;
+    const stop = new AbortController();
+    let pages = 0;
+    const aborted = buildSnapshots(t.db, '730', ['all'], {
+      pageItems: 5,
+      now: new Date('2026-07-17T00:20:00Z'),
+      signal: stop.signal,
+      onPage: (n) => {
+        pages = n;
+        if (n === 2) stop.abort(new Error('the service is stopping'));
+      },
+    });
+    await expect(aborted).rejects.toThrow('the service is stopping');
+    expect(pages).toBe(2);
+    expect((await currentSnapshot(t.db, '730', 'all'))!.etag).toBe(before);
+    const next = await buildSnapshots(t.db, '730', ['all'], { now: new Date('2026-07-17T00:25:00Z') });
+    expect(next[0]!.published).toBe(true);
+    expect(next[0]!.snapshot.etag).not.toBe(before);
+  });
 });
