@@ -1,8 +1,9 @@
 /**
  * The replica's quote cache (services/quote-cache.ts) under traffic spread over many items (issue 45): lookups that
  * miss in the same turn of the event loop, from different requests, are read by one statement, each request gets
- * its own item's quotes (an unknown name none), what was read is served from memory afterwards, and a change
- * signalled while the statement runs is not stored. On PGlite; on PostgreSQL with TEST_DATABASE_URL.
+ * its own item's quotes (an unknown name none), and a change signalled while the statement runs is not stored.
+ * (Answers served from memory afterwards: caller-cache.test.ts; on a loaded server the cache's 1 s rule while its
+ * change listener reconnects can drop an entry, so it is not asserted here.) On PGlite; on PostgreSQL with TEST_DATABASE_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
@@ -47,9 +48,6 @@ describe('quote cache', () => {
         expect(ask.price?.toString()).toBe(`${10 + round * 4 + i}.5`);
       });
       expect(answers[names.length]!.size).toBe(0);
-      // Read once: now answered from memory, the unknown name too ("no quotes").
-      for (const name of names) expect(cache.peek('730', name)?.length).toBeGreaterThan(0);
-      expect(cache.peek('730', 'No such item in the cache test')).toEqual([]);
       cache.close();
     }
   });
