@@ -136,7 +136,7 @@ export async function probeDuringBuilds(target: DatabaseTarget): Promise<ProbeRu
   }
   builds();
   const tail = server.output().slice(-2000);
-  server.removeLog();
+  if (!process.env.BENCH_KEEP_LOG) server.removeLog();
   if (done.length < 2) throw new Error(`probe bench (${kind}): fewer than 2 export builds within 15 minutes:\n${tail}`);
   const windows = done.slice(0, 2).map((b) => ({ from: b.end - b.ms, to: b.end, ms: b.ms }));
   const during = (w: { from: number; to: number }) => samples.filter((s) => s.start <= w.to && s.end >= w.from);

@@ -263,7 +263,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
   let buffer: QuoteBuffer | undefined;
   try {
     const watch = rt.opts.watchlist;
-    const [markets, rates, watchlist] = await Promise.all([marketCatalogue(rt.db.prisma), usdRates(rt.db), typeof watch === 'function' ? watch() : (watch ?? [])]);
+    const [markets, rates, watchlist] = await Promise.all([marketCatalogue(rt.db.prisma), usdRates(rt.db), !source.perItem ? [] : typeof watch === 'function' ? watch() : (watch ?? [])]);
     buffer = new QuoteBuffer({ markets, sourceMarkets: source.markets, usdRates: rates });
     const ctx: SourceContext = {
       baseUrl,

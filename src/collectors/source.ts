@@ -105,6 +105,11 @@ export interface CollectorSource {
   credentialEnv?: string;
   /** True when a successful run lists the whole market (completes the market's scan, delisting what it did not see). */
   completeListing: boolean;
+  /**
+   * True for a per-item source, which collects the watch list (`SourceContext.watchlist`); the runner computes the
+   * watch list only for these (others get an empty one).
+   */
+  perItem?: boolean;
   /** Fetches and parses one run's quotes. Throws `UpstreamError` when a response fails as a whole. */
   collect(ctx: SourceContext): AsyncIterable<RawQuote>;
 }

@@ -6,10 +6,10 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import type { Database } from '../db/client.js';
+import { backgroundDatabase, type Database } from '../db/client.js';
 import { loadCollectorSourceEnv, readCredentialsFile, type CollectorCredentials, type CollectorSourceEnv, type Env } from '../env.js';
 import { SOURCES } from './registry.js';
-import { mostQuotedItems, readWatchlistFile } from './watchlist.js';
+import { mostQuotedItems, readWatchlistFile, sharedWatchlist } from './watchlist.js';
 import { CS2_APP_ID } from '../services/importers.js';
 import { RATES_TASK, runRates } from './rates.js';
 import { CollectorRuntime, runSource, type RunResult } from './runner.js';
@@ -73,11 +73,15 @@ function collectorRuntime(
 
 /**
  * The watch list of per-item sources: COLLECTOR_WATCHLIST_FILE (read now: a missing file throws), else, at each run,
- * the COLLECTOR_WATCHLIST_SIZE CS2 items listed on the most markets (src/collectors/watchlist.ts).
+ * the COLLECTOR_WATCHLIST_SIZE CS2 items listed on the most markets (src/collectors/watchlist.ts), computed once for
+ * the per-item sources that start together and reused for WATCHLIST_REUSE_MS, by a statement that on PGlite waits
+ * for the requests' statements first (issue 41, point 6: four sources each computing it at start stalled requests
+ * for about a second while the first export build ran).
  */
 function watchlistOf(db: Database, env: CollectorEnv): readonly string[] | (() => Promise<readonly string[]>) {
   if (env.COLLECTOR_WATCHLIST_FILE) return readWatchlistFile(env.COLLECTOR_WATCHLIST_FILE);
-  return () => mostQuotedItems(db.prisma, CS2_APP_ID, env.COLLECTOR_WATCHLIST_SIZE);
+  const background = backgroundDatabase(db);
+  return sharedWatchlist(() => mostQuotedItems(background, CS2_APP_ID, env.COLLECTOR_WATCHLIST_SIZE));
 }
 
 /**

@@ -66,9 +66,15 @@ const PAGE_ITEMS = 250;
 const EMBEDDED_PAGE_ITEMS = 50;
 /**
  * Bytes per stored chunk on embedded PGlite: the INSERT of a 1 MiB chunk held this process's thread too long
- * (docs/benchmarks.md).
+ * (docs/benchmarks.md); 128 KiB took a median 30 ms (max 87), 64 KiB 9 ms (max 17) on the bundled data's database.
  */
-const EMBEDDED_CHUNK_BYTES = 128 * 1024;
+const EMBEDDED_CHUNK_BYTES = 64 * 1024;
+/**
+ * Fragments written by one build from which embedded PGlite analyzes `export_fragment` afterwards. PGlite runs no
+ * autovacuum, so without it the planner keeps the row count of the empty table and the sweep's keyset slices read
+ * and sort the whole table (60-350 ms a slice, 4 s a sweep on the bundled data, against 9 ms and 1.4 s analyzed).
+ */
+const EMBEDDED_ANALYZE_FRAGMENTS = 1000;
 /** Fragment rows per statement of the sweep of fragments whose item left the catalogue (keyset slices). */
 const SWEEP_ROWS = 1000;
 
@@ -614,6 +620,7 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
   const comma = Buffer.from(',');
   const outs: SideOutput[] = [];
   let storing: Promise<void> = Promise.resolve();
+  let freshCount = 0;
   await reads(async (query) => {
     const changeSeq = (await currentSequence({ query })).toString();
     for (const [i, { side, format }] of files.entries()) {
@@ -662,6 +669,7 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
       if (page.fresh.length > 0) {
         // One statement in flight at a time; the next page is written meanwhile.
         const fresh = page.fresh;
+        freshCount += fresh.length;
         storing = storing.then(() => storeFragments(db, appId, fresh));
         storing.catch(() => undefined);
       }
@@ -682,6 +690,8 @@ export async function buildSnapshots(database: Database, appId: string, sides: r
     snapshotBuildSeconds.observe({ side: out.side, format: out.format, outcome: r.published ? 'published' : 'unchanged' }, buildMs / 1000);
     results.push(r);
   }
+  // See EMBEDDED_ANALYZE_FRAGMENTS (PostgreSQL's autovacuum does this there).
+  if (embedded && freshCount >= EMBEDDED_ANALYZE_FRAGMENTS) await db.query(`ANALYZE export_fragment`);
   await sweepFragments(db, appId);
   return results;
 }

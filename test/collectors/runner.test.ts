@@ -441,3 +441,31 @@ describe('proxies', () => {
     await Promise.all([a.close(), b.close()]);
   });
 });
+
+describe('watch list', () => {
+  it('is computed for per-item sources only: a bulk source never reads it, a per-item source sees it', async () => {
+    let loads = 0;
+    const rt = runtime({}, {
+      watchlist: async () => {
+        loads += 1;
+        return ['Watched A', 'Watched B'];
+      },
+    });
+    serve(full(2));
+    const bulk = await runSource(rt, fakeSource({ completeListing: false }));
+    expect(bulk.outcome).toBe('ok');
+    expect(loads).toBe(0);
+    let seen: readonly string[] = [];
+    const perItem = fakeSource({
+      completeListing: false,
+      perItem: true,
+      async *collect(ctx) {
+        seen = ctx.watchlist;
+        yield { marketHashName: 'Watched A', marketCode: 'BITSKINS', side: 'ask', currencyCode: 'USD', price: '1.25', quantity: 1 };
+      },
+    });
+    expect((await runSource(rt, perItem)).outcome).toBe('ok');
+    expect(loads).toBe(1);
+    expect(seen).toEqual(['Watched A', 'Watched B']);
+  });
+});

@@ -158,4 +158,20 @@ describe('an export build running', () => {
     expect(next[0]!.published).toBe(true);
     expect(next[0]!.snapshot.etag).not.toBe(before);
   });
+
+  it('on embedded PGlite (no autovacuum) analyzes the stored item texts after writing many, so the planner knows their number', async () => {
+    if (t.db.kind !== 'pglite') return; // PostgreSQL's autovacuum keeps its statistics
+    await ingestQuotes(
+      t.db.prisma,
+      Array.from({ length: 140 }, (_, i) => obs(`Sticker | Analyzed ${String(i).padStart(3, '0')}`, { price: `${3 + i}.75` })),
+    );
+    await t.db.query(`DELETE FROM export_fragment`);
+    await t.db.query(`ANALYZE export_fragment`);
+    const rows = async () => Number((await t.db.query<{ n: number }>(`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'export_fragment'`))[0]!.n);
+    expect(await rows()).toBeLessThanOrEqual(0);
+    await buildSnapshots(t.db, '730', EXPORT_SIDES, { now: new Date('2026-07-17T00:30:00Z') });
+    const stored = Number((await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM export_fragment`))[0]!.n);
+    expect(stored).toBeGreaterThanOrEqual(1000);
+    expect(await rows()).toBe(stored);
+  });
 });

@@ -89,5 +89,6 @@ export const c5gameSource: CollectorSource = {
   limits: { requestsPerMinute: 60, concurrency: 1, timeoutMs: 15_000, retries: 2 },
   credentialEnv: 'C5GAME_APP_KEY',
   completeListing: false,
+  perItem: true,
   collect,
 };

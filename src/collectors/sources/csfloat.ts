@@ -70,5 +70,6 @@ export const csfloatSource: CollectorSource = {
   limits: { requestsPerMinute: 30, concurrency: 1, timeoutMs: 15_000, retries: 2 },
   credentialEnv: 'CSFLOAT_API_KEY',
   completeListing: false,
+  perItem: true,
   collect,
 };

@@ -152,5 +152,6 @@ export const steamSource: CollectorSource = {
   intervalSeconds: 3600,
   limits: { requestsPerMinute: 18, concurrency: 1, timeoutMs: 15_000, retries: 2 },
   completeListing: false,
+  perItem: true,
   collect,
 };
