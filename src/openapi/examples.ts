@@ -261,7 +261,7 @@ export const ITEM_ROUTES = { app_id: '730', market_hash_name: ITEM, currency_cod
 export const TOP_ROUTE = { app_id: '730', market_hash_name: ITEM, route: ROUTE };
 
 /** GET /prices/routes/top in CNY with balances on both sides, the first of the routes found. */
-export const TOP_ROUTES = { app_id: '730', currency_code: 'CNY', fund: 'balance', payout: 'balance', candidate_items: 100, routes: [TOP_ROUTE] };
+export const TOP_ROUTES = { app_id: '730', currency_code: 'CNY', fund: 'balance', payout: 'balance', candidate_items: 100, routes: [TOP_ROUTE], unpriced_buy_markets: [], unpriced_sell_markets: ['CSMONEY', 'SKINPORT', 'YOUPIN'], left_out_reason: 'unknown official fee for selling (sale) on CSMONEY, SKINPORT, YOUPIN; give your own rates with fee_profile (GraphQL feeProfile)' };
 
 const candle = (date: string, price: string) => ({ date, open: price, high: price, low: price, close: price, observations: 1, quantity: null, volume: null, delisted: false, days: 1 });
 

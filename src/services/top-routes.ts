@@ -31,6 +31,7 @@
 import { LRUCache } from 'lru-cache';
 import pLimit from 'p-limit';
 import { Money } from '../lib/money.js';
+import { byCodePoint } from '../lib/order.js';
 import type { Database } from '../db/client.js';
 import type { MarketQuote } from './quotes.js';
 import { afterFees, withoutFees } from '../fees/applied.js';
@@ -76,10 +77,29 @@ export interface TopRoute {
   route: TradeRoute;
 }
 
-/** The scan's answer: the ranked routes and how many items were computed exactly. */
+/**
+ * The scan's answer: the ranked routes, how many items were computed exactly, and the markets left out of a side
+ * because a fee that side needs is not known (code order): buying (`deposit` with `fund` cash) and selling (`sale`,
+ * and `withdraw` with `payout` cash).
+ */
 export interface TopRoutes {
   routes: TopRoute[];
   candidateItems: number;
+  unpricedBuyMarkets: string[];
+  unpricedSellMarkets: string[];
+}
+
+/**
+ * Why markets were left out of the scan and how to bring them in, or null when none was (the counterpart of a
+ * single item's `left_out_reason`, docs/fees.md).
+ */
+export function topLeftOutReason(r: Pick<TopRoutes, 'unpricedBuyMarkets' | 'unpricedSellMarkets'>, fund: 'cash' | 'balance', payout: 'cash' | 'balance'): string | null {
+  const parts: string[] = [];
+  if (r.unpricedBuyMarkets.length > 0) parts.push(`buying${fund === 'cash' ? ' with cash (deposit)' : ''} on ${r.unpricedBuyMarkets.join(', ')}`);
+  if (r.unpricedSellMarkets.length > 0) parts.push(`selling${payout === 'cash' ? ' for cash (sale, withdraw)' : ' (sale)'} on ${r.unpricedSellMarkets.join(', ')}`);
+  if (parts.length === 0) return null;
+  const switches = [fund === 'cash' && r.unpricedBuyMarkets.length > 0 ? 'fund=balance' : null, payout === 'cash' && r.unpricedSellMarkets.length > 0 ? 'payout=balance' : null].filter((x) => x !== null);
+  return `unknown official fee for ${parts.join('; ')}; give your own rates with fee_profile (GraphQL feeProfile)${switches.length > 0 ? ` or trade from and to the market balance (${switches.join(', ')})` : ''}`;
 }
 
 /** What the scan needs of the fee book (the same as `tradeRoutes`). */
@@ -115,24 +135,33 @@ WHERE i.app_id = $6 AND p.cost > 0 AND p.proceeds IS NOT NULL
 ORDER BY (p.proceeds - p.cost) / p.cost DESC, i.market_hash_name
 LIMIT $7`;
 
-/** A market's estimated cost and proceeds factors (method step 1), as decimal strings; null = takes no part. */
-export function marketFactors(market: string, book: Book, opts: Pick<RouteOptions, 'fund' | 'payout' | 'feeProfile' | 'buyOn' | 'sellOn'>): { buy: string | null; sell: string | null } {
+/**
+ * A market's estimated cost and proceeds factors (method step 1), as decimal strings; null = takes no part, and
+ * `unknownBuy`/`unknownSell` when that is because a fee the side needs is unknown (not a filter).
+ */
+export function marketFactors(market: string, book: Book, opts: Pick<RouteOptions, 'fund' | 'payout' | 'feeProfile' | 'buyOn' | 'sellOn'>): { buy: string | null; sell: string | null; unknownBuy: boolean; unknownSell: boolean } {
   const { fees } = withCallerFees(market, book.feesOf(market), opts.feeProfile);
   const ctx = { fees, rates: book.rates, rateDates: book.rateDates };
   const factor = (amount: Money | null) => (amount === null || amount.lte(0) ? null : amount.div(REFERENCE).toString());
   let buy: string | null = null;
   let sell: string | null = null;
+  let unknownBuy = false;
+  let unknownSell = false;
   try {
     if (opts.buyOn === null || opts.buyOn.includes(market)) {
-      buy = factor(opts.fund === 'cash' ? afterFees(ctx, 'deposit', REFERENCE, 'USD', 'USD').amount : withoutFees(ctx, REFERENCE, 'USD', 'USD').amount);
+      const cost = opts.fund === 'cash' ? afterFees(ctx, 'deposit', REFERENCE, 'USD', 'USD').amount : withoutFees(ctx, REFERENCE, 'USD', 'USD').amount;
+      unknownBuy = cost === null;
+      buy = factor(cost);
     }
     if (opts.sellOn === null || opts.sellOn.includes(market)) {
-      sell = factor(afterFees(ctx, opts.payout === 'cash' ? 'sale_then_withdraw' : 'sale', REFERENCE, 'USD', 'USD').amount);
+      const proceeds = afterFees(ctx, opts.payout === 'cash' ? 'sale_then_withdraw' : 'sale', REFERENCE, 'USD', 'USD').amount;
+      unknownSell = proceeds === null;
+      sell = factor(proceeds);
     }
   } catch {
     // A chain that cannot run on a USD amount (a rate missing from the book): the market takes no part.
   }
-  return { buy, sell };
+  return { buy, sell, unknownBuy, unknownSell };
 }
 
 /**
@@ -150,14 +179,21 @@ export async function topRoutes(
   const codes: string[] = [];
   const buys: (string | null)[] = [];
   const sells: (string | null)[] = [];
+  const unpricedBuyMarkets: string[] = [];
+  const unpricedSellMarkets: string[] = [];
   for (const m of markets) {
     const f = marketFactors(m, book, opts);
+    if (f.unknownBuy) unpricedBuyMarkets.push(m);
+    if (f.unknownSell) unpricedSellMarkets.push(m);
     if (f.buy === null && f.sell === null) continue;
     codes.push(m);
     buys.push(f.buy);
     sells.push(f.sell);
   }
-  if (!buys.some((b) => b !== null) || !sells.some((s) => s !== null)) return { routes: [], candidateItems: 0 };
+  unpricedBuyMarkets.sort(byCodePoint);
+  unpricedSellMarkets.sort(byCodePoint);
+  const unpriced = { unpricedBuyMarkets, unpricedSellMarkets };
+  if (!buys.some((b) => b !== null) || !sells.some((s) => s !== null)) return { routes: [], candidateItems: 0, ...unpriced };
   // credibility = 2^(-age / 24 h) >= c  <=>  age <= -log2(c) x 24 h; one second of slack (the exact step decides).
   // Rounded down to the minute: a looser cut (the exact step decides), and one cache key a minute.
   const cut = opts.minCredibility > 0 ? opts.now.getTime() - (-Math.log2(opts.minCredibility) * 86_400 + 1) * 1000 : null;
@@ -186,7 +222,7 @@ export async function topRoutes(
     // Keep only what can still be answered: the chunk's quotes go out of reach here.
     best = best.sort(compareTop).slice(0, opts.limit);
   }
-  return { routes: best, candidateItems: names.length };
+  return { routes: best, candidateItems: names.length, ...unpriced };
 }
 
 /** Routes' ranking, then the item name (code-point order) between equal routes. */

@@ -92,5 +92,11 @@ export const TopRoutesOut = z
     /** Items whose exact routes were computed (the SQL pre-selection's candidates). */
     candidate_items: z.int().min(0),
     routes: z.array(TopRouteOut),
+    /** Markets left out as a place to buy: a fee buying needs (deposit, with fund cash) is unknown. Code order. */
+    unpriced_buy_markets: z.array(z.string()),
+    /** Markets left out as a place to sell: a fee selling needs (sale; withdraw with payout cash) is unknown. */
+    unpriced_sell_markets: z.array(z.string()),
+    /** Which unknown fees left markets out and how to bring them in; null when none was. */
+    left_out_reason: z.string().nullable(),
   })
   .meta({ id: 'TopRoutesOut' });

@@ -168,6 +168,27 @@ describe('the market-wide scan (GET /prices/routes/top, GraphQL topRoutes)', () 
     expect(Number(profiled.routes[0].route.margin)).toBeGreaterThan(1.7);
   });
 
+  it('says which markets an unknown fee left out and how to bring them in (REST and GraphQL)', async () => {
+    // Balance to balance: only the sale fee matters; C5GAME's is unknown in the official schedule.
+    const balance = expectEnvelope(await t.get(TOP(''), t.auth()));
+    expect(balance.unpriced_buy_markets).toEqual([]);
+    expect(balance.unpriced_sell_markets).toContain('C5GAME');
+    expect(balance.unpriced_sell_markets).toEqual([...balance.unpriced_sell_markets].sort());
+    expect(balance.left_out_reason).toMatch(/^unknown official fee for selling \(sale\) on .*C5GAME.*; give your own rates with fee_profile/);
+    expect(balance.left_out_reason).not.toMatch(/fund=balance|payout=balance/);
+    // The caller's sale fee brings C5GAME in.
+    const profiled = expectEnvelope(await t.get(TOP('fee_profile=C5GAME:sale=0.05'), t.auth()));
+    expect(profiled.unpriced_sell_markets).not.toContain('C5GAME');
+    // With cash, buying needs each market's deposit fee: markets without one are named, and the balance switches offered.
+    const cash = expectEnvelope(await t.get('/prices/routes/top?currency=USD', t.auth()));
+    expect(cash.unpriced_buy_markets.length).toBeGreaterThan(0);
+    expect(cash.left_out_reason).toContain(`buying with cash (deposit) on ${cash.unpriced_buy_markets.join(', ')}`);
+    expect(cash.left_out_reason).toMatch(/fund=balance/);
+    const gql = await t.gql(`{ topRoutes(currency: "USD") { unpricedBuyMarkets unpricedSellMarkets leftOutReason } }`, {}, t.auth());
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.topRoutes).toEqual({ unpricedBuyMarkets: cash.unpriced_buy_markets, unpricedSellMarkets: cash.unpriced_sell_markets, leftOutReason: cash.left_out_reason });
+  });
+
   it('GraphQL topRoutes gives the same ranking, billed as its row', async () => {
     const res = await t.gql(
       `{ topRoutes(currency: "USD", fund: balance, payout: balance, minMargin: "0", limit: 3) { currencyCode candidateItems routes { marketHashName route { margin holdDays feeSource buy { marketCode } sell { marketCode } } } } }`,

@@ -2498,7 +2498,14 @@ export interface components {
          *             "quantity_known": false
          *           }
          *         }
-         *       ]
+         *       ],
+         *       "unpriced_buy_markets": [],
+         *       "unpriced_sell_markets": [
+         *         "CSMONEY",
+         *         "SKINPORT",
+         *         "YOUPIN"
+         *       ],
+         *       "left_out_reason": "unknown official fee for selling (sale) on CSMONEY, SKINPORT, YOUPIN; give your own rates with fee_profile (GraphQL feeProfile)"
          *     }
          */
         TopRoutesOut: {
@@ -2510,6 +2517,9 @@ export interface components {
             payout: "cash" | "balance";
             candidate_items: number;
             routes: components["schemas"]["TopRouteOut"][];
+            unpriced_buy_markets: string[];
+            unpriced_sell_markets: string[];
+            left_out_reason: string | null;
         };
         /**
          * @example {
@@ -5883,7 +5893,14 @@ export interface operations {
                      *               "quantity_known": false
                      *             }
                      *           }
-                     *         ]
+                     *         ],
+                     *         "unpriced_buy_markets": [],
+                     *         "unpriced_sell_markets": [
+                     *           "CSMONEY",
+                     *           "SKINPORT",
+                     *           "YOUPIN"
+                     *         ],
+                     *         "left_out_reason": "unknown official fee for selling (sale) on CSMONEY, SKINPORT, YOUPIN; give your own rates with fee_profile (GraphQL feeProfile)"
                      *       },
                      *       "meta": {
                      *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",

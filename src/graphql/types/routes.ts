@@ -11,7 +11,7 @@ import * as v from '../../validation/params.js';
 import { notFound, validationError } from '../../lib/errors.js';
 import { rankedRoutes, tradeRoutes, type LeftOut, type RouteLeg, type RouteOptions, type TradeRoute } from '../../fees/routes.js';
 import { profileOf, type CallerFee, type FeeProfile } from '../../fees/profile.js';
-import { topRoutes, type TopRoute } from '../../services/top-routes.js';
+import { topLeftOutReason, topRoutes, type TopRoute } from '../../services/top-routes.js';
 import { Money } from '../../lib/money.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import type { MarketQuote } from '../../services/quotes.js';
@@ -160,14 +160,22 @@ interface TopRoutesAnswer {
   payout: 'cash' | 'balance';
   candidateItems: number;
   routes: TopRoute[];
+  unpricedBuyMarkets: string[];
+  unpricedSellMarkets: string[];
+  leftOutReason: string | null;
 }
 
 const TopRoutesRef = builder.objectRef<TopRoutesAnswer>('TopRoutes').implement({
   description: 'The best priced route of each item across the catalogue, ranked by margin (REST: TopRoutesOut).',
   fields: (t) => {
     const fields = shapeFields(t, TopRoutesOut, {
-      refs: { fund: { type: FundingEnum }, payout: { type: PayoutEnum }, routes: { type: [TopRouteRef] } },
-      descriptions: { candidate_items: "Items whose routes were priced exactly: the SQL pre-selection's candidates (docs/fees.md)." },
+      refs: { fund: { type: FundingEnum }, payout: { type: PayoutEnum }, routes: { type: [TopRouteRef] }, unpriced_buy_markets: { type: ['String'] }, unpriced_sell_markets: { type: ['String'] } },
+      descriptions: {
+        candidate_items: "Items whose routes were priced exactly: the SQL pre-selection's candidates (docs/fees.md).",
+        unpriced_buy_markets: 'Markets left out as a place to buy: a fee buying needs (deposit, with fund cash) is unknown (feeProfile prices it).',
+        unpriced_sell_markets: 'Markets left out as a place to sell: a fee selling needs (sale; withdraw with payout cash) is unknown.',
+        left_out_reason: 'Which unknown fees left markets out, and how to bring them in; null when none was.',
+      },
     });
     return { ...fields, routes: t.field({ type: [TopRouteRef], extensions: listComplexity(v.MAX_TOP_LIMIT), resolve: (x) => x.routes }) };
   },
@@ -291,7 +299,10 @@ builder.queryFields((t) => ({
       const markets = (await ctx.db.query<{ code: string }>('SELECT code FROM website ORDER BY code')).map((r) => r.code);
       const opts = { ...optionsOf(args), now: ctx.now, appId: args.appId, minMargin: args.minMargin ? new Money(args.minMargin) : null, limit: args.limit };
       const found = await topRoutes(ctx.db, book, markets, (app, names) => ctx.loaders.quotesNow(app, names), opts);
-      return { appId: args.appId, currencyCode: args.currency, fund: args.fund, payout: args.payout, candidateItems: found.candidateItems, routes: found.routes };
+      return {
+        appId: args.appId, currencyCode: args.currency, fund: args.fund, payout: args.payout, candidateItems: found.candidateItems, routes: found.routes,
+        unpricedBuyMarkets: found.unpricedBuyMarkets, unpricedSellMarkets: found.unpricedSellMarkets, leftOutReason: topLeftOutReason(found, args.fund, args.payout),
+      };
     },
   }),
 }));

@@ -621,6 +621,9 @@ class TopRoutesOut(TypedDict):
     payout: Literal["cash", "balance"]
     candidate_items: int
     routes: list[TopRouteOut]
+    unpriced_buy_markets: list[str]
+    unpriced_sell_markets: list[str]
+    left_out_reason: str | None
 
 
 class TopRouteOut(TypedDict):
