@@ -6,8 +6,9 @@
  */
 import type { Database } from '../../db/client.js';
 import { decodeMonth } from '../../history/candle-codec.js';
-import { type Money, toMoney } from '../../lib/money.js';
+import type { Money } from '../../lib/money.js';
 import { byCodePoint } from '../../lib/order.js';
+import { readCurrencyRates } from '../../services/catalogue.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 
 /** Most search results shown on one page. */
@@ -23,19 +24,16 @@ export interface RateTable {
   choices: string[];
 }
 
-/** The rates of every currency not deleted (one statement). A rate of 0 or less counts as no rate. */
+/** The rates of every currency not deleted (one statement, `readCurrencyRates`). A rate of 0 or less counts as no rate. */
 export async function loadRates(db: Pick<Database, 'query'>): Promise<RateTable> {
-  const rows = await db.query<{ code: string; usd_rate: string; rate_date: string | null; is_official: boolean }>(
-    `SELECT code, usd_rate::text AS usd_rate, to_char(rate_date, 'YYYY-MM-DD') AS rate_date, is_official FROM currency WHERE NOT is_deleted`,
-  );
+  const rows = await readCurrencyRates(db);
   const rates = new Map<string, Money>();
   const rateDates = new Map<string, string>();
   for (const r of rows) {
-    const rate = toMoney(r.usd_rate);
-    if (rate.gt(0)) rates.set(r.code, rate);
-    if (r.rate_date) rateDates.set(r.code, r.rate_date);
+    if (r.usdRate.gt(0)) rates.set(r.code, r.usdRate);
+    if (r.rateDate) rateDates.set(r.code, r.rateDate);
   }
-  const choices = rows.filter((r) => r.is_official).map((r) => r.code).sort(byCodePoint);
+  const choices = rows.filter((r) => r.isOfficial).map((r) => r.code).sort(byCodePoint);
   return { rates, rateDates, choices };
 }
 
