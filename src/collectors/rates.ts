@@ -16,6 +16,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { parse as parseLossless } from 'lossless-json';
 import type { Database } from '../db/client.js';
 import { Money, toMoney } from '../lib/money.js';
+import { readCurrencyRates } from '../services/catalogue.js';
 import { scrub } from './http.js';
 import { emptyRun, type CollectorRuntime, type RunResult } from './runner.js';
 import { UpstreamError, type SourceLimits } from './source.js';
@@ -119,9 +120,7 @@ export interface RatesApplied {
  * `only` when given. Throws on a database error.
  */
 async function applyRates(db: Database, set: RateSet, only?: ReadonlySet<string>): Promise<RatesApplied> {
-  const stored = await db.query<{ code: string; usd_rate: string; rate_date: string | null }>(
-    `SELECT code, usd_rate::text AS usd_rate, to_char(rate_date, 'YYYY-MM-DD') AS rate_date FROM currency WHERE is_official AND NOT is_deleted`,
-  );
+  const stored = await readCurrencyRates(db, { officialOnly: true });
   const byCode = new Map(stored.map((r) => [r.code, r]));
   const out: RatesApplied = { updated: [], skipped: { older: 0, jump: 0, unknown: 0 } };
   const codes: string[] = [];
@@ -133,16 +132,16 @@ async function applyRates(db: Database, set: RateSet, only?: ReadonlySet<string>
       out.skipped.unknown += 1;
       continue;
     }
-    if (s.rate_date && s.rate_date > set.date) {
+    if (s.rateDate && s.rateDate > set.date) {
       out.skipped.older += 1;
       continue;
     }
-    const old = toMoney(s.usd_rate);
+    const old = s.usdRate;
     if (old.gt(0) && (rate.div(old).gt(10) || old.div(rate).gt(10))) {
       out.skipped.jump += 1;
       continue;
     }
-    if (old.eq(rate) && s.rate_date === set.date) continue;
+    if (old.eq(rate) && s.rateDate === set.date) continue;
     codes.push(code);
     values.push(rate.toFixed());
   }

@@ -20,7 +20,8 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import type { CollectorSourceEnv } from '../env.js';
-import { Money, toMoney } from '../lib/money.js';
+import type { Money } from '../lib/money.js';
+import { readCurrencyRates } from '../services/catalogue.js';
 import { completeMarketScanTx, ingestBatch, marketCatalogue } from '../services/ingestion.js';
 import { createSourceHttp, scrub, type SourceHttp } from './http.js';
 import { QuoteBuffer } from './rows.js';
@@ -158,8 +159,7 @@ function classify(e: unknown, secrets: readonly string[]): { kind: string; messa
 
 /** Official USD rates of the catalogue's currencies (USD per unit). */
 async function usdRates(db: Database): Promise<Map<string, Money>> {
-  const rows = await db.query<{ code: string; usd_rate: string }>(`SELECT code, usd_rate::text AS usd_rate FROM currency WHERE NOT is_deleted AND is_official`);
-  return new Map(rows.map((r) => [r.code, toMoney(r.usd_rate)]));
+  return new Map((await readCurrencyRates(db, { officialOnly: true })).map((r) => [r.code, r.usdRate]));
 }
 
 /** Rows per market of the source's last ok complete run, or null when it never had one. */

@@ -105,3 +105,35 @@ body.docs { --scalar-custom-header-height: 53px; }
 .unavailable { border: 1px solid var(--down); background: #fdf0ef; border-radius: 8px; padding: 18px 20px; margin: 1.2rem 0; }
 .unavailable h1 { margin-top: 0; font-size: 1.5rem; }
 `;
+
+/**
+ * The few rules the item pages (src/pages/item/view.ts) need beyond SITE_CSS, sent as one inline <style> in those
+ * pages only, which their CSP allows by its sha256 hash (the pages' CSP has no 'unsafe-inline').
+ */
+export const ITEM_CSS = `
+.search-form, .controls { display: flex; flex-wrap: wrap; gap: 10px 14px; align-items: flex-end; margin: .8rem 0 1rem; }
+.search-form { align-items: center; }
+.search-form input[type=search] { min-width: 22rem; max-width: 100%; }
+.controls label, .search-form label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); gap: 2px; }
+.controls input, .controls select, .search-form input, .controls button, .search-form button { font: inherit; font-size: .95rem; padding: 5px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+.controls button, .search-form button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; }
+.ranges { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: .2rem 0 .8rem; padding: 0; list-style: none; font-size: .9rem; }
+.cscp-box { border: 1px solid var(--line); border-radius: 8px; background: var(--panel); padding: 12px 16px; margin: .6rem 0 1rem; }
+.cscp-box table { width: auto; min-width: 28rem; }
+.cscp-box .figure { font-size: 1.35rem; font-weight: 600; }
+.history-chart { display: block; width: 100%; height: auto; margin: .4rem 0; }
+.history-chart text { font: 12px var(--font); fill: var(--muted); }
+.history-chart .axis-title { fill: var(--fg); font-weight: 600; }
+.history-chart .gridline { stroke: var(--line); stroke-width: 1; }
+.history-chart .axis-line { stroke: #9aa2ae; stroke-width: 1; }
+.legend svg { vertical-align: middle; margin-right: 6px; }
+caption { text-align: left; padding: 2px 0 6px; }
+td.date, th.date { white-space: nowrap; }
+.results { padding-left: 1.2rem; }
+.results li { margin: .15rem 0; }
+.scroll { overflow-x: auto; }
+details { margin: .3rem 0; }
+tr.stale td { background: #fff6e0; }
+.stale-mark, .stale-note strong { color: #a15c00; }
+summary { cursor: pointer; }
+`;

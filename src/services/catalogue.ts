@@ -3,6 +3,7 @@
  * (spec: WebsiteOut, CurrencyOut, FeeScheduleOut). Batch functions take many keys and run one
  * query each, so DataLoaders in the GraphQL context can call them without N+1 queries.
  */
+import type { Database } from '../db/client.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { toMoney, type Money } from '../lib/money.js';
 import { byCodePoint } from '../lib/order.js';
@@ -129,6 +130,38 @@ function currencyOf(r: CurrencyRow): Currency {
     refCount: r.ref_count,
     isDeleted: r.is_deleted,
   };
+}
+
+/** One currency's USD rate as the currency table holds it (spec: CurrencyOut.usd_rate, RateUsedOut). */
+export interface CurrencyRate {
+  id: number;
+  code: string;
+  /**
+   * US dollars per one unit of the currency, exact: a decimal.js value parsed from the column's text
+   * (DECIMAL(38,18)), never a float. Not checked: a caller that needs a usable rate skips those not above 0.
+   */
+  usdRate: Money;
+  /** The UTC day (YYYY-MM-DD) the rate was published by its source; null when the source gave none. */
+  rateDate: string | null;
+  /** True for the catalogue's currencies (ECB set and ISO fiat codes); false for a user's own currency. */
+  isOfficial: boolean;
+}
+
+const RATES_SQL = `SELECT id, code, usd_rate::text AS usd_rate, to_char(rate_date, 'YYYY-MM-DD') AS rate_date, is_official FROM currency WHERE NOT is_deleted`;
+
+/**
+ * The USD rates of every currency not deleted (with `officialOnly`, of the official ones alone), in no particular
+ * order: one statement on the raw driver (`Database.query`, counted in `queryCount`). The one read of rates for
+ * conversions: the item pages, the fee book of the valuation and the routes (`loadFeeBook`), the collectors'
+ * conversion into market currencies and the rates collector's comparison with what it fetched.
+ *
+ * As of: the table holds one rate per currency, the latest written by the rates collector (collectors/rates.ts)
+ * or the catalogue import, dated by `rateDate`; this returns those current values. There is no history of rates, so
+ * a caller computing for a past day gets today's rates. Throws what the driver throws when the table cannot be read.
+ */
+export async function readCurrencyRates(db: Pick<Database, 'query'>, opts: { officialOnly?: boolean } = {}): Promise<CurrencyRate[]> {
+  const rows = await db.query<{ id: number; code: string; usd_rate: string; rate_date: string | null; is_official: boolean }>(opts.officialOnly ? `${RATES_SQL} AND is_official` : RATES_SQL);
+  return rows.map((r) => ({ id: r.id, code: r.code, usdRate: toMoney(r.usd_rate), rateDate: r.rate_date, isOfficial: r.is_official }));
 }
 
 /** Official, not deleted currencies ordered by code; `search` = case-insensitive substring of the code. */

@@ -147,12 +147,10 @@ export class QuoteCache {
       return out;
     }
     const generation = this.generation;
-    const loaded = await this.largeLoads(() => loadQuotes(this.db, appId, missing));
-    const store = generation === this.generation;
+    const loaded = await this.largeLoads(() => this.readAndStore(appId, missing, generation, now));
     for (const name of missing) {
       const quotes = loaded.get(name);
       if (quotes) out.set(name, quotes);
-      if (store) this.lru.set(`${appId}\u0000${name}`, { quotes: quotes ?? [], at: now });
     }
     return out;
   }
@@ -177,17 +175,25 @@ export class QuoteCache {
       }
       const found = new Map<string, MarketQuote[]>();
       for (const [app, names] of byApp) {
-        for (const [name, list] of await loadQuotes(this.db, app, names)) found.set(`${app}\u0000${name}`, list);
+        for (const [name, list] of await this.readAndStore(app, names, generation, now)) found.set(`${app}\u0000${name}`, list);
       }
-      const store = generation === this.generation;
-      return keys.map((key) => {
-        const quotes = found.get(key) ?? [];
-        if (store) this.lru.set(key, { quotes, at: now });
-        return quotes;
-      });
+      return keys.map((key) => found.get(key) ?? []);
     },
     { cache: false, batchScheduleFn: (send) => setImmediate(send), maxBatchSize: 500 },
   );
+
+  /**
+   * Reads the published quotes of `names` of app `appId` with one `loadQuotes` statement and stores an entry for
+   * every name (its quotes, or an empty list for a name without quotes) aged from `at` (performance.now() ms) -
+   * unless a change was signalled after the caller read `generation` before its load began: then nothing is stored,
+   * so a read racing a commit cannot put the old rows back. Returns what `loadQuotes` returned (names without quotes
+   * absent). Throws what `loadQuotes` throws, storing nothing.
+   */
+  private async readAndStore(appId: string, names: readonly string[], generation: number, at: number): Promise<Map<string, MarketQuote[]>> {
+    const loaded = await loadQuotes(this.db, appId, names);
+    if (generation === this.generation) for (const name of names) this.lru.set(`${appId}\u0000${name}`, { quotes: loaded.get(name) ?? [], at });
+    return loaded;
+  }
 
   /**
    * The cached quotes of one name without waiting: its list (empty = no quotes) when a fresh entry is held,

@@ -15,6 +15,7 @@
  */
 import { quotesChanged, signalQuotes } from './quote-cache.js';
 import { recordChanges } from './changes.js';
+import { readCurrencyRates } from './catalogue.js';
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { exactRuleOf } from '../fees/exact-rules.js';
@@ -129,11 +130,9 @@ export class FeeBook {
  * and purpose the version with the latest `valid_from` on or before it) and their chains into a FeeBook.
  */
 export async function loadFeeBook(db: Pick<Database, 'query'>, asOf: Date = new Date()): Promise<FeeBook> {
-  const currencies = await db.query<{ id: number; code: string; usd_rate: string; rate_date: string | null }>(
-    `SELECT id, code, usd_rate::text AS usd_rate, to_char(rate_date, 'YYYY-MM-DD') AS rate_date FROM currency WHERE NOT is_deleted`,
-  );
-  const rates = new Map(currencies.map((c) => [c.code, toMoney(c.usd_rate)]));
-  const rateDates = new Map(currencies.filter((c) => c.rate_date !== null).map((c) => [c.code, c.rate_date!]));
+  const currencies = await readCurrencyRates(db);
+  const rates = new Map(currencies.map((c) => [c.code, c.usdRate]));
+  const rateDates = new Map(currencies.filter((c) => c.rateDate !== null).map((c) => [c.code, c.rateDate!]));
   const codeOf = new Map(currencies.map((c) => [c.id, c.code]));
   const converts = new Map(
     (

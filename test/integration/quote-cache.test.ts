@@ -1,13 +1,14 @@
 /**
  * The replica's quote cache (services/quote-cache.ts) under traffic spread over many items (issue 45): lookups that
  * miss in the same turn of the event loop, from different requests, are read by one statement, each request gets
- * its own item's quotes (an unknown name none), and a change signalled while the statement runs is not stored.
+ * its own item's quotes (an unknown name none), and a change signalled while the statement runs is not stored; a load
+ * of LARGE_LOAD names or more stores every name it read (an unknown one as "no quotes") under the same rule.
  * (Answers served from memory afterwards: caller-cache.test.ts; on a loaded server the cache's 1 s rule while its
  * change listener reconnects can drop an entry, so it is not asserted here.) On PGlite; on PostgreSQL with TEST_DATABASE_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
-import { QuoteCache } from '../../src/services/quote-cache.js';
+import { LARGE_LOAD, QuoteCache } from '../../src/services/quote-cache.js';
 import { QUOTES_SQL } from '../../src/services/quotes.js';
 import type { Database } from '../../src/db/client.js';
 
@@ -62,5 +63,30 @@ describe('quote cache', () => {
     expect(answer.get(items[0]!)?.length).toBeGreaterThan(0);
     expect(cache.peek('730', items[0]!)).toBeUndefined();
     cache.close();
+  });
+
+  it('a large load stores every name it read, unknown ones as no quotes, unless a change is signalled meanwhile', async () => {
+    const unknown = Array.from({ length: LARGE_LOAD }, (_, i) => `Not an item of the cache test ${i}`);
+    const names = [...items, ...unknown];
+    // The change signal under test is the cache's own `clear` (what a signal calls): this cache hears no other, so a
+    // late notification of the test's ingestion or a reconnect of the app's change listener cannot drop its entries.
+    const quiet: Database = { ...t.db, onNotify: () => () => undefined, listening: () => true };
+    const cache = new QuoteCache(quiet);
+    const answer = await cache.load('730', names);
+    expect([...answer.keys()]).toEqual(items);
+    expect(cache.size).toBe(names.length);
+    expect(cache.peek('730', items[3]!)).toEqual(answer.get(items[3]!));
+    expect(cache.peek('730', unknown[0]!)).toEqual([]);
+    cache.close();
+
+    const signalled = new QuoteCache(quiet);
+    const pending = signalled.load('730', names);
+    // The load has begun (its generation is read before its first await); the signal comes before its statement ends.
+    signalled.clear();
+    const read = await pending;
+    expect([...read.keys()]).toEqual(items);
+    expect(signalled.size).toBe(0);
+    expect(signalled.peek('730', items[3]!)).toBeUndefined();
+    signalled.close();
   });
 });
