@@ -25,6 +25,7 @@ import { BUFF163_PAGE_SIZE } from '../../src/collectors/sources/buff163.js';
 import { LISSKINS_FULL_PATH } from '../../src/collectors/sources/lisskins.js';
 import { MARKETCSGO_CLASS_INSTANCE_PATH } from '../../src/collectors/sources/marketcsgo.js';
 import { SKINPORT_ITEMS_PATH } from '../../src/collectors/sources/skinport.js';
+import { STEAM_ITEM_NAMEIDS_FILE, readSteamItemNameIds, steamHistogramPath } from '../../src/collectors/sources/steam.js';
 import { WAXPEER_PRICES_PATH } from '../../src/collectors/sources/waxpeer.js';
 import { collectOnce } from '../../src/collectors/start.js';
 import { collectorEnvName, loadEnv } from '../../src/env.js';
@@ -36,16 +37,16 @@ const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 const fixture = (f: string) => path.join(FIXTURES, f);
 const noQuery = (p: string) => p.split('?')[0]!;
 
-// Per-item sources: the watch list names every item their fixtures answer for.
-const PRISMA = 'Prisma Case';
-const DANGER = 'Danger Zone Case';
-const MP9 = 'MP9 | Storm (Minimal Wear)';
+// Per-item sources: the watch list names every item their fixtures answer for. Steam asks the order book of each
+// (every one has an item_nameid in the bundled map): Horizon Case is its recorded USD answer.
+const HORIZON = 'Horizon Case';
 const POSEIDON = 'M4A4 | Poseidon (Factory New)';
 const TEMUKAU = 'M4A4 | Temukau (Minimal Wear)';
-const WATCHLIST = [PRISMA, DANGER, MP9, POSEIDON, TEMUKAU];
+const WATCHLIST = [HORIZON, POSEIDON, TEMUKAU];
+const STEAM_IDS = readSteamItemNameIds(STEAM_ITEM_NAMEIDS_FILE);
 const REDLINE = 'AK-47 | Redline (Field-Tested)';
 
-const steamPath = (name: string) => `/market/priceoverview/?appid=730&currency=1&market_hash_name=${encodeURIComponent(name)}`;
+const steamPath = (name: string) => steamHistogramPath(STEAM_IDS.get(name)!);
 const csfloatPath = (name: string) => `/api/v1/listings?market_hash_name=${encodeURIComponent(name)}&type=buy_now&sort_by=lowest_price&limit=1`;
 const buffPage = (n: number) => `/api/market/goods?game=csgo&page_num=${n}&page_size=${BUFF163_PAGE_SIZE}`;
 
@@ -69,10 +70,10 @@ const UPSTREAMS: Record<string, UpstreamRoute[]> = {
     { path: csfloatPath(POSEIDON), file: fixture('csfloat/listings_docs_example.json') },
   ],
   steam: [
-    { path: '/market/priceoverview/', file: fixture('steam/priceoverview_not_found.json') },
-    { path: steamPath(PRISMA), file: fixture('steam/priceoverview_prisma_case.json') },
-    { path: steamPath(DANGER), file: fixture('steam/priceoverview_danger_zone_case.json') },
-    { path: steamPath(MP9), file: fixture('steam/priceoverview_mp9_storm_mw.json') },
+    // The other items: an answer without an order book (success other than 1; what Steam sends for an id it does not
+    // know is not recorded): skipped (steam.test.ts).
+    { path: '/market/itemordershistogram', body: '{"success":false}' },
+    { path: steamPath(HORIZON), file: fixture('steam/itemordershistogram_horizon_case_usd.json') },
   ],
   c5game: [{ path: '/merchant/product/price/batch', file: fixture('c5game/price_batch_docs_example.json') }],
   csgotrader_buff163: [{ path: '/latest/buff163.json', file: fixture('csgotrader/buff163.json') }],
@@ -161,7 +162,10 @@ const SEEN: Record<string, Seen[]> = {
     { name: 'Recoil Case', market: 'BUFF163', side: 'bid', price: '2.6', currency: 'CNY' },
   ],
   csfloat: [{ name: POSEIDON, market: 'CSFLOAT', side: 'ask', price: '2600', currency: 'USD' }],
-  steam: [{ name: PRISMA, market: 'STEAM', side: 'ask', price: '0.41', currency: 'USD' }],
+  steam: [
+    { name: HORIZON, market: 'STEAM', side: 'ask', price: '2.41', currency: 'USD' },
+    { name: HORIZON, market: 'STEAM', side: 'bid', price: '2.32', currency: 'USD' },
+  ],
   c5game: [{ name: TEMUKAU, market: 'C5GAME', side: 'ask', price: '391', currency: 'CNY' }],
   csgotrader_buff163: [
     { name: REDLINE, market: 'BUFF163', side: 'ask', price: '14.06', currency: 'USD' },
