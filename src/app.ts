@@ -86,7 +86,11 @@ export interface AppDeps {
    * consumer (default 10,000); `redisUrl`: replicas also announce commits to each other's hubs over Redis pub/sub;
    * `minuteMs`: milliseconds one charge of a subscription pays for (default 60,000; tests shorten it).
    */
-  /** Webhook alerts (docs/alerts.md): `allowHttp` accepts http:// webhook URLs (tests, local receivers; default https only), `maxPerAccount` (default 50). */
+  /**
+   * Webhook alerts (docs/alerts.md): `allowHttp` accepts http:// webhook URLs (tests, local receivers; default https
+   * only), `allowPrivateHosts` accepts URLs whose host is a non-public address or a local name (default refused: the
+   * SSRF guard), `maxPerAccount` (default 50).
+   */
   alerts?: Partial<AlertSettings>;
   live?: { maxConcurrent?: number; maxQueue?: number; pollMs?: number; redisUrl?: string; minuteMs?: number };
   /**

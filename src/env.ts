@@ -113,6 +113,12 @@ const schema = z.object({
   ALERT_JOB: z.enum(['on', 'off']).default('on'),
   /** `true`: webhook URLs may use http:// (local receivers, tests); default https only (docs/alerts.md). */
   ALERT_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
+  /**
+   * `true`: webhook URLs may point at private, loopback, link-local and other non-public addresses and local names
+   * (local receivers, tests), at registration and at delivery; default `false`: the SSRF guard refuses them (422 on
+   * `url` at registration; `address not allowed: <address>` in the delivery log, uncharged). docs/alerts.md.
+   */
+  ALERT_ALLOW_PRIVATE_HOSTS: z.enum(['true', 'false']).default('false'),
   /** `on`: this process runs the daily CSCP valuation (00:05 UTC, one replica at a time) and its start-up catch-up; `off`: never. */
   VALUATION_JOB: z.enum(['on', 'off']).default('on'),
   /**

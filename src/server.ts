@@ -108,11 +108,11 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
     creditLeases: env.CREDIT_LEASES === 'off' ? false : { leaseSeconds: env.CREDIT_LEASE_SECONDS, minBalance: env.CREDIT_LEASE_MIN_BALANCE, flushMs: env.CREDIT_LEASE_FLUSH_MS, settleMs: env.CREDIT_LEASE_SETTLE_SECONDS * 1000 },
     live: { maxConcurrent: env.LIVE_MAX_SUBSCRIPTIONS, maxQueue: env.LIVE_MAX_PENDING, redisUrl: env.REDIS_URL },
     pages: { rateLimit: env.PAGE_RATE_LIMIT, trustProxy: env.TRUST_PROXY },
-    alerts: { allowHttp: env.ALERT_ALLOW_HTTP === 'true' },
+    alerts: { allowHttp: env.ALERT_ALLOW_HTTP === 'true', allowPrivateHosts: env.ALERT_ALLOW_PRIVATE_HOSTS === 'true' },
   });
   // The valuation catch-up runs first (in the background), so the first export snapshot carries the CSCP quotes.
   const valuationJob = env.VALUATION_JOB === 'on' ? startValuationJob(db, { logger }) : null;
-  const alertJob = env.ALERT_JOB === 'on' ? startAlertJob(db, { logger }) : null;
+  const alertJob = env.ALERT_JOB === 'on' ? startAlertJob(db, { logger, delivery: { allowPrivateHosts: env.ALERT_ALLOW_PRIVATE_HOSTS === 'true' } }) : null;
   let closing = false;
   let exportJob: ReturnType<typeof startExportJob> | null = null;
   const exportStarted = (valuationJob?.startup ?? Promise.resolve()).then(() => {

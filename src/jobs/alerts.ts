@@ -6,14 +6,17 @@
  */
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
-import { evaluateAlerts, runDeliveries } from '../services/alerts.js';
+import { evaluateAlerts, runDeliveries, type DeliveryOptions } from '../services/alerts.js';
 import { startRepeatingJob, type Job } from './repeat.js';
 
 /** Evaluation rounds per tick at most (each judges up to EVALUATION_CHUNK changes), so a tick stays short. */
 const MAX_ROUNDS_PER_TICK = 20;
 
-/** Starts the alert job; `stop()` ends it after the tick in progress. */
-export function startAlertJob(db: Database, opts: { logger?: Logger; intervalSeconds?: number } = {}): Job {
+/**
+ * Starts the alert job; `stop()` ends it after the tick in progress. `delivery`: the delivery worker's guard settings
+ * (`allowPrivateHosts`, env ALERT_ALLOW_PRIVATE_HOSTS, default false; `lookup`, tests), see DeliveryOptions.
+ */
+export function startAlertJob(db: Database, opts: { logger?: Logger; intervalSeconds?: number; delivery?: Pick<DeliveryOptions, 'allowPrivateHosts' | 'lookup'> } = {}): Job {
   const tick = async () => {
     try {
       for (let i = 0; i < MAX_ROUNDS_PER_TICK; i++) {
@@ -22,7 +25,7 @@ export function startAlertJob(db: Database, opts: { logger?: Logger; intervalSec
         if (r.fired > 0) opts.logger?.info({ changes: r.changes, judged: r.judged, fired: r.fired }, 'alerts evaluated');
       }
       for (let i = 0; i < MAX_ROUNDS_PER_TICK; i++) {
-        const d = await runDeliveries(db, { logger: opts.logger });
+        const d = await runDeliveries(db, { ...opts.delivery, logger: opts.logger });
         if (d.attempted + d.failed === 0) break;
       }
     } catch (err) {

@@ -76,6 +76,8 @@ export const PARAMETERS: Record<string, ParameterDoc> = {
 
 /** Meta of a free answer (no credit used). */
 const free = (data: unknown) => ({ data, meta: ex.META_FREE });
+/** Meta of a free answer of a rate-limited operation (metered, so its meta says `billable: false`): the alerts. */
+const freeLimited = (data: unknown) => ({ data, meta: { ...ex.META_FREE, billable: false } });
 /** Meta of a billed answer (1 credit): cost and the estimated balance after it. */
 const billed = (data: unknown) => ({ data, meta: ex.META_BILLED });
 
@@ -246,34 +248,34 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     summary: 'Register a webhook alert',
     description:
       "Registers a condition and the URL told when it starts to hold. `kind` price: `market_code`, `side` (ask or bid), `direction` (above or below) and `level`, a decimal string in the market's currency (`currency_code` of the answer). `kind` route_margin: `buy_market`, `sell_market` and `margin`, a decimal fraction (0.05 = 5 %), judged on the best route between the two markets after fees (cash in, cash out; as GET /prices/routes computes it). Events fire on crossing: when the condition turns from not holding to holding; an alert whose condition already holds at registration fires after it stops holding and crosses again.\n\n" +
-      'The URL must use https (no user name or password, at most 2,048 characters). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free; each event costs 1 credit when first sent.',
+      'The URL must use https (no user name or password, at most 2,048 characters) and point at a public host: an IP address in a private, loopback, link-local or other non-public range, or a name such as `localhost`, is refused (422 on `url`), and each delivery connects only to public addresses of the name (docs/alerts.md). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free (30 a minute per account, with GraphQL createAlert); each event costs 1 credit, once, at its first attempt that reaches the receiver.',
     requestBody: ex.ALERT_REQUEST,
-    response: free(ex.ALERT_CREATED),
+    response: freeLimited(ex.ALERT_CREATED),
   },
   listAlerts: {
     tag: 'Alerts',
     summary: 'Your alerts',
-    description: "The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free.",
-    response: free([ex.ALERT]),
+    description: "The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free (60 a minute per account).",
+    response: freeLimited([ex.ALERT]),
   },
   deleteAlert: {
     tag: 'Alerts',
     summary: 'Delete an alert',
-    description: "Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free.",
+    description: "Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free (30 a minute per account).",
     parameters: { id: { example: ex.ALERT.id, description: 'The alert id (GET /alerts).' } },
-    response: free(ex.ALERT),
+    response: freeLimited(ex.ALERT),
   },
   listAlertDeliveries: {
     tag: 'Alerts',
     summary: "An alert's delivery log",
     description:
-      'The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged. Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account\'s alert. Free.',
+      'The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged (an attempt that never reached the receiver, such as a refused connection or an address the SSRF guard refused, is not). Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account\'s alert. Free (60 a minute per account).',
     parameters: {
       id: { example: ex.ALERT.id, description: 'The alert id (GET /alerts).' },
       limit: { example: '20', description: 'Rows per page, 1-100 (default 20).' },
       cursor: { example: '41', description: "The previous page's next_cursor." },
     },
-    response: free(ex.ALERT_DELIVERIES),
+    response: freeLimited(ex.ALERT_DELIVERIES),
   },
   getStatus: {
     tag: 'Service',

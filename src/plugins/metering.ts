@@ -29,7 +29,9 @@
  * reads the snapshot's headers, from memory, as a 304 does; issue 44, point 4); a streamed REST answer's charge is refunded when the
  * answer is not delivered whole (src/rest/facade.ts). Order of checks: credential (401/403, also for
  * machine-only mutations), arguments (422), rate limit (429), balance (402). A 402 still counts towards the
- * rate limit; a 422 or 401 does not. A subscription (live changes) is judged on its cursor (410/422) and the
+ * rate limit; a 422 or 401 does not (but a 422 of the account's own mutations, createAlert and deleteAlert, whose
+ * resolvers check their input after metering: a REST body refused for its shape still costs nothing, as it is checked
+ * before the operation runs). A subscription (live changes) is judged on its cursor (410/422) and the
  * account's concurrent slots (429 `too_many_subscriptions`) between the arguments and the rate limit, so those
  * refusals do not count either (services/live-billing.ts `reserve`).
  */
@@ -276,10 +278,12 @@ export function planMeteredFields(
   const empty: MeteringPlan = { rows: [], fields: [], edges: [], problems: [], mutation: false };
   if (!operation) return empty;
   // A mutation needs a machine service token, but for the account's own mutations (catalogue rows of role `user`:
-  // createAlert, deleteAlert), whose resolvers ask for the API key themselves.
-  if (operation.operation === 'mutation') return { ...empty, mutation: !operation.selectionSet.selections.every((s) => s.kind === Kind.FIELD && USER_MUTATIONS.has(s.name.value)) };
-  // Queries and subscriptions (live changes: catalogue row subscribePriceChanges) meter their root fields alike.
-  const rootType = operation.operation === 'query' ? schema.getQueryType() : schema.getSubscriptionType();
+  // createAlert, deleteAlert), which are metered as queries are: their rows' credential and rate limits (one point
+  // per field, the REST face's POST /alerts and DELETE /alerts/{id} run the same documents); their resolvers check
+  // their input (no argument rule here), so a 422 of theirs comes after the rate limit and counts towards it.
+  if (operation.operation === 'mutation' && !operation.selectionSet.selections.every((s) => s.kind === Kind.FIELD && USER_MUTATIONS.has(s.name.value))) return { ...empty, mutation: true };
+  // Queries, subscriptions (live changes: catalogue row subscribePriceChanges) and the account's own mutations meter their root fields alike.
+  const rootType = operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
   if (!rootType) return empty;
   // A REST route's document (trusted variables) has no metered edge; one that had would take the full path.
   if (trusted && fixedFields && fixedEdges?.length === 0) return trustedPlan(fixedFields, rawVariables ?? {});

@@ -14,8 +14,16 @@
  *   from the position it read (so a second evaluator of the same changes writes nothing).
  * - Delivery uses the database as the queue: each event is an `alert_delivery` row; `runDeliveries` claims due rows
  *   with FOR UPDATE SKIP LOCKED (and a 60 s claim), so any number of replicas deliver each event once at a time.
- * - Billing: an event costs 1 credit, charged once at its first attempt (the data leaves the service then); retries
- *   are free. No credits: the event is not sent and fails with `insufficient_credits`.
+ * - Where a webhook may point (the SSRF guard, src/lib/egress-guard.ts): at registration a URL whose host is a
+ *   non-public IP literal or a local name (`localhost`, ...) is refused (422 on `url`); at delivery the host name is
+ *   resolved, every address judged, and the connection pinned to the checked addresses (DNS rebinding cannot slip a
+ *   private address in). A refused delivery is logged (`address not allowed: <address>`), retried as a failed
+ *   attempt, and not charged. `allowPrivateHosts` (env ALERT_ALLOW_PRIVATE_HOSTS) turns both checks off.
+ * - Billing ("a charge follows the data"): an event costs 1 credit, charged once, at the first attempt whose request
+ *   reached the receiver (a connection to it was open: the body is written at once); an attempt that never connected
+ *   (refused, DNS failure, the guard, a connect timeout) is free; retries after the charge are free. No credits: the
+ *   event is not sent and fails with `insufficient_credits` (the balance is checked before sending, the charge taken
+ *   after; see runDeliveries for the race between the two).
  * - Retries: 1 min, 5 min, 30 min, 2 h, 6 h after failures (6 attempts in all); 2xx = delivered; 410 Gone disables the
  *   alert; 10 s timeout; at most 256 characters of the answer are kept.
  */
@@ -31,7 +39,9 @@ import { CS2_APP_ID } from './importers.js';
 import { loadQuotes, type MarketQuote } from './quotes.js';
 import { loadFeeBook } from './valuation.js';
 import { tradeRoutes, type TradeRoute } from '../fees/routes.js';
-import { chargeCredits } from './billing.js';
+import { availableCredits, chargeCredits } from './billing.js';
+import { fetch as undiciFetch, type Response as UndiciResponse } from 'undici';
+import { addressRefusal, guardedAgent, hostNameProblem, type EgressState, type ResolveHost } from '../lib/egress-guard.js';
 
 /** Alerts one account may hold at once (a registration beyond it: 409 `conflict`). */
 export const MAX_ALERTS_PER_ACCOUNT = 50;
@@ -50,10 +60,10 @@ export const RESPONSE_EXCERPT_CHARS = 256;
  * sends its claimed rows at once, so it ends within DELIVERY_TIMEOUT_MS and a few statements: far inside the claim.
  */
 export const DELIVERY_CLAIM_SECONDS = 60;
-/** Delivery log page size: default and bound. */
-export const DEFAULT_DELIVERIES_PAGE = 20;
-export const MAX_DELIVERIES_PAGE = 100;
-/** Credits one delivered event costs (charged once, at its first attempt). */
+/** Delivery log page size: default and bound (defined with the GraphQL argument rule, validation/params.ts). */
+export const DEFAULT_DELIVERIES_PAGE = v.DEFAULT_DELIVERIES_PAGE;
+export const MAX_DELIVERIES_PAGE = v.MAX_DELIVERIES_PAGE;
+/** Credits one event costs (charged once, at its first attempt that reached the receiver). */
 export const EVENT_CREDIT_COST = 1n;
 /** The ledger's operation id of an event's charge. */
 export const DELIVERY_OPERATION = 'alertDelivery';
@@ -64,12 +74,18 @@ export const ROUTE_CURRENCY = 'USD';
 export interface AlertSettings {
   /** Accept `http:` webhook URLs (tests, local receivers); default false: https only. Env ALERT_ALLOW_HTTP. */
   allowHttp: boolean;
+  /**
+   * Accept webhook URLs whose host is a private, loopback, link-local or otherwise non-public address or a local
+   * name (tests, local receivers); default false: refused (422 on `url`; src/lib/egress-guard.ts). Env
+   * ALERT_ALLOW_PRIVATE_HOSTS, which also turns the delivery-time check off (DeliveryOptions.allowPrivateHosts).
+   */
+  allowPrivateHosts: boolean;
   /** Alerts per account (default MAX_ALERTS_PER_ACCOUNT). */
   maxPerAccount: number;
 }
 
-/** The default settings: https only, 50 alerts an account. */
-export const DEFAULT_ALERT_SETTINGS: AlertSettings = { allowHttp: false, maxPerAccount: MAX_ALERTS_PER_ACCOUNT };
+/** The default settings: https only, public hosts only, 50 alerts an account. */
+export const DEFAULT_ALERT_SETTINGS: AlertSettings = { allowHttp: false, allowPrivateHosts: false, maxPerAccount: MAX_ALERTS_PER_ACCOUNT };
 
 /** A level's and a margin's text (the refinements judge only such text; the patterns report the rest). */
 const LEVEL_TEXT = /^\d{1,28}(\.\d{1,10})?$/;
@@ -167,9 +183,12 @@ export interface AlertDeliveryPage {
 
 /**
  * The problems of a webhook URL (empty = fine): it must parse as an absolute URL, use https (http too when
- * `allowHttp`), carry no user name or password, and be at most MAX_WEBHOOK_URL_CHARS long.
+ * `allowHttp`), carry no user name or password, be at most MAX_WEBHOOK_URL_CHARS long and, unless
+ * `allowPrivateHosts`, name a host that may be public: not a non-public IP literal (loopback, private, link-local,
+ * unique-local, unspecified, IPv4-mapped forms of those, ...) nor a local name such as `localhost`
+ * (`hostNameProblem`, src/lib/egress-guard.ts; a name is judged again on each delivery, on its addresses).
  */
-export function webhookUrlProblems(raw: string, allowHttp: boolean): string[] {
+export function webhookUrlProblems(raw: string, allowHttp: boolean, allowPrivateHosts = false): string[] {
   if (raw.length > MAX_WEBHOOK_URL_CHARS) return [`must be at most ${MAX_WEBHOOK_URL_CHARS} characters`];
   let u: URL;
   try {
@@ -181,6 +200,10 @@ export function webhookUrlProblems(raw: string, allowHttp: boolean): string[] {
   if (u.protocol !== 'https:' && !(allowHttp && u.protocol === 'http:')) problems.push(allowHttp ? 'must use https or http' : 'must use https');
   if (u.username !== '' || u.password !== '') problems.push('must not contain credentials');
   if (u.hostname === '') problems.push('must name a host');
+  else if (!allowPrivateHosts) {
+    const host = hostNameProblem(u.hostname);
+    if (host !== null) problems.push(`must point at a public host, not a private, loopback or local one (${host})`);
+  }
   return problems;
 }
 
@@ -373,7 +396,7 @@ export async function createAlert(
     }
   }
   const rawUrl = (raw as { url?: unknown }).url;
-  if (typeof rawUrl === 'string' && rawUrl.length <= MAX_WEBHOOK_URL_CHARS) for (const m of webhookUrlProblems(rawUrl, settings.allowHttp)) details.push({ location, field: 'url', message: m });
+  if (typeof rawUrl === 'string' && rawUrl.length <= MAX_WEBHOOK_URL_CHARS) for (const m of webhookUrlProblems(rawUrl, settings.allowHttp, settings.allowPrivateHosts)) details.push({ location, field: 'url', message: m });
   if (!parsed.success || details.length > 0) throw validationError(details);
   const input = parsed.data;
   const appId = input.app_id ?? CS2_APP_ID;
@@ -462,9 +485,6 @@ interface DeliveryRow {
 
 const date = (d: Date | string | null): Date | null => (d === null ? null : new Date(d));
 
-/** A delivery-log cursor: the seq of the last row of the previous page, a decimal string. */
-const deliveryCursor = /^\d{1,19}$/;
-
 /**
  * One page of alert `id`'s delivery log, newest first: at most `limit` rows (1..MAX_DELIVERIES_PAGE) older than
  * `cursor` (the previous page's `nextCursor`). 404 as getAlert; 422 for a malformed cursor (`location` as given).
@@ -476,7 +496,7 @@ export async function listDeliveries(
   opts: { limit: number; cursor: string | null },
   location: ValidationDetail['location'] = 'query',
 ): Promise<AlertDeliveryPage> {
-  if (opts.cursor !== null && !deliveryCursor.test(opts.cursor)) throw validationError([{ location, field: 'cursor', message: 'must be a next_cursor this listing returned' }]);
+  if (opts.cursor !== null && !v.DELIVERY_CURSOR.test(opts.cursor)) throw validationError([{ location, field: 'cursor', message: 'must be a next_cursor this listing returned' }]);
   if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > MAX_DELIVERIES_PAGE) {
     throw validationError([{ location, field: 'limit', message: `must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}` }]);
   }
@@ -594,12 +614,21 @@ async function evaluateLocked(db: Database, now: Date): Promise<EvaluationResult
 export interface DeliveryOptions {
   /** The clock (default the system's): due times, claims, signatures' timestamps. */
   now?: () => Date;
-  /** The HTTP client (default the global fetch). */
-  fetch?: typeof fetch;
-  /** Milliseconds an attempt may take (default DELIVERY_TIMEOUT_MS). */
+  /** Milliseconds an attempt may take, connecting included (default DELIVERY_TIMEOUT_MS). */
   timeoutMs?: number;
   /** Deliveries claimed per run (default 20). */
   batch?: number;
+  /**
+   * Connect to non-public addresses too (default false: the SSRF guard refuses them; env ALERT_ALLOW_PRIVATE_HOSTS,
+   * as AlertSettings.allowPrivateHosts). Tests' receivers on 127.0.0.1 need it.
+   */
+  allowPrivateHosts?: boolean;
+  /**
+   * How host names are resolved (default the system's resolver, dns.lookup with every address): every address is
+   * judged by the guard and the connection goes only to those. Tests inject one to play a name that resolves to a
+   * private address.
+   */
+  lookup?: ResolveHost;
   logger?: Logger;
 }
 
@@ -611,6 +640,11 @@ export interface DeliveryRunResult {
   failed: number;
   /** Attempts that failed and will be retried. */
   retrying: number;
+  /**
+   * Uncharged events left for the next run, unattempted: the account's credits were all held by its other events
+   * of this run (each needs its credit before it is sent; an attempt that does not reach its receiver frees it).
+   */
+  deferred: number;
 }
 
 interface ClaimedRow {
@@ -631,9 +665,15 @@ interface Attempt {
   statusCode: number | null;
   error: string | null;
   excerpt: string | null;
+  /**
+   * True when the request reached the receiver: a connection to it was open (the body is written on it at once),
+   * whether or not an answer came. False for a refused connection, a DNS failure, the guard's refusal, a connect
+   * timeout. The charge follows it (docs/alerts.md, Billing).
+   */
+  sent: boolean;
 }
 
-async function readExcerpt(res: Response): Promise<string | null> {
+async function readExcerpt(res: UndiciResponse): Promise<string | null> {
   if (!res.body) return null;
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -654,12 +694,29 @@ async function readExcerpt(res: Response): Promise<string | null> {
   return text === '' ? null : [...text].slice(0, RESPONSE_EXCERPT_CHARS).join('');
 }
 
-async function send(row: ClaimedRow, now: Date, httpFetch: typeof fetch, timeoutMs: number): Promise<Attempt> {
+/** The `code` of the first error in `e`'s cause chain that has one (a fetch failure wraps the socket's error). */
+function errorCode(e: unknown): string | undefined {
+  for (let at: unknown = e, depth = 0; at && depth < 5; at = (at as { cause?: unknown }).cause, depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return undefined;
+}
+
+/**
+ * One attempt of `row`: a signed POST through a guarded connection of its own (src/lib/egress-guard.ts: the name is
+ * resolved once, every address judged unless `allowPrivateHosts`, and the connection made only to those). Errors:
+ * `address not allowed: <address>` (the guard), `dns_error`, `connection_error`, `timeout`, `http_<status>`, `gone`.
+ */
+async function send(row: ClaimedRow, now: Date, timeoutMs: number, allowPrivateHosts: boolean, lookup: ResolveHost | undefined): Promise<Attempt> {
   const t = Math.floor(now.getTime() / 1000);
+  const state: EgressState = { connected: false };
+  const agent = guardedAgent({ allowPrivate: allowPrivateHosts, resolve: lookup, connectTimeoutMs: timeoutMs, state });
   try {
-    const res = await httpFetch(row.url, {
+    const res = await undiciFetch(row.url, {
       method: 'POST',
       redirect: 'manual',
+      dispatcher: agent,
       signal: AbortSignal.timeout(timeoutMs),
       headers: {
         'Content-Type': 'application/json',
@@ -671,25 +728,41 @@ async function send(row: ClaimedRow, now: Date, httpFetch: typeof fetch, timeout
       body: row.payload,
     });
     const excerpt = await readExcerpt(res);
-    return { statusCode: res.status, error: res.status >= 200 && res.status < 300 ? null : res.status === 410 ? 'gone' : `http_${res.status}`, excerpt };
+    return { statusCode: res.status, error: res.status >= 200 && res.status < 300 ? null : res.status === 410 ? 'gone' : `http_${res.status}`, excerpt, sent: true };
   } catch (e) {
+    const refused = addressRefusal(e);
+    if (refused) return { statusCode: null, error: refused.message, excerpt: null, sent: false };
     const name = (e as { name?: string }).name;
-    return { statusCode: null, error: name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : 'connection_error', excerpt: null };
+    const code = errorCode(e);
+    const error = name === 'TimeoutError' || name === 'AbortError' ? 'timeout' : code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' ? 'dns_error' : 'connection_error';
+    return { statusCode: null, error, excerpt: null, sent: state.connected };
+  } finally {
+    void agent.destroy().catch(() => undefined);
   }
 }
 
 /**
  * Sends the due deliveries (one run; the service calls it every second, tests call it directly with their clock):
- * claims up to `batch` pending rows due by `now` (FOR UPDATE SKIP LOCKED, then a claim of DELIVERY_CLAIM_SECONDS) and sends them at once,
- * charges each event's credit at its first attempt (none: it fails with `insufficient_credits` unsent), sends it
- * signed, and records the outcome: delivered on 2xx; on 410 the event fails and the alert is disabled; otherwise a
- * retry after RETRY_DELAYS_SECONDS[attempts - 1], or failure after MAX_ATTEMPTS.
+ * claims up to `batch` pending rows due by `now` (FOR UPDATE SKIP LOCKED, then a claim of DELIVERY_CLAIM_SECONDS) and
+ * sends them at once, signed, through the SSRF guard (DeliveryOptions.allowPrivateHosts, lookup); records the outcome:
+ * delivered on 2xx; on 410 the event fails and the alert is disabled; otherwise a retry after
+ * RETRY_DELAYS_SECONDS[attempts - 1], or failure after MAX_ATTEMPTS.
+ *
+ * Billing (docs/alerts.md, Billing; "a charge follows the data"): an uncharged event is sent only when the account's
+ * available balance covers its credit (read once per run and account, each of the run's uncharged events of the
+ * account holding one credit of it; none left at all: the event fails unsent with `insufficient_credits`; all held by
+ * the run's other events: it is left for the next run, `deferred`). Its credit is charged (chargeCredits, the
+ * conditional statement) after an attempt that reached the receiver (`Attempt.sent`), once; an attempt that did not
+ * is free and leaves the event uncharged for its retry. The race: API requests or another replica may spend the
+ * balance between the check and the charge. The event was sent then, and the balance never goes below 0, so nothing is
+ * charged (what is possible of 1 credit: none): a delivered event stays delivered with `charged: false`, the service
+ * bearing the credit; an undelivered one ends (failed, `insufficient_credits`) rather than being retried unpaid.
  */
 export async function runDeliveries(db: Database, opts: DeliveryOptions = {}): Promise<DeliveryRunResult> {
   const now = (opts.now ?? (() => new Date()))();
-  const httpFetch = opts.fetch ?? fetch;
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-  const result: DeliveryRunResult = { attempted: 0, delivered: 0, failed: 0, retrying: 0 };
+  const allowPrivateHosts = opts.allowPrivateHosts ?? false;
+  const result: DeliveryRunResult = { attempted: 0, delivered: 0, failed: 0, retrying: 0, deferred: 0 };
   const claimed = await db.query<ClaimedRow>(
     `WITH due AS (
        SELECT seq FROM alert_delivery
@@ -697,23 +770,28 @@ export async function runDeliveries(db: Database, opts: DeliveryOptions = {}): P
         ORDER BY next_attempt_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED
      ), claimed AS (
        UPDATE alert_delivery d SET locked_until = $1::timestamptz + make_interval(secs => $3) FROM due WHERE d.seq = due.seq
-       RETURNING d.id, d.alert_id, d.account_id, d.payload, d.attempts, d.charged
+       RETURNING d.seq, d.id, d.alert_id, d.account_id, d.payload, d.attempts, d.charged
      )
      SELECT c.id::text AS id, c.alert_id::text AS alert_id, c.account_id, a.key_id::text AS key_id, c.payload, c.attempts, c.charged,
             a.url, a.secret, a.disabled_at IS NOT NULL AS disabled
-       FROM claimed c JOIN alert a ON a.id = c.alert_id`,
+       FROM claimed c JOIN alert a ON a.id = c.alert_id
+      ORDER BY c.seq`,
     [now, opts.batch ?? 20, DELIVERY_CLAIM_SECONDS],
   );
+  // The balance each account with uncharged events has for this run (its events hold a credit each before sending).
+  const balance = new Map<string, bigint>();
+  for (const r of claimed) if (!r.charged && !r.disabled && !balance.has(r.account_id)) balance.set(r.account_id, await availableCredits(db, r.account_id));
+  const budget = new Map(balance);
   // The claimed rows are sent at once (each attempt at most timeoutMs), so a run ends well within its claim.
   const deliverOne = async (row: ClaimedRow): Promise<void> => {
-    const finish = async (fields: { status: AlertDelivery['status']; attempt: Attempt | null; next?: Date }) => {
+    const finish = async (fields: { status: AlertDelivery['status']; attempt: Attempt | null; error?: string; next?: Date }) => {
       const a = fields.attempt;
       await db.query(
         `UPDATE alert_delivery SET status = $2::text, attempts = attempts + $3, last_status_code = CASE WHEN $3 = 1 THEN $4::int ELSE last_status_code END,
                 last_error = $5, response_excerpt = $6, last_attempt_at = CASE WHEN $3 = 1 THEN $7::timestamptz ELSE last_attempt_at END,
                 next_attempt_at = COALESCE($8, next_attempt_at), delivered_at = CASE WHEN $2::text = 'delivered' THEN $7::timestamptz END, locked_until = NULL
           WHERE id = $1::uuid`,
-        [row.id, fields.status, a ? 1 : 0, a?.statusCode ?? null, a ? a.error : fields.status === 'failed' ? 'insufficient_credits' : null, a?.excerpt ?? null, now, fields.next ?? null],
+        [row.id, fields.status, a ? 1 : 0, a?.statusCode ?? null, fields.error ?? a?.error ?? null, a?.excerpt ?? null, now, fields.next ?? null],
       );
     };
     if (row.disabled) {
@@ -722,24 +800,41 @@ export async function runDeliveries(db: Database, opts: DeliveryOptions = {}): P
       return;
     }
     if (!row.charged) {
-      const after = await chargeCredits(db, { accountId: row.account_id, keyId: row.key_id, operationId: DELIVERY_OPERATION, requestId: row.id, cost: EVENT_CREDIT_COST });
-      if (after === null) {
-        await finish({ status: 'failed', attempt: null });
-        result.failed++;
+      // Decided before the first await of any row: the run's rows of one account share its balance in claim order.
+      const left = budget.get(row.account_id)!;
+      if (left < EVENT_CREDIT_COST) {
+        if (balance.get(row.account_id)! < EVENT_CREDIT_COST) {
+          await finish({ status: 'failed', attempt: null, error: 'insufficient_credits' });
+          result.failed++;
+        } else {
+          await db.query(`UPDATE alert_delivery SET locked_until = NULL WHERE id = $1::uuid`, [row.id]);
+          result.deferred++;
+        }
         return;
       }
-      await db.query(`UPDATE alert_delivery SET charged = true WHERE id = $1::uuid`, [row.id]);
-      await db.notify('qg_auth', row.account_id).catch(() => undefined); // caches of the balance see the charge
+      budget.set(row.account_id, left - EVENT_CREDIT_COST);
     }
     result.attempted++;
-    const attempt = await send(row, now, httpFetch, timeoutMs);
+    const attempt = await send(row, now, timeoutMs, allowPrivateHosts, opts.lookup);
     const attempts = row.attempts + 1;
+    let unpaid = false;
+    if (!row.charged && attempt.sent) {
+      const after = await chargeCredits(db, { accountId: row.account_id, keyId: row.key_id, operationId: DELIVERY_OPERATION, requestId: row.id, cost: EVENT_CREDIT_COST });
+      if (after === null) unpaid = true;
+      else {
+        await db.query(`UPDATE alert_delivery SET charged = true WHERE id = $1::uuid`, [row.id]);
+        await db.notify('qg_auth', row.account_id).catch(() => undefined); // caches of the balance see the charge
+      }
+    }
     if (attempt.error === null) {
       await finish({ status: 'delivered', attempt });
       result.delivered++;
     } else if (attempt.error === 'gone') {
       await finish({ status: 'failed', attempt });
       await db.query(`UPDATE alert SET disabled_at = $2, disabled_reason = 'gone' WHERE id = $1::uuid AND disabled_at IS NULL`, [row.alert_id, now]);
+      result.failed++;
+    } else if (unpaid) {
+      await finish({ status: 'failed', attempt, error: 'insufficient_credits' });
       result.failed++;
     } else if (attempts >= MAX_ATTEMPTS) {
       await finish({ status: 'failed', attempt });
@@ -748,7 +843,8 @@ export async function runDeliveries(db: Database, opts: DeliveryOptions = {}): P
       await finish({ status: 'pending', attempt, next: new Date(now.getTime() + RETRY_DELAYS_SECONDS[attempts - 1]! * 1000) });
       result.retrying++;
     }
-    opts.logger?.info({ delivery: row.id, alert: row.alert_id, attempt: attempts, status: attempt.statusCode, error: attempt.error }, 'alert delivery attempt');
+    if (unpaid) opts.logger?.warn({ delivery: row.id, account: row.account_id }, 'alert delivery sent but its credit could not be charged (the balance was spent meanwhile)');
+    opts.logger?.info({ delivery: row.id, alert: row.alert_id, attempt: attempts, status: attempt.statusCode, error: attempt.error, sent: attempt.sent }, 'alert delivery attempt');
   };
   await Promise.all(claimed.map(deliverOne));
   return result;

@@ -263,6 +263,20 @@ export const itemSearchArgs = z
     const problem = searchCursorProblem(a.after, a.search, a.appId);
     if (problem !== null) ctx.addIssue({ code: 'custom', path: ['after'], message: problem });
   });
+/** Delivery log page size (GET /alerts/{id}/deliveries `limit`, GraphQL alertDeliveries `limit`): default and bound. */
+export const DEFAULT_DELIVERIES_PAGE = 20;
+export const MAX_DELIVERIES_PAGE = 100;
+/** A delivery-log cursor: the seq of the last row of the previous page, a decimal string. */
+export const DELIVERY_CURSOR = /^\d{1,19}$/;
+/**
+ * Arguments of the GraphQL `alertDeliveries` root field (REST: GET /alerts/{id}/deliveries, whose route checks the
+ * same): `limit` 1..MAX_DELIVERIES_PAGE, `cursor` a next_cursor of the log; `id` is judged by the resolver (404).
+ */
+export const alertDeliveriesArgs = z.looseObject({
+  id: z.string(),
+  limit: z.number().int().min(1, { message: `must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}` }).max(MAX_DELIVERIES_PAGE, { message: `must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}` }),
+  cursor: z.string().regex(DELIVERY_CURSOR, { message: 'must be a next_cursor this listing returned' }).nullish(),
+});
 /**
  * Argument rules of the metered GraphQL root fields, checked by the metering plugin before rate limits and billing
  * (a REST route checks the same rules on its parameters, and metering then trusts them). The only check of those
@@ -271,4 +285,4 @@ export const itemSearchArgs = z
  * both orders; docs/benchmarks.md).
  * `test/unit/metered-args.test.ts` holds every metered root field to having a rule here.
  */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, topRoutes: topRoutesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs, items: itemSearchArgs };
+export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, topRoutes: topRoutesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs, items: itemSearchArgs, alertDeliveries: alertDeliveriesArgs };

@@ -168,6 +168,14 @@ describe('GET /endpoints', () => {
     });
     expect(data.find((e: any) => e.path === '/prices/export').credit_cost).toBe(10);
     expect(data.find((e: any) => e.path === '/health').roles).toEqual([]);
+    // The alert rows: free, rate limited per account (docs/alerts.md, Rate limits).
+    const alertRows = data.filter((e: any) => e.path.startsWith('/alerts')).map((e: any) => [e.method, e.path, e.credit_cost, e.rate_limit]);
+    expect(alertRows).toEqual([
+      ['GET', '/alerts', 0, { max_requests: 60, window_seconds: 60 }],
+      ['POST', '/alerts', 0, { max_requests: 30, window_seconds: 60 }],
+      ['DELETE', '/alerts/{id}', 0, { max_requests: 30, window_seconds: 60 }],
+      ['GET', '/alerts/{id}/deliveries', 0, { max_requests: 60, window_seconds: 60 }],
+    ]);
   });
 });
 

@@ -27,9 +27,10 @@ describe('endpoint catalogue (data/endpoints.json)', () => {
     expect(ENDPOINTS.filter((e) => e.premium)).toEqual([]);
     expect([1, 100, 101, 200, 201, 1000].map((n) => Number(operationCost(row('batchPrices'), n)))).toEqual([1, 1, 2, 2, 3, 10]);
     expect(Number(operationCost(row('getMe')))).toBe(0);
-    // Extension (docs/alerts.md): webhook alerts, registered and listed free with an API key (each event costs 1 credit, not a request).
-    for (const [id, method, p, field] of [['createAlert', 'POST', '/alerts', 'createAlert'], ['listAlerts', 'GET', '/alerts', 'alerts'], ['deleteAlert', 'DELETE', '/alerts/{id}', 'deleteAlert'], ['listAlertDeliveries', 'GET', '/alerts/{id}/deliveries', 'alertDeliveries']]) {
-      expect(row(id!)).toMatchObject({ method, path: p, creditCost: 0, rateLimit: null, roles: ['user'], graphqlFields: [field] });
+    // Extension (docs/alerts.md): webhook alerts, registered and listed free with an API key (each event costs 1 credit,
+    // not a request), rate limited per account: registration and deletion 30 a minute, the listings 60.
+    for (const [id, method, p, field, max] of [['createAlert', 'POST', '/alerts', 'createAlert', 30], ['listAlerts', 'GET', '/alerts', 'alerts', 60], ['deleteAlert', 'DELETE', '/alerts/{id}', 'deleteAlert', 30], ['listAlertDeliveries', 'GET', '/alerts/{id}/deliveries', 'alertDeliveries', 60]] as const) {
+      expect(row(id)).toMatchObject({ method, path: p, creditCost: 0, rateLimit: { maxRequests: max, windowSeconds: 60 }, roles: ['user'], graphqlFields: [field] });
     }
   });
 

@@ -7,7 +7,10 @@ import { meteredFieldArgs } from '../../src/validation/params.js';
 describe('arguments of metered root fields', () => {
   it('every metered root field that takes arguments has its rule in meteredFieldArgs (the only check of them)', () => {
     const roots = [schema.getQueryType(), schema.getSubscriptionType()].flatMap((type) => (type ? Object.values(type.getFields()) : []));
-    const metered = ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.')));
+    // The account's own mutations (createAlert, deleteAlert) are metered for their rate limits but check their input
+    // in their resolvers (src/plugins/metering.ts, planMeteredFields).
+    const mutations = Object.keys(schema.getMutationType()?.getFields() ?? {});
+    const metered = ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.') && !mutations.includes(f)));
     expect(metered.length).toBeGreaterThan(5);
     const missing = metered.filter((name) => {
       const field = roots.find((f) => f.name === name);

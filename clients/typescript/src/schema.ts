@@ -12,7 +12,7 @@ export interface paths {
         };
         /**
          * Your alerts
-         * @description The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free.
+         * @description The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free (60 a minute per account).
          */
         get: operations["listAlerts"];
         put?: never;
@@ -20,7 +20,7 @@ export interface paths {
          * Register a webhook alert
          * @description Registers a condition and the URL told when it starts to hold. `kind` price: `market_code`, `side` (ask or bid), `direction` (above or below) and `level`, a decimal string in the market's currency (`currency_code` of the answer). `kind` route_margin: `buy_market`, `sell_market` and `margin`, a decimal fraction (0.05 = 5 %), judged on the best route between the two markets after fees (cash in, cash out; as GET /prices/routes computes it). Events fire on crossing: when the condition turns from not holding to holding; an alert whose condition already holds at registration fires after it stops holding and crosses again.
          *
-         *     The URL must use https (no user name or password, at most 2,048 characters). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free; each event costs 1 credit when first sent.
+         *     The URL must use https (no user name or password, at most 2,048 characters) and point at a public host: an IP address in a private, loopback, link-local or other non-public range, or a name such as `localhost`, is refused (422 on `url`), and each delivery connects only to public addresses of the name (docs/alerts.md). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free (30 a minute per account, with GraphQL createAlert); each event costs 1 credit, once, at its first attempt that reaches the receiver.
          */
         post: operations["createAlert"];
         delete?: never;
@@ -41,7 +41,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an alert
-         * @description Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free.
+         * @description Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free (30 a minute per account).
          */
         delete: operations["deleteAlert"];
         options?: never;
@@ -58,7 +58,7 @@ export interface paths {
         };
         /**
          * An alert's delivery log
-         * @description The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged. Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account's alert. Free.
+         * @description The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged (an attempt that never reached the receiver, such as a refused connection or an address the SSRF guard refused, is not). Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account's alert. Free (60 a minute per account).
          */
         get: operations["listAlertDeliveries"];
         put?: never;
@@ -823,15 +823,15 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "delivered" | "failed";
-            /** @description Attempts sent so far. */
+            /** @description Attempts made so far (those that never reached the receiver included). */
             attempts: number;
             /** @description The last attempt's HTTP status; null when none answered. */
             status_code: number | null;
-            /** @description Why the last attempt failed: http_<status>, timeout, connection_error, gone (410: the alert was disabled), insufficient_credits, alert_disabled; null after a success. */
+            /** @description Why the last attempt failed: http_<status>, timeout, connection_error, dns_error, address not allowed: <address> (the SSRF guard refused the host's address), gone (410: the alert was disabled), insufficient_credits, alert_disabled; null after a success. */
             error: string | null;
             /** @description The start of the last answer's body (at most 256 characters). */
             response_excerpt: string | null;
-            /** @description True once the event was charged (1 credit, once, at its first attempt). */
+            /** @description True once the event was charged (1 credit, once, at its first attempt that reached the receiver; attempts that never connected are free). */
             charged: boolean;
             /**
              * Format: date-time
@@ -3305,7 +3305,8 @@ export interface operations {
                      *         }
                      *       ],
                      *       "meta": {
-                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": false
                      *       }
                      *     }
                      */
@@ -3326,6 +3327,15 @@ export interface operations {
             };
             /** @description Credential valid but not allowed. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`; Retry-After). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3400,7 +3410,8 @@ export interface operations {
                      *         "secret": "whsec_q2VnT1n8aXb0Zl3oC4yR7uJmD6eK9wHs5tPfLgAiQzE"
                      *       },
                      *       "meta": {
-                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": false
                      *       }
                      *     }
                      */
@@ -3453,6 +3464,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`; Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Temporarily unavailable (`dependency_unavailable`). */
@@ -3510,7 +3530,8 @@ export interface operations {
                      *         "created_at": "2026-07-17T08:00:00.000Z"
                      *       },
                      *       "meta": {
-                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": false
                      *       }
                      *     }
                      */
@@ -3554,6 +3575,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`; Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Temporarily unavailable (`dependency_unavailable`). */
@@ -3622,7 +3652,8 @@ export interface operations {
                      *         "has_more": true
                      *       },
                      *       "meta": {
-                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807"
+                     *         "request_id": "5fedd70b-50e0-452c-b570-2b6baff38807",
+                     *         "billable": false
                      *       }
                      *     }
                      */
@@ -3666,6 +3697,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`; Retry-After). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Temporarily unavailable (`dependency_unavailable`). */

@@ -63,7 +63,7 @@ const CreateAlertInput = builder.inputType('CreateAlertInput', {
     margin: t.string({ required: false }),
     fund: t.string({ required: false, description: 'route_margin: cash (default) or balance.' }),
     payout: t.string({ required: false, description: 'route_margin: cash (default) or balance.' }),
-    url: t.string({ required: true, description: 'The webhook URL (https; no credentials; at most 2,048 characters).' }),
+    url: t.string({ required: true, description: 'The webhook URL (https; no credentials; at most 2,048 characters; a public host: no private, loopback or link-local address, no local name such as localhost).' }),
   }),
 });
 
@@ -79,7 +79,7 @@ function asArgumentError(e: unknown): unknown {
 builder.queryFields((t) => ({
   alerts: t.field({
     type: [AlertRef],
-    description: `The caller's alerts, newest first (REST: GET /alerts; free). At most ${MAX_ALERTS_PER_ACCOUNT} per account.`,
+    description: `The caller's alerts, newest first (REST: GET /alerts; free; 60 a minute per account, both faces). At most ${MAX_ALERTS_PER_ACCOUNT} per account.`,
     extensions: listComplexity(MAX_ALERTS_PER_ACCOUNT),
     resolve: async (_r, _a, ctx) => {
       const caller = await ctx.requireUser('listAlerts');
@@ -88,7 +88,7 @@ builder.queryFields((t) => ({
   }),
   alertDeliveries: t.field({
     type: AlertDeliveriesRef,
-    description: "One page of an alert's delivery log, newest first (REST: GET /alerts/{id}/deliveries; free). Error not_found for another account's alert.",
+    description: "One page of an alert's delivery log, newest first (REST: GET /alerts/{id}/deliveries; free; 60 a minute per account, both faces). Error not_found for another account's alert.",
     args: {
       id: t.arg.string({ required: true }),
       limit: t.arg.int({ required: true, defaultValue: DEFAULT_DELIVERIES_PAGE, description: `At most ${MAX_DELIVERIES_PAGE}.` }),
@@ -105,7 +105,7 @@ builder.mutationFields((t) => ({
   createAlert: t.field({
     type: AlertCreatedRef,
     description:
-      'Registers a webhook alert on the caller\'s account (REST: POST /alerts; an API key, not a service token; free). The answer carries the signing secret, shown this once. Errors: validation_failed (422) for a bad input, an unknown item or market; conflict (409) beyond the alerts an account may hold.',
+      'Registers a webhook alert on the caller\'s account (REST: POST /alerts; an API key, not a service token; free; 30 a minute per account, both faces). The answer carries the signing secret, shown this once. Errors: validation_failed (422) for a bad input, an unknown item or market, a URL whose host is not public (the SSRF guard); conflict (409) beyond the alerts an account may hold; rate_limited (429).',
     args: { input: t.arg({ type: CreateAlertInput, required: true }) },
     resolve: async (_r, { input }, ctx) => {
       const caller = await ctx.requireUser('createAlert');
@@ -120,7 +120,7 @@ builder.mutationFields((t) => ({
   }),
   deleteAlert: t.field({
     type: AlertRef,
-    description: "Deletes one of the caller's alerts with its delivery log (REST: DELETE /alerts/{id}; free); returns it as it was. Error not_found for another account's alert.",
+    description: "Deletes one of the caller's alerts with its delivery log (REST: DELETE /alerts/{id}; free; 30 a minute per account, both faces); returns it as it was. Error not_found for another account's alert.",
     args: { id: t.arg.string({ required: true }) },
     resolve: async (_r, args, ctx) => {
       const caller = await ctx.requireUser('deleteAlert');

@@ -233,15 +233,15 @@ class AlertDeliveryOut(TypedDict):
     id: str
     #: pending: an attempt is due at next_attempt_at; delivered: a 2xx answered; failed: given up (see error).
     status: Literal["pending", "delivered", "failed"]
-    #: Attempts sent so far.
+    #: Attempts made so far (those that never reached the receiver included).
     attempts: int
     #: The last attempt's HTTP status; null when none answered.
     status_code: int | None
-    #: Why the last attempt failed: http_<status>, timeout, connection_error, gone (410: the alert was disabled), insufficient_credits, alert_disabled; null after a success.
+    #: Why the last attempt failed: http_<status>, timeout, connection_error, dns_error, address not allowed: <address> (the SSRF guard refused the host's address), gone (410: the alert was disabled), insufficient_credits, alert_disabled; null after a success.
     error: str | None
     #: The start of the last answer's body (at most 256 characters).
     response_excerpt: str | None
-    #: True once the event was charged (1 credit, once, at its first attempt).
+    #: True once the event was charged (1 credit, once, at its first attempt that reached the receiver; attempts that never connected are free).
     charged: bool
     #: RFC 3339 timestamp, UTC.
     created_at: str
@@ -834,34 +834,34 @@ class Operations:
         raise NotImplementedError
 
     def list_alerts(self) -> list[AlertOut]:
-        """Your alerts: GET /alerts (listAlerts: free).
+        """Your alerts: GET /alerts (listAlerts: free, 60 per 60 s).
 
-        The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free.
+        The account's alerts, newest first (all of them: at most 50). `holding` is the condition's state at the last evaluation; `disabled` is true once the receiver answered 410 Gone. The signing secret is never listed. Free (60 a minute per account).
         """
         return self._call("GET", "/alerts", path_params={}, query={}, envelope=True)  # type: ignore[no-any-return]
 
     def create_alert(self, *, body: AlertIn) -> AlertCreatedOut:
-        """Register a webhook alert: POST /alerts (createAlert: free).
+        """Register a webhook alert: POST /alerts (createAlert: free, 30 per 60 s).
 
         Registers a condition and the URL told when it starts to hold. `kind` price: `market_code`, `side` (ask or bid), `direction` (above or below) and `level`, a decimal string in the market's currency (`currency_code` of the answer). `kind` route_margin: `buy_market`, `sell_market` and `margin`, a decimal fraction (0.05 = 5 %), judged on the best route between the two markets after fees (cash in, cash out; as GET /prices/routes computes it). Events fire on crossing: when the condition turns from not holding to holding; an alert whose condition already holds at registration fires after it stops holding and crosses again.
 
-        The URL must use https (no user name or password, at most 2,048 characters). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free; each event costs 1 credit when first sent.
+        The URL must use https (no user name or password, at most 2,048 characters) and point at a public host: an IP address in a private, loopback, link-local or other non-public range, or a name such as `localhost`, is refused (422 on `url`), and each delivery connects only to public addresses of the name (docs/alerts.md). The answer carries `secret` (whsec_...), which signs every delivery: it is shown this once. At most 50 alerts per account: 409 `conflict` beyond. 422 for a bad field, an unknown item or an unknown market. Free (30 a minute per account, with GraphQL createAlert); each event costs 1 credit, once, at its first attempt that reaches the receiver.
         """
         return self._call("POST", "/alerts", path_params={}, query={}, body=body, envelope=True)  # type: ignore[no-any-return]
 
     def delete_alert(self, id: str) -> AlertOut:
-        """Delete an alert: DELETE /alerts/{id} (deleteAlert: free).
+        """Delete an alert: DELETE /alerts/{id} (deleteAlert: free, 30 per 60 s).
 
-        Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free.
+        Deletes the alert and its delivery log; events not yet delivered are not sent. Answers the alert as it was. 404 for an id that is not one of the account's alerts. Free (30 a minute per account).
 
         `id`: The alert id (GET /alerts).
         """
         return self._call("DELETE", "/alerts/{id}", path_params={"id": id}, query={}, envelope=True)  # type: ignore[no-any-return]
 
     def list_alert_deliveries(self, id: str, *, limit: str | None = None, cursor: str | None = None) -> AlertDeliveriesOut:
-        """An alert's delivery log: GET /alerts/{id}/deliveries (listAlertDeliveries: free).
+        """An alert's delivery log: GET /alerts/{id}/deliveries (listAlertDeliveries: free, 60 per 60 s).
 
-        The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged. Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account's alert. Free.
+        The events of the alert and their deliveries, newest first: status (pending, delivered, failed), attempts, the last status code and error, the start of the last answer (at most 256 characters), whether the event was charged (an attempt that never reached the receiver, such as a refused connection or an address the SSRF guard refused, is not). Failed attempts are retried after 1 min, 5 min, 30 min, 2 h and 6 h; then the event fails. 404 for another account's alert. Free (60 a minute per account).
 
         `limit`: Rows per page, 1-100 (default 20).
         `cursor`: The previous page's next_cursor.
