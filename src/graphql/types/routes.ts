@@ -296,7 +296,7 @@ builder.queryFields((t) => ({
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getTopRoutes');
       const book = await bookFor(ctx, args.currency);
-      const markets = (await ctx.db.query<{ code: string }>('SELECT code FROM website ORDER BY code')).map((r) => r.code);
+      const markets = (await ctx.db.query<{ code: string }>('SELECT code FROM website WHERE NOT is_deprecated ORDER BY code')).map((r) => r.code);
       const opts = { ...optionsOf(args), now: ctx.now, appId: args.appId, minMargin: args.minMargin ? new Money(args.minMargin) : null, limit: args.limit };
       const found = await topRoutes(ctx.db, book, markets, (app, names) => ctx.loaders.quotesNow(app, names), opts);
       return {
