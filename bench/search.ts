@@ -30,7 +30,7 @@ import { createApp } from '../src/app.js';
 import { createAccount } from '../src/services/accounts.js';
 import { ensureItems } from '../src/services/ingestion.js';
 import { searchItems, suggestNames } from '../src/services/item-search.js';
-import { createRateLimiter } from '../src/plugins/rate-limiter.js';
+import { createRateLimiter } from '../src/limits/rate-limiter.js';
 import { decodeSearchCursor, searchWords } from '../src/search/query.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { dropPostgresDatabase, freshPostgresDatabase } from './scale-data.js';

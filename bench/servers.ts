@@ -28,7 +28,7 @@ const from = (module: string) =>
 const { loadEnv } = (await import(from('env'))) as typeof import('../src/env.js');
 const { openDatabase } = (await import(from('db/client'))) as typeof import('../src/db/client.js');
 const { createApp } = (await import(from('app'))) as typeof import('../src/app.js');
-const { createRateLimiter } = (await import(from('plugins/rate-limiter'))) as typeof import('../src/plugins/rate-limiter.js');
+const { createRateLimiter } = (await import(from('limits/rate-limiter'))) as typeof import('../src/limits/rate-limiter.js');
 
 // The data and the accounts are made by bench/setup-data.ts in a process of its own (see there), then opened here.
 const setup = execFileSync(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'bench', 'setup-data.ts')], {

@@ -22,7 +22,7 @@ import { useMetering } from './plugins/metering.js';
 import { useErrorCodes } from './plugins/error-codes.js';
 import { safetyPlugins } from './plugins/safety.js';
 import { corsPlugins } from './plugins/cors.js';
-import { createRateLimiter, type RateLimiter } from './plugins/rate-limiter.js';
+import { createRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { httpRequests, registry } from './lib/metrics.js';
 import { openApiBody } from './openapi/document.js';
 import type { HeaderReader } from './lib/headers.js';

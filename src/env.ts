@@ -137,7 +137,7 @@ const schema = z.object({
   AUTH_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(30),
   /**
    * With REDIS_URL: milliseconds a replica may hand out rate-limit points it took ahead for a busy account (a
-   * rate-limit lease: the limit still holds across replicas; src/plugins/rate-limiter.ts). 0 = every request decided in Redis.
+   * rate-limit lease: the limit still holds across replicas; src/limits/rate-limiter.ts). 0 = every request decided in Redis.
    */
   RATE_LIMIT_LEASE_MS: z.coerce.number().int().min(0).max(10_000).default(1000),
   /** `off`: every charge is one conditional statement; `on`: large balances are charged from per-replica leases. */

@@ -10,7 +10,7 @@ import { openDatabase, type Database } from './db/client.js';
 import { createApp, metricsResponse } from './app.js';
 import { importPath, isEmpty } from './services/importers.js';
 import { bundledNames, importHistory } from './services/history-import.js';
-import { createRateLimiter } from './plugins/rate-limiter.js';
+import { createRateLimiter } from './limits/rate-limiter.js';
 import { startExportJob, type ExportChild } from './jobs/export-snapshots.js';
 import { startValuationJob } from './jobs/valuation.js';
 import { startStatusRecorder } from './jobs/status-recorder.js';

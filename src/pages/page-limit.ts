@@ -2,7 +2,7 @@
  * The pages' rate limit per client address (issue 41, point 9): the item pages (`/items`, `/items/{name}`) show
  * what the API sells (every market's quotes, the valuation band, the history) without a key or a charge, so they
  * stay free for people but a client address gets at most PAGE_RATE_LIMIT of them (default 30 a minute, over any
- * 60 s: the API's sliding log, src/plugins/rate-limiter.ts `consumeNamed`, in memory or in Redis when REDIS_URL is
+ * 60 s: the API's sliding log, src/limits/rate-limiter.ts `consumeNamed`, in memory or in Redis when REDIS_URL is
  * set, so replicas share one count). The next one is a 429 page with `Retry-After` and the `RateLimit` fields.
  * `/valuation` and the status page are not limited: their data is the public, free API's (`GET
  * /valuation/accuracy`, `GET /status`), and a status page must answer during an incident.
@@ -15,7 +15,7 @@
 import ipaddr from 'ipaddr.js';
 import proxyaddr from 'proxy-addr';
 import { rateLimitRejections } from '../lib/metrics.js';
-import type { RateLimiter, NamedLimit, RateLimitOutcome } from '../plugins/rate-limiter.js';
+import type { RateLimiter, NamedLimit, RateLimitOutcome } from '../limits/rate-limiter.js';
 import { escapeHtml, htmlResponse, renderPage } from './layout.js';
 
 /** Pages per window per client address: PAGE_RATE_LIMIT `<pages>/<seconds>`, or null (`off`) for none. */

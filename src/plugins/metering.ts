@@ -61,7 +61,7 @@ import { toGraphQLError } from '../graphql/errors.js';
 import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
 import type { Context } from '../graphql/context.js';
 import type { UserCaller } from '../services/accounts.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
 import { creditsCharged, rateLimitRejections } from '../lib/metrics.js';
 
 /** One metered root field of an operation. */

@@ -12,7 +12,7 @@
 import zlib from 'node:zlib';
 import pino from 'pino';
 import { createApp, type App } from '../../src/app.js';
-import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { importCatalogue } from '../../src/services/catalogue-import.js';
 import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
 import { runExportSnapshots } from '../../src/services/exports.js';

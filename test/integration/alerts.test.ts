@@ -18,7 +18,7 @@ import { startAlertJob } from '../../src/jobs/alerts.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
 import { AlertOut, AlertDeliveryOut } from '../../src/shapes/alerts.js';
-import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 
 const ITEM = 'AK-47 | Alerting (Field-Tested)';
 const OTHER = 'M4A1-S | Alerting (Minimal Wear)';

@@ -20,7 +20,7 @@ import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { creditCounters } from '../helpers/credits.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { currentSnapshot, runExportSnapshots } from '../../src/services/exports.js';
-import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { ENDPOINTS, type EndpointInfo } from '../../src/catalogue/endpoints.js';
 import { operationCost } from '../../src/services/billing.js';
 import { schema } from '../../src/graphql/schema.js';

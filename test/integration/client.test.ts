@@ -12,7 +12,7 @@ import { schema } from '../../src/graphql/schema.js';
 import { createAccount } from '../../src/services/accounts.js';
 import { ingestBatch } from '../../src/services/ingestion.js';
 import { runExportSnapshots } from '../../src/services/exports.js';
-import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { ItemQuotes, Me, PriceChanges, QuotegateError, createQuotegateClient, quoteKey, type FollowStep, type QuotegateClient } from '../../clients/typescript/src/index.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { listen, openStream } from '../helpers/live.js';

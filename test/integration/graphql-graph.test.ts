@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, QUOTE_SELECTION } from '../helpers/shapes.js';
 import { createAccount } from '../../src/services/accounts.js';
-import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { loadMarketQuotePages, quoteJson, type MarketQuotePageRequest } from '../../src/services/quotes.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';

@@ -12,7 +12,7 @@ import { expectEnvelope, expectError } from '../helpers/shapes.js';
 import { createAccount, createServiceToken } from '../../src/services/accounts.js';
 import { ingestBatch, completeMarketScanTx } from '../../src/services/ingestion.js';
 import { buildSnapshot } from '../../src/services/exports.js';
-import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { creditCounters } from '../helpers/credits.js';
 import { CreditLeases } from '../../src/services/credit-leases.js';
 

@@ -11,7 +11,7 @@ import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { BATCH_SELECTION, expectEnvelope, expectError, expectKeys } from '../helpers/shapes.js';
 import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
 import { grantCredits } from '../../src/services/billing.js';
-import { createRateLimiter } from '../../src/plugins/rate-limiter.js';
+import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { creditCounters } from '../helpers/credits.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';

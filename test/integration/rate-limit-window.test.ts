@@ -13,7 +13,7 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createRateLimiter, type RateLimiter, type RateLimitOutcome } from '../../src/plugins/rate-limiter.js';
+import { createRateLimiter, type RateLimiter, type RateLimitOutcome } from '../../src/limits/rate-limiter.js';
 import { endpoint } from '../../src/catalogue/endpoints.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 
