@@ -74,6 +74,8 @@ function asRestError(route: CompiledRoute, error: ServiceError): ServiceError {
   if (!problems.some((p) => p.location === 'argument')) return error;
   const details = problems.map((p) => {
     if (p.location !== 'argument') return p;
+    const param = route.operation.params.find((x) => x.arg === p.field);
+    if (param) return { ...p, location: param.in, field: param.name };
     const field = snake(p.field);
     return { ...p, location: route.names.includes(field) ? ('path' as const) : route.body ? ('body' as const) : ('query' as const), field };
   });
@@ -112,7 +114,7 @@ const preparedDocuments = new Map<string, DocumentNode>();
 function prepareDocument(operationId: Route['operationId']): DocumentNode {
   const found = preparedDocuments.get(operationId);
   if (found) return found;
-  const document = parse(DOCUMENTS[operationId]);
+  const document = parse(DOCUMENTS[operationId]!);
   const errors = validate(schema, document);
   if (errors.length > 0) throw new Error(`document ${operationId} is invalid: ${errors.map((e) => e.message).join('; ')}`);
   // A subscription (the REST event stream) keeps the pipeline's subscribe: its events are few and long-lived.

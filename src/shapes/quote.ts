@@ -46,3 +46,28 @@ export const MarketQuoteOut = z
 
 /** A quote as JSON (MarketQuoteOut). */
 export type MarketQuoteJson = z.infer<typeof MarketQuoteOut>;
+
+/** One item of a batch or export answer (spec: BatchItemOut). */
+export const BatchItemOut = z.strictObject({ market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'BatchItemOut' });
+/** The side filter as answers echo it. */
+const sideEnum = z.enum(['ask', 'bid', 'mid', 'all']);
+/** GET /prices (spec: ItemPricesOut). */
+export const ItemPricesOut = z.strictObject({ app_id: z.string(), market_hash_name: z.string(), markets: z.array(MarketQuoteOut) }).meta({ id: 'ItemPricesOut' });
+/** POST /prices/batch (spec: BatchPricesOut). */
+export const BatchPricesOut = z.strictObject({ app_id: z.string(), side: sideEnum, items: z.array(BatchItemOut) }).meta({ id: 'BatchPricesOut' });
+/** GET /prices/export, format json (spec: ExportOut; `change_seq` an extension). */
+export const ExportOut = z
+  .strictObject({
+    app_id: z.string(),
+    side: sideEnum,
+    generated_at: timestamp,
+    change_seq: z.string().regex(/^\d+$/).meta({ description: 'Extension: the change sequence the snapshot was built at (also header X-Change-Sequence); follow GET /prices/changes?since=<it>.' }),
+    items: z.array(BatchItemOut),
+  })
+  .meta({ id: 'ExportOut', description: 'Sent gzip-compressed (Content-Encoding: gzip).' });
+/** One line of the `format=ndjson` export (an extension, docs/export.md): the item's name and one of its quotes' fields. */
+export const ExportQuoteLine = MarketQuoteOut.extend({ market_hash_name: z.string() }).meta({
+  id: 'ExportQuoteLine',
+  description:
+    'format=ndjson (extension): the file is one such object per line (UTF-8, each line ended by a line feed), one per quote of the JSON export, in its order (items by market hash name, then their markets); sent gzip-compressed (Content-Encoding: gzip).',
+});

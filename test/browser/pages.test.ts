@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { testApp, type TestApp } from '../helpers/app.js';
-import { TAGS } from '../../src/openapi/operations.js';
+import { TAGS } from '../../src/operations/docs.js';
 import { browserSuiteTitle, launchBrowser, openProbedPage, screenshot, serve, SKIP_BROWSER, type PageProblems, type Served } from './browser.js';
 
 let t: TestApp;
@@ -79,7 +79,7 @@ describe.skipIf(SKIP_BROWSER)(browserSuiteTitle('pages in Chromium'), () => {
       expect(res!.headers()['x-request-id']).toBeTruthy();
       await openapi;
       // Operations of the document appear as the renderer draws them: grouped by tag, named by summary, with
-      // the document's servers, licence and examples (src/openapi/operations.ts, examples.ts).
+      // the document's servers, licence and examples (src/operations/, examples.ts).
       await page.getByRole('heading', { name: 'Quotegate', exact: true }).first().waitFor({ timeout: 60_000 });
       const text = await page.locator('body').innerText();
       for (const tag of TAGS) expect(text).toContain(tag.name);

@@ -4260,7 +4260,7 @@ export interface operations {
                  */
                 app_id?: string;
                 /**
-                 * @description Comma-separated market codes (spaces around codes ignored); CSCP selects the valuation.
+                 * @description Comma-separated market codes (GET /websites; spaces around codes ignored); CSCP selects the valuation. Default: every market.
                  * @example BUFF163,SKINPORT,CSCP
                  */
                 markets?: string;
@@ -4664,15 +4664,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422.
-                 * @example 316000
-                 */
-                since?: string;
-                /**
                  * @description Game application id, 1-16 characters; default 730 (CS2).
                  * @example 730
                  */
                 app_id?: string;
+                /**
+                 * @description The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422.
+                 * @example 316000
+                 */
+                since?: string;
                 /**
                  * @description Comma-separated market codes (CSCP: the valuation); default every market.
                  * @example BUFF163,SKINPORT,CSCP
@@ -4856,15 +4856,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Start after this change sequence number (an export's change_seq or a feed cursor); the changes after it come first. Absent: from now (or the Last-Event-ID header). Older than the kept 24 h: 410; beyond the current sequence: 422.
-                 * @example 316000
-                 */
-                since?: string;
-                /**
                  * @description Game application id, 1-16 characters; default 730 (CS2).
                  * @example 730
                  */
                 app_id?: string;
+                /**
+                 * @description Start after this change sequence number (an export's change_seq or a feed cursor); the changes after it come first. Absent: from now (or the Last-Event-ID header). Older than the kept 24 h: 410; beyond the current sequence: 422.
+                 * @example 316000
+                 */
+                since?: string;
                 /**
                  * @description Only these items (exact names, 1-255 characters each): repeat the parameter, up to 1,000 times. Absent: every item.
                  * @example [

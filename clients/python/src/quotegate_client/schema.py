@@ -938,7 +938,7 @@ class Operations:
 
         `market_hash_name`: The item's market hash name: exact and case-sensitive, 1-255 characters.
         `app_id`: Game application id, 1-16 characters; default 730 (CS2).
-        `markets`: Comma-separated market codes (spaces around codes ignored); CSCP selects the valuation.
+        `markets`: Comma-separated market codes (GET /websites; spaces around codes ignored); CSCP selects the valuation. Default: every market.
         `side`: ask: sell listings; bid: buy orders; mid: the CSCP valuation; all (default): every side.
         """
         return self._call("GET", "/prices", path_params={}, query={"market_hash_name": market_hash_name, "app_id": app_id, "markets": markets, "side": side}, envelope=True)  # type: ignore[no-any-return]
@@ -952,20 +952,20 @@ class Operations:
         """
         return self._call("POST", "/prices/batch", path_params={}, query={}, body=body, envelope=True)  # type: ignore[no-any-return]
 
-    def get_price_changes(self, *, since: str | None = None, app_id: str | None = None, markets: str | None = None, side: Literal["ask", "bid", "mid", "all"] | None = None, limit: str | None = None) -> PriceChangesOut:
+    def get_price_changes(self, *, app_id: str | None = None, since: str | None = None, markets: str | None = None, side: Literal["ask", "bid", "mid", "all"] | None = None, limit: str | None = None) -> PriceChangesOut:
         """Quotes changed after a cursor: GET /prices/changes (getPriceChanges: 1 credit, 120 per 60 s).
 
         The changes after `since`, in sequence order: each names the item, market and side that changed and carries the quote as GET /prices serves it now (null when none is served any more); a quote changed twice within a page appears once, at its last sequence number. Pass `next_cursor` as the next `since`; `has_more` says to ask again at once.
 
         Start from an export's `change_seq`. Changes are kept 24 hours: an older cursor is 410 `cursor_expired` (download the export again). 1 credit per page, however many changes it holds.
 
-        `since`: The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422.
         `app_id`: Game application id, 1-16 characters; default 730 (CS2).
+        `since`: The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422.
         `markets`: Comma-separated market codes (CSCP: the valuation); default every market.
         `side`: ask, bid, mid (the CSCP valuation) or all (default).
         `limit`: Changes per page, 1-1000 (default 1000).
         """
-        return self._call("GET", "/prices/changes", path_params={}, query={"since": since, "app_id": app_id, "markets": markets, "side": side, "limit": limit}, envelope=True)  # type: ignore[no-any-return]
+        return self._call("GET", "/prices/changes", path_params={}, query={"app_id": app_id, "since": since, "markets": markets, "side": side, "limit": limit}, envelope=True)  # type: ignore[no-any-return]
 
     def get_price_history(self, *, market_hash_name: str, app_id: str | None = None, markets: str | None = None, side: Literal["ask", "bid", "mid", "all"] | None = None, from_: str | None = None, to: str | None = None, interval: Literal["day", "week", "month"] | None = None) -> ItemHistoryOut:
         """Price history of one item: GET /prices/history (getPriceHistory: 1 credit, 120 per 60 s).

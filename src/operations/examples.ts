@@ -2,7 +2,7 @@
  * Examples of /openapi.json: what the service answers over the bundled data (data/), taken from its own answers
  * (the service started on the bundled data, the CSCP valuation of 2026-07-17 run, requests made at
  * 2026-07-17T08:00:00Z) and trimmed to a few entries per list. SCHEMA_EXAMPLES gives each named schema of the
- * document its example; src/openapi/operations.ts uses the same values for whole answers and parameters.
+ * document its example; the operation files (src/operations/) use the same values for whole answers and parameters.
  * test/unit/openapi.test.ts checks every example against its schema (and both linters do).
  *
  * Exceptions, said where they occur: the bundled fee data has no convert group (so its example is built from

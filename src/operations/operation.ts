@@ -1,0 +1,220 @@
+/**
+ * The operation registry's vocabulary: one `Operation` per documented REST operation (one file each in this
+ * folder), declaring once what the faces used to declare apart:
+ * - its inputs (`params`, `body`): each parameter's REST name and location, the GraphQL argument it feeds, the rule
+ *   that reads its text (every problem reported as a 422 detail) and its OpenAPI schema and example;
+ * - its GraphQL root field (`path`, the nested fields down to the priced value) and the selection in REST names;
+ * - its REST behaviour (envelope, headers, streaming) and its OpenAPI response.
+ * From it are derived: the REST route (src/rest/routes.ts), the document the route runs (`documentText`, its
+ * variable types read from the schema's own arguments), the OpenAPI parameters, body, responses and statuses
+ * (src/openapi/document.ts). Cost, rate limit, unit pricing and roles are the operation's catalogue row
+ * (data/endpoints.json, by `id`): billing is decided by that data and by what the answer delivers
+ * (src/plugins/metering.ts), never by the operation's code.
+ */
+import { getNamedType, type GraphQLField, type GraphQLSchema } from 'graphql';
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+import type { HeaderReader } from '../lib/headers.js';
+import { validationError, type ValidationDetail } from '../lib/errors.js';
+import type { Database } from '../db/client.js';
+import type { RequestState } from '../graphql/context.js';
+import type { Reply } from '../http/replies.js';
+import type { OperationDoc } from './docs.js';
+
+/** Where a REST parameter is read (spec: query and path parameters; the export's If-None-Match header). */
+export type ParamLocation = 'query' | 'path' | 'header';
+
+/**
+ * Gathers every problem of one request's inputs (spec: 422 `validation_failed`, `details.errors` listing each
+ * bad parameter with its location, REST name and message), then throws them at once.
+ */
+export class Problems {
+  details: ValidationDetail[] = [];
+  /** Records one problem. */
+  add(location: ValidationDetail['location'], field: string, message: string): void {
+    this.details.push({ location, field, message });
+  }
+  /** `value` checked by `schema`: the parsed value, or undefined with each issue recorded under `field`. */
+  check<T>(location: ValidationDetail['location'], field: string, schema: z.ZodType<T>, value: unknown): T | undefined {
+    const r = schema.safeParse(value);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues) {
+      const at = [field, ...issue.path.map(String)].filter((x) => x !== '');
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) this.add(location, [...at, key].join('.'), 'is not a known field');
+      } else {
+        this.add(location, at.join('.'), issue.message);
+      }
+    }
+    return undefined;
+  }
+  /** Throws `validation_failed` (422) listing every recorded problem; returns when there is none. */
+  done(): void {
+    if (this.details.length > 0) throw validationError(this.details);
+  }
+}
+
+/** One input of an operation, declared once for both faces and the OpenAPI document. */
+export interface Param {
+  /** Where REST reads it. */
+  in: ParamLocation;
+  /** Its REST name (a query or path parameter, or a header name as the 422 detail names it). */
+  name: string;
+  /**
+   * The GraphQL argument (and document variable) it feeds, on the operation's root field or a field of its `path`.
+   * Absent: a REST-only input the operation's `check` folds into another (the stream's Last-Event-ID).
+   */
+  arg?: string;
+  /**
+   * Reads the REST text into the argument's value: `raw` is every value given (a query parameter may repeat; a
+   * path or header value is one). Absent parameters get their default. Problems go to `p`; the value is then unused.
+   */
+  read(raw: readonly string[], p: Problems): unknown;
+  /** The rule of the text for /openapi.json (JSON Schema via zod-openapi), optional unless required, with its description. */
+  openapi: z.ZodType;
+  /** An example value (a text the service accepts) for /openapi.json. */
+  example?: unknown;
+}
+
+/** A JSON request body: its schema (named in /openapi.json) and how the parsed body becomes the document's variables. */
+export interface BodySpec<T = unknown> {
+  schema: z.ZodType<T>;
+  /** The GraphQL arguments the body feeds (the keys `variables` returns). */
+  args: readonly string[];
+  variables(parsed: T): Record<string, unknown>;
+}
+
+/** What an operation's own responder gets besides the payload (the export's file). */
+export interface RespondContext {
+  db: Database;
+  state: RequestState;
+  /** Aborts when the client leaves before the answer was sent whole. */
+  signal: AbortSignal;
+  logger?: Logger;
+}
+
+/** What a REST request gives an operation. */
+export interface RestInput {
+  path: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  headers: HeaderReader;
+}
+
+/** One documented operation (see the file comment). */
+export interface Operation {
+  /** The operation id: its catalogue row in data/endpoints.json (method, path, cost, limits, roles). */
+  id: string;
+  /** The GraphQL operation type of its document. */
+  kind: 'query' | 'mutation' | 'subscription';
+  /** The GraphQL fields from the root down to the answer: `['website', 'feeSchedule']`. */
+  path: readonly string[];
+  /** The selection under the last field, aliased to the REST names (empty for a scalar such as `status`). */
+  selection: string;
+  /** Query, path and header inputs, in the order their problems are reported. */
+  params: readonly Param[];
+  /** The JSON body, for an operation that takes one. */
+  body?: BodySpec;
+  /** Rules between inputs, after each was read (e.g. a search cursor belongs to its query); may adjust `vars`. */
+  check?(vars: Record<string, unknown>, p: Problems): void;
+  /** The REST answer. */
+  rest: {
+    /** False for a bare answer (GET /health, spec general conventions 2; the export file; the event stream). */
+    envelope: boolean;
+    /** Extra response headers of a success. */
+    headers?: Record<string, string>;
+    /** Builds the whole answer instead of the JSON envelope (the export: headers, a 304, or the file as a stream). */
+    respond?(payload: unknown, ctx: RespondContext): Reply;
+    /** True when these variables make an answer with many quotes (src/rest/facade.ts runs few such at once). */
+    heavy?(variables: Record<string, unknown>): boolean;
+    /** The answer is the event stream of the subscription the document starts. */
+    stream?: true;
+  };
+  /** The OpenAPI description of the answer and the text people read. */
+  openapi: {
+    /** The 200 payload (inside the envelope when `rest.envelope`). */
+    payload: z.ZodType;
+    mediaType?: string;
+    description?: string;
+    otherMedia?: Record<string, z.ZodType>;
+    /** Statuses beyond those the catalogue row and the inputs imply (401/403, 402, 429, 422, 503). */
+    statuses?: readonly number[];
+    /** Tag, summary, description and examples (src/operations/docs.ts). */
+    docs: OperationDoc;
+  };
+}
+
+/** A body declaration typed by its schema where it is written, stored untyped in its `Operation`. */
+export function jsonBody<T>(spec: BodySpec<T>): BodySpec {
+  return spec as BodySpec;
+}
+
+/** Declares an operation (identity; gives the object its type where it is written). */
+export function defineOperation(op: Operation): Operation {
+  return op;
+}
+
+/**
+ * The document variables of a REST request to `op` (GraphQL argument name -> value), reading every parameter
+ * and the body. Throws `validation_failed` (422) listing every bad input, in the order of `op.params`.
+ */
+export function restVariables(op: Operation, input: RestInput): Record<string, unknown> {
+  const p = new Problems();
+  if (op.body) {
+    const body = input.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      p.add('body', '', 'must be a JSON object');
+      p.done();
+    }
+    const parsed = p.check('body', '', op.body.schema, body);
+    p.done();
+    return op.body.variables(parsed as never);
+  }
+  const vars: Record<string, unknown> = {};
+  for (const param of op.params) {
+    const raw =
+      param.in === 'query' ? input.query.getAll(param.name) : param.in === 'path' ? [input.path[param.name] ?? ''] : headerValues(input.headers, param.name);
+    vars[param.arg ?? param.name] = param.read(raw, p);
+  }
+  op.check?.(vars, p);
+  p.done();
+  for (const param of op.params) if (!param.arg) delete vars[param.name];
+  return vars;
+}
+
+function headerValues(headers: HeaderReader, name: string): string[] {
+  const v = headers.get(name.toLowerCase());
+  return v === null ? [] : [v];
+}
+
+/**
+ * The GraphQL document of `op`'s REST route, from the schema: each field of `op.path` with the arguments the
+ * operation's inputs feed (variable types as the schema declares the arguments) and `op.selection` at the end.
+ * Throws when a field of the path is not in the schema.
+ */
+export function documentText(op: Operation, schema: GraphQLSchema): string {
+  const root = op.kind === 'query' ? schema.getQueryType() : op.kind === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
+  const fed = new Set<string>(op.body ? op.body.args : op.params.flatMap((p) => (p.arg ? [p.arg] : [])));
+  const variables: string[] = [];
+  const level = (i: number, type: unknown): string => {
+    if (i === op.path.length) return op.selection;
+    const name = op.path[i]!;
+    const field = (type as { getFields?: () => Record<string, GraphQLField<unknown, unknown>> } | null | undefined)?.getFields?.()[name];
+    if (!field) throw new Error(`operation ${op.id}: no field ${name} in the schema`);
+    const args = field.args.filter((a) => fed.has(a.name));
+    for (const a of args) variables.push(`$${a.name}: ${String(a.type)}`);
+    const inner = level(i + 1, getNamedType(field.type));
+    return `${name}${args.length ? `(${args.map((a) => `${a.name}: $${a.name}`).join(', ')})` : ''}${inner ? ` { ${inner} }` : ''}`;
+  };
+  const body = level(0, root);
+  const missing = [...fed].filter((a) => !variables.some((v) => v.startsWith(`$${a}:`)));
+  if (missing.length > 0) throw new Error(`operation ${op.id}: no argument ${missing.join(', ')} on ${op.path.join('.')}`);
+  return `${op.kind} ${op.id}${variables.length ? `(${variables.join(', ')})` : ''} { ${body} }`;
+}
+
+/** The payload of the REST answer: the value at the end of `op.path` in the result data. */
+export function payloadOf(op: Operation, data: Record<string, unknown>): unknown {
+  let v: unknown = data;
+  for (const f of op.path) v = (v as Record<string, unknown> | null)?.[f];
+  return v;
+}
