@@ -3,11 +3,12 @@
  * which is GET /prices/changes (catalogue row `getPriceChanges`: billed and rate limited like every row).
  */
 import { builder, listComplexity } from '../builder.js';
+import { SideFilterEnum } from '../enums.js';
 import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE, readChanges, type Change, type ChangePage } from '../../services/changes.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import { quoteText } from '../../services/quotes.js';
 import { RawJson } from '../../lib/raw-json.js';
-import { MarketQuoteRef, SideFilterEnum } from './quotes.js';
+import { MarketQuoteRef } from './quotes.js';
 
 interface PageShape extends ChangePage {
   appId: string;

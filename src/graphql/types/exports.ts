@@ -1,19 +1,15 @@
 /** The export snapshot as a GraphQL field (REST: GET /prices/export, which streams the file itself). */
 import { builder } from '../builder.js';
+import { ExportFormatEnum, SideFilterEnum } from '../enums.js';
 import { dependencyUnavailable, notFound } from '../../lib/errors.js';
-import { anySnapshot, currentSnapshot, EXPORT_FORMATS, ifNoneMatchHits, type Snapshot } from '../../services/exports.js';
+import { anySnapshot, currentSnapshot, ifNoneMatchHits, type Snapshot } from '../../services/exports.js';
 import { CS2_APP_ID } from '../../services/importers.js';
-import { SideFilterEnum } from './quotes.js';
 
 interface PriceExportShape extends Snapshot {
   notModified: boolean;
 }
 
-/** The export's file formats (REST query parameter `format`; docs/export.md). */
-const ExportFormatEnum = builder.enumType('ExportFormat', {
-  description: 'json: the ExportOut document (default); ndjson: one quote per line, {"market_hash_name":...,<the quote\'s fields>} (extension).',
-  values: EXPORT_FORMATS,
-});
+
 
 const PriceExportRef = builder.objectRef<PriceExportShape>('PriceExport').implement({
   description: 'The current export snapshot of one app id and side. The gzip file is served by GET /prices/export.',

@@ -11,11 +11,12 @@
  */
 import { resolveCursorConnection, type ResolveCursorConnectionArgs } from '@pothos/plugin-relay';
 import { builder } from '../builder.js';
+import { SideFilterEnum } from '../enums.js';
 import * as v from '../../validation/params.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import type { MarketQuote } from '../../services/quotes.js';
 import { WebsiteRef } from './catalogue.js';
-import { ItemRef, MarketQuoteRef, SideFilterEnum, type ItemView } from './quotes.js';
+import { ItemRef, MarketQuoteRef, type ItemView } from './quotes.js';
 
 builder.objectFields(WebsiteRef, (t) => ({
   quotes: t.connection(

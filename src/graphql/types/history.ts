@@ -7,6 +7,7 @@
  */
 import type { ArgBuilder } from '@pothos/core';
 import { builder, listComplexity } from '../builder.js';
+import { HistoryIntervalEnum, SideFilterEnum } from '../enums.js';
 import * as v from '../../validation/params.js';
 import { notFound } from '../../lib/errors.js';
 import { CS2_APP_ID } from '../../services/importers.js';
@@ -23,7 +24,7 @@ import {
   type ItemHistory,
 } from '../../services/history.js';
 import type { Context } from '../context.js';
-import { ItemRef, SideFilterEnum } from './quotes.js';
+import { ItemRef } from './quotes.js';
 import { shapeFields } from '../shape-fields.js';
 import { CandleOut, CscpPointOut, HistorySeriesOut, ItemHistoryOut } from '../../shapes/history.js';
 
@@ -36,10 +37,7 @@ const MAX_CANDLES = Math.max(MAX_SPAN_DAYS.day, Math.ceil(MAX_SPAN_DAYS.week / 7
 
 const asDate = (d: string) => new Date(`${d}T00:00:00Z`);
 
-const HistoryIntervalEnum = builder.enumType('HistoryInterval', {
-  description: 'Candle width: a UTC day, an ISO week (dated by its Monday) or a calendar month (dated by its first day).',
-  values: { DAY: { value: 'day' }, WEEK: { value: 'week' }, MONTH: { value: 'month' } } as const,
-});
+
 const HistorySeriesEnum = builder.enumType('HistorySeriesKind', {
   description:
     'ask, bid: daily candles of the live quotes; listing_minimum: an imported listing-minimum statistic (an ask-side figure, never a quote); sales: imported daily sales with units sold.',

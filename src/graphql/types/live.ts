@@ -6,6 +6,7 @@
  * (plugins/metering.ts), then a concurrent slot and one charge per started minute.
  */
 import { builder } from '../builder.js';
+import { SideFilterEnum } from '../enums.js';
 import { endpoint } from '../../catalogue/endpoints.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import type { LiveEvent, LiveFilter, ValuationPublished } from '../../services/live.js';
@@ -14,7 +15,6 @@ import { ServiceError } from '../../lib/errors.js';
 import type { Context } from '../context.js';
 import type { UserCaller } from '../../services/accounts.js';
 import { ChangeRef } from './changes.js';
-import { SideFilterEnum } from './quotes.js';
 
 const ROW = 'subscribePriceChanges';
 

@@ -1,5 +1,6 @@
 /** GraphQL types and root fields for quotes (spec: MarketQuoteOut, ItemPricesOut, BatchPricesOut). */
 import { builder, listComplexity } from '../builder.js';
+import { SideFilterEnum } from '../enums.js';
 
 /** Cost-limit bound of one item's quote list (markets x sides, with the valuation). */
 const MAX_MARKETS_PER_ITEM = 48;
@@ -20,7 +21,7 @@ const QuoteSide = builder.enumType('QuoteSide', {
   description: 'ask = sell listing, bid = buy order, mid = the CSCP valuation.',
   values: ['ask', 'bid', 'mid'] as const,
 });
-export const SideFilterEnum = builder.enumType('SideFilter', { values: ['ask', 'bid', 'mid', 'all'] as const });
+
 
 /** The band of a valuation (services/quotes.ts valuationBand), in the valuation's currency. */
 interface Band {

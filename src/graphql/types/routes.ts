@@ -5,6 +5,7 @@
  */
 import type { ArgBuilder } from '@pothos/core';
 import { builder, listComplexity } from '../builder.js';
+import { CallerFeeInput, FundingEnum, PayoutEnum } from '../enums.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 import * as v from '../../validation/params.js';
@@ -25,14 +26,8 @@ import { ItemRoutesOut, RouteLegOut, RouteOut, TopRouteOut, TopRoutesOut } from 
 /** Bound of one item's route list for the cost limit (48 buy quotes x 48 sell quotes). */
 const MAX_ROUTES = 48 * 48;
 
-const FundingEnum = builder.enumType('RouteFunding', {
-  description: "cash: the buyer pays the market's deposit fees to fund the purchase; balance: a balance already held on the market is spent.",
-  values: ['cash', 'balance'] as const,
-});
-const PayoutEnum = builder.enumType('RoutePayout', {
-  description: "cash: the seller pays the market's sale then withdraw fees; balance: the proceeds stay on the market (sale fees only).",
-  values: ['cash', 'balance'] as const,
-});
+
+
 const LegPathEnum = builder.enumType('RouteLegPath', { values: ['deposit', 'balance', 'sale', 'sale_then_withdraw'] as const });
 const RouteStatusEnum = builder.enumType('RouteStatus', {
   description: 'priced: both legs have known fees; unpriced: a fee on a leg is unknown (never ranked as profitable).',
@@ -44,16 +39,7 @@ const FeeSourceEnum = builder.enumType('RouteFeeSource', {
   values: ['official', 'caller'] as const,
 });
 
-const CallerFeeInput = builder.inputType('CallerFeeInput', {
-  description:
-    "The caller's own fee rates for one market whose official fees are unknown (docs/fees.md, Caller fee profiles): fractions as decimal strings, 0 <= rate < 1 with at most 6 decimals (\"0.05\" = 5 %). A rate fills only a slot whose official fee is unknown.",
-  fields: (t) => ({
-    marketCode: t.string({ required: true }),
-    deposit: t.string({ required: false, description: 'Deposit fee: buying a price P costs P / (1 - rate).' }),
-    sale: t.string({ required: false, description: 'Sale fee: a sale at P pays P x (1 - rate).' }),
-    withdraw: t.string({ required: false, description: 'Withdraw fee: withdrawing B pays B x (1 - rate).' }),
-  }),
-});
+
 
 const RouteLegRef = builder.objectRef<RouteLeg>('RouteLeg').implement({
   description: "One leg of a route: the quote it uses and its amount in the route's currency after its market's fees (REST: RouteLegOut).",
