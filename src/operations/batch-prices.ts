@@ -15,7 +15,12 @@ export default defineOperation({
   params: [],
   body: jsonBody({
     schema: v.batchBody.meta({ id: 'BatchPricesIn' }),
-    args: ['marketHashNames', 'appId', 'markets', 'side'],
+    args: {
+      marketHashNames: { type: 'String', list: true, required: true },
+      appId: { type: 'String', required: true, defaultValue: CS2_APP_ID },
+      markets: { type: 'String', list: true, required: false },
+      side: { type: 'SideFilter', required: true, defaultValue: 'all' },
+    },
     variables: (body) => ({
       marketHashNames: body.market_hash_names,
       appId: body.app_id ?? CS2_APP_ID,

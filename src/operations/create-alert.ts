@@ -14,7 +14,7 @@ export default defineOperation({
   params: [],
   body: jsonBody({
     schema: alertInput.meta({ id: 'AlertIn' }),
-    args: ['input'],
+    args: { input: { type: 'CreateAlertInput', required: true } },
     variables: (body) => ({
       input: Object.fromEntries(Object.entries(body).map(([k, value]) => [k.replace(/_([a-z])/g, (_m, ch: string) => ch.toUpperCase()), value])),
     }),

@@ -1,5 +1,5 @@
 /** GET /prices/export (spec): every quote of a game in one gzip file, a snapshot rebuilt every few minutes (docs/export.md); `format` an extension. */
-import { defineOperation, type RespondContext } from './operation.js';
+import { defineOperation, type RespondContext, type RespondReply } from './operation.js';
 import * as p from './params.js';
 import * as ex from './examples.js';
 import * as v from '../validation/params.js';
@@ -7,7 +7,6 @@ import { ExportOut, ExportQuoteLine } from '../shapes/quote.js';
 import { EXPORT_CONTENT_TYPES, snapshotStream, type ExportFormat } from '../services/exports.js';
 import { refundCredits } from '../services/billing.js';
 import { deliveryStream } from '../lib/delivery.js';
-import type { Reply } from '../http/replies.js';
 
 export default defineOperation({
   id: 'exportPrices',
@@ -26,6 +25,7 @@ export default defineOperation({
       }),
       absent: 'json',
       read: (raw, problems) => problems.check('query', 'format', v.exportFormat, raw),
+      graphql: { type: 'ExportFormat', required: true, defaultValue: 'json', description: 'The file whose snapshot is described: each format has its own ETag and size.' },
     }),
     p.single({
       in: 'header',
@@ -34,6 +34,7 @@ export default defineOperation({
       openapi: v.ifNoneMatch.optional(),
       absent: null,
       read: (raw, problems) => problems.check('header', 'If-None-Match', v.ifNoneMatch, raw),
+      graphql: { type: 'String', required: false, description: 'An If-None-Match value: ETags, W/ forms, lists or *.' },
     }),
   ],
   rest: { envelope: false, respond: exportReply },
@@ -71,7 +72,7 @@ export default defineOperation({
  * If-None-Match named the current snapshot, else the gzip file streamed from the database. Paid on delivery (README,
  * Billing): a file that fails or is cut off before its last byte is refunded.
  */
-function exportReply(payload: unknown, { db, state, signal, logger }: RespondContext): Reply {
+function exportReply(payload: unknown, { db, state, signal, logger }: RespondContext): RespondReply {
   const s = payload as {
     snapshotId: string;
     format: ExportFormat;

@@ -24,6 +24,7 @@ export default defineOperation({
         problems.add('path', 'currency_id', 'must be a whole number from 0 to 2147483647');
         return undefined;
       },
+      graphql: { type: 'Int', required: true, validate: v.currencyId },
     }),
   ],
   rest: { envelope: true },

@@ -16,8 +16,9 @@ export default defineOperation({
     p.appId(),
     p.since(
       "The last change sequence number the client has: an export's change_seq (header X-Change-Sequence) or a page's next_cursor. Absent: an empty page whose next_cursor is the current sequence. Older than the kept 24 h: 410 `cursor_expired` (download the export again); beyond the current sequence: 422.",
+      'The last sequence number the client has (decimal string); absent: an empty page with the current cursor.',
     ),
-    p.markets('Comma-separated market codes (CSCP: the valuation); default every market.'),
+    p.markets('Comma-separated market codes (CSCP: the valuation); default every market.', 'Only these market codes (CSCP for the valuation).'),
     p.side('all', 'ask, bid, mid (the CSCP valuation) or all (default).'),
     p.count('limit', 'limit', {
       digits: 4,
@@ -25,6 +26,7 @@ export default defineOperation({
       max: MAX_CHANGES_PAGE,
       absent: DEFAULT_CHANGES_PAGE,
       description: `Changes per page, 1-${MAX_CHANGES_PAGE} (default ${DEFAULT_CHANGES_PAGE}).`,
+      graphqlDescription: `At most ${MAX_CHANGES_PAGE} changes.`,
     }),
   ],
   rest: { envelope: true },

@@ -15,19 +15,30 @@ export default defineOperation({
   params: [
     p.marketHashName(),
     p.appId(),
-    p.markets('Comma-separated market codes (default: every market with history).'),
-    p.side('all', 'ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all (default): everything, sales included.'),
-    p.day('from', 'from', 'First UTC day; default: the longest span the interval allows, ending at `to`.', '2026-07-10'),
-    p.day('to', 'to', 'Last UTC day; default today. `from` after `to` is 422.', '2026-07-17'),
+    p.markets('Comma-separated market codes (default: every market with history).', 'Market codes to include (default: every market with history).'),
+    p.side(
+      'all',
+      'ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all (default): everything, sales included.',
+      'all',
+      'ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all: everything, sales included.',
+    ),
+    p.day('from', 'from', 'First UTC day; default: the longest span the interval allows, ending at `to`.', '2026-07-10', 'First day (UTC); default: the longest span the interval allows, ending at `to`.'),
+    p.day('to', 'to', 'Last UTC day; default today. `from` after `to` is 422.', '2026-07-17', 'Last day (UTC); default today.'),
     p.single({
       name: 'interval',
       arg: 'interval',
       openapi: v.historyInterval.optional().meta({
         description: 'day (default; range at most 366 days), week (ISO, Monday-dated; at most 1,830 days) or month (at most 3,660 days).',
       }),
-      // The GraphQL enum HistoryInterval names its values DAY, WEEK, MONTH.
+      // The variable carries the GraphQL enum's name (DAY, WEEK, MONTH); the resolver receives its value (day, ...).
       absent: 'DAY',
       read: (raw, problems) => problems.check('query', 'interval', v.historyInterval, raw)?.toUpperCase(),
+      graphql: {
+        type: 'HistoryInterval',
+        required: true,
+        defaultValue: 'day',
+        description: 'Candle width; the range may span at most 366 days (day), 1,830 (week), 3,660 (month).',
+      },
     }),
   ],
   rest: { envelope: true },

@@ -20,6 +20,7 @@ export default defineOperation({
       'includeUnpriced',
       false,
       'true: list routes with an unknown fee (unpriced) after the priced ones; false (default): leave them out and count them in `unpriced_left_out`.',
+      'List routes with an unknown fee (unpriced) after the priced ones; by default they are left out and counted.',
     ),
   ],
   rest: { envelope: true },

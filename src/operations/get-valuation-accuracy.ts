@@ -12,12 +12,13 @@ export default defineOperation({
   path: ['valuationAccuracy'],
   selection: selectionOf(ValuationAccuracyOut),
   params: [
-    p.day('from', 'from', 'First valuation day (UTC); default 89 days before `to`.', '2026-07-10'),
+    p.day('from', 'from', 'First valuation day (UTC); default 89 days before `to`.', '2026-07-10', 'First valuation day (UTC); default 89 days before `to`.'),
     p.day(
       'to',
       'to',
       'Last valuation day (UTC); default: the last scored day when `from` is absent too (the 90 days ending there), else yesterday. `from` after `to`, or a range over 366 days, is 422.',
       '2026-07-17',
+      'Last valuation day (UTC); default the last scored day when `from` is absent too, else yesterday.',
     ),
   ],
   rest: { envelope: true },

@@ -21,6 +21,7 @@ export default defineOperation({
       max: MAX_DELIVERIES_PAGE,
       absent: DEFAULT_DELIVERIES_PAGE,
       description: `Rows per page, 1-${MAX_DELIVERIES_PAGE} (default ${DEFAULT_DELIVERIES_PAGE}).`,
+      graphqlDescription: `At most ${MAX_DELIVERIES_PAGE}.`,
     }),
     p.single({
       name: 'cursor',
@@ -36,6 +37,7 @@ export default defineOperation({
         problems.add('query', 'cursor', 'must be a next_cursor this listing returned');
         return undefined;
       },
+      graphql: { type: 'String', required: false, description: "The previous page's nextCursor." },
     }),
   ],
   rest: { envelope: true },

@@ -19,6 +19,7 @@ export default defineOperation({
       openapi: v.currencySearch.optional(),
       absent: null,
       read: (raw, problems) => problems.check('query', 'search', v.currencySearch, raw),
+      graphql: { type: 'String', required: false, validate: v.currencySearch.nullish() },
     }),
   ],
   rest: { envelope: true },

@@ -17,8 +17,7 @@ import type { Logger } from 'pino';
 import type { HeaderReader } from '../lib/headers.js';
 import { validationError, type ValidationDetail } from '../lib/errors.js';
 import type { Database } from '../db/client.js';
-import type { RequestState } from '../graphql/context.js';
-import type { Reply } from '../http/replies.js';
+import type { Charge } from '../services/billing.js';
 import type { OperationDoc } from './docs.js';
 
 /** Where a REST parameter is read (spec: query and path parameters; the export's If-None-Match header). */
@@ -54,6 +53,68 @@ export class Problems {
   }
 }
 
+/**
+ * The named input types a GraphQL argument may have, with the value a resolver receives (the scalars, and the
+ * enums and input types of src/graphql/arg-types.ts; HistoryInterval's values are DAY, WEEK, MONTH, received lower-case).
+ */
+export interface ArgTypes {
+  String: string;
+  Int: number;
+  Float: number;
+  Boolean: boolean;
+  Date: string;
+  SideFilter: 'ask' | 'bid' | 'mid' | 'all';
+  ExportFormat: 'json' | 'ndjson';
+  HistoryInterval: 'day' | 'week' | 'month';
+  RouteFunding: 'cash' | 'balance';
+  RoutePayout: 'cash' | 'balance';
+  CallerFeeInput: { marketCode: string; deposit?: string | null; sale?: string | null; withdraw?: string | null };
+  CreateAlertInput: {
+    kind: string;
+    marketHashName: string;
+    appId?: string | null;
+    marketCode?: string | null;
+    side?: string | null;
+    direction?: string | null;
+    level?: string | null;
+    buyMarket?: string | null;
+    sellMarket?: string | null;
+    margin?: string | null;
+    fund?: string | null;
+    payout?: string | null;
+    url: string;
+  };
+}
+
+/** A parameter's GraphQL argument as the schema declares it (src/graphql/args.ts builds it). */
+export interface ArgSpec {
+  type: keyof ArgTypes;
+  /** A list of the type (its items never null). */
+  list?: boolean;
+  /** Non-null in the schema; with `defaultValue` an absent argument takes the default. */
+  required: boolean;
+  /** The schema's default (the enum's internal value for an enum). */
+  defaultValue?: unknown;
+  /** The argument's description in the schema (GraphQL names; the REST description is `openapi`'s). */
+  description?: string;
+  /** A rule plugin-validation checks on the argument (for arguments the metering plugin does not check). */
+  validate?: z.ZodType;
+}
+
+/** The value a resolver receives for an argument of spec `G`. */
+export type ArgShape<G> = G extends { type: infer T extends keyof ArgTypes }
+  ? G extends { required: true }
+    ? G extends { list: true }
+      ? ArgTypes[T][]
+      : ArgTypes[T]
+    : (G extends { list: true } ? ArgTypes[T][] : ArgTypes[T]) | null | undefined
+  : never;
+
+/** The arguments (name -> value) the GraphQL parameters of `P` give a resolver. */
+export type ArgsOf<P extends readonly Param[]> = {
+  [K in P[number] as K extends { arg: infer A extends string; graphql: ArgSpec } ? A : never]: K extends { graphql: infer G } ? ArgShape<G> : never;
+};
+
 /** One input of an operation, declared once for both faces and the OpenAPI document. */
 export interface Param {
   /** Where REST reads it. */
@@ -74,20 +135,41 @@ export interface Param {
   openapi: z.ZodType;
   /** An example value (a text the service accepts) for /openapi.json. */
   example?: unknown;
+  /** The GraphQL argument `arg` as the schema declares it; absent when the field's own code declares it. */
+  graphql?: ArgSpec;
 }
 
+/** A parameter that declares its GraphQL argument: argument name `A`, spec `G` (kept literal for `ArgsOf`). */
+export type ArgParam<A extends string, G extends ArgSpec> = Param & { arg: A; graphql: G };
+
 /** A JSON request body: its schema (named in /openapi.json) and how the parsed body becomes the document's variables. */
-export interface BodySpec<T = unknown> {
+export interface BodySpec<T = unknown, B extends Record<string, ArgSpec> = Record<string, ArgSpec>> {
   schema: z.ZodType<T>;
-  /** The GraphQL arguments the body feeds (the keys `variables` returns). */
-  args: readonly string[];
+  /** The GraphQL arguments the body feeds (the keys `variables` returns), as the schema declares them. */
+  args: B;
   variables(parsed: T): Record<string, unknown>;
+}
+
+/** What a custom REST answer sees of its request (a part of src/graphql/context.ts `RequestState`). */
+export interface RespondState {
+  /** A HEAD request: headers only. */
+  head: boolean;
+  /** What metering decided: billable, the credits charged and the balance left, the ledger row (for a refund). */
+  billing: { billable: boolean; cost: bigint; remaining: bigint; charge?: Charge } | null;
+}
+
+/** A custom REST answer (a part of src/http/replies.ts `Reply`): status, headers, and a body or a byte stream. */
+export interface RespondReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+  stream?: ReadableStream<Uint8Array>;
 }
 
 /** What an operation's own responder gets besides the payload (the export's file). */
 export interface RespondContext {
   db: Database;
-  state: RequestState;
+  state: RespondState;
   /** Aborts when the client leaves before the answer was sent whole. */
   signal: AbortSignal;
   logger?: Logger;
@@ -101,8 +183,8 @@ export interface RestInput {
   headers: HeaderReader;
 }
 
-/** One documented operation (see the file comment). */
-export interface Operation {
+/** One documented operation (see the file comment); `P` keeps its parameters' literal types for `ArgsOf`. */
+export interface Operation<P extends readonly Param[] = readonly Param[], B extends Record<string, ArgSpec> = Record<string, ArgSpec>> {
   /** The operation id: its catalogue row in data/endpoints.json (method, path, cost, limits, roles). */
   id: string;
   /** The GraphQL operation type of its document. */
@@ -112,9 +194,9 @@ export interface Operation {
   /** The selection under the last field, aliased to the REST names (empty for a scalar such as `status`). */
   selection: string;
   /** Query, path and header inputs, in the order their problems are reported. */
-  params: readonly Param[];
+  params: P;
   /** The JSON body, for an operation that takes one. */
-  body?: BodySpec;
+  body?: BodySpec<unknown, B>;
   /** Rules between inputs, after each was read (e.g. a search cursor belongs to its query); may adjust `vars`. */
   check?(vars: Record<string, unknown>, p: Problems): void;
   /** The REST answer. */
@@ -124,7 +206,7 @@ export interface Operation {
     /** Extra response headers of a success. */
     headers?: Record<string, string>;
     /** Builds the whole answer instead of the JSON envelope (the export: headers, a 304, or the file as a stream). */
-    respond?(payload: unknown, ctx: RespondContext): Reply;
+    respond?(payload: unknown, ctx: RespondContext): RespondReply;
     /** True when these variables make an answer with many quotes (src/rest/facade.ts runs few such at once). */
     heavy?(variables: Record<string, unknown>): boolean;
     /** The answer is the event stream of the subscription the document starts. */
@@ -144,13 +226,18 @@ export interface Operation {
   };
 }
 
-/** A body declaration typed by its schema where it is written, stored untyped in its `Operation`. */
-export function jsonBody<T>(spec: BodySpec<T>): BodySpec {
-  return spec as BodySpec;
+/** Declares a parameter written out in full (identity; keeps its argument's literal types for `ArgsOf`). */
+export function param<const A extends string, const G extends ArgSpec>(p: Param & { arg: A; graphql: G }): ArgParam<A, G> {
+  return p;
 }
 
-/** Declares an operation (identity; gives the object its type where it is written). */
-export function defineOperation(op: Operation): Operation {
+/** A body declaration typed by its schema where it is written, stored untyped in its `Operation`. */
+export function jsonBody<T, const B extends Record<string, ArgSpec>>(spec: BodySpec<T, B>): BodySpec<unknown, B> {
+  return spec as BodySpec<unknown, B>;
+}
+
+/** Declares an operation (identity; keeps its parameters' literal types, so its GraphQL field's arguments are typed). */
+export function defineOperation<const P extends readonly Param[], const B extends Record<string, ArgSpec> = Record<never, ArgSpec>>(op: Operation<P, B>): Operation<P, B> {
   return op;
 }
 
@@ -194,7 +281,7 @@ function headerValues(headers: HeaderReader, name: string): string[] {
  */
 export function documentText(op: Operation, schema: GraphQLSchema): string {
   const root = op.kind === 'query' ? schema.getQueryType() : op.kind === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType();
-  const fed = new Set<string>(op.body ? op.body.args : op.params.flatMap((p) => (p.arg ? [p.arg] : [])));
+  const fed = new Set<string>(op.body ? Object.keys(op.body.args) : op.params.flatMap((p) => (p.arg ? [p.arg] : [])));
   const variables: string[] = [];
   const level = (i: number, type: unknown): string => {
     if (i === op.path.length) return op.selection;

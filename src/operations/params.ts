@@ -1,13 +1,14 @@
 /**
  * The parameters several operations share, each declared once (src/operations/operation.ts `Param`): how its REST
  * text is read (the rules of src/validation/params.ts, the same ones the GraphQL arguments are checked with), its
- * default, and what /openapi.json says of it. Messages are the 422 details clients see (spec: Limits).
+ * default, its GraphQL argument, and what /openapi.json says of it. Messages are the 422 details clients see
+ * (spec: Limits). A GraphQL argument's default is the REST default wherever both faces have one.
  */
 import { z } from 'zod';
 import * as v from '../validation/params.js';
 import { CS2_APP_ID } from '../services/importers.js';
 import { parseFeeProfile } from '../fees/profile.js';
-import type { Param, ParamLocation, Problems } from './operation.js';
+import type { ArgParam, ArgSpec, Param, ParamLocation, Problems } from './operation.js';
 import { ITEM } from './examples.js';
 
 /** A comma-separated list of market codes as REST writes it (spaces around codes ignored). */
@@ -23,12 +24,16 @@ interface SingleOptions {
   absent: unknown;
   /** Reads one given text. */
   read(raw: string, p: Problems, location: ParamLocation): unknown;
+  /** The GraphQL argument `arg` as the schema declares it. */
+  graphql?: ArgSpec;
 }
 
 /** The value of an absent required parameter (reported as "is required"). */
 export const REQUIRED = Symbol('required');
 
 /** A parameter given at most once (a repeat is reported; the first value is read). */
+export function single<const A extends string, const G extends ArgSpec>(o: SingleOptions & { arg: A; graphql: G }): ArgParam<A, G>;
+export function single(o: SingleOptions): Param;
 export function single(o: SingleOptions): Param {
   const location = o.in ?? 'query';
   return {
@@ -37,6 +42,7 @@ export function single(o: SingleOptions): Param {
     arg: o.arg,
     openapi: o.openapi,
     example: o.example,
+    graphql: o.graphql,
     read(raw, p) {
       if (raw.length > 1) p.add(location, o.name, 'must be given at most once');
       const first = raw[0];
@@ -53,33 +59,34 @@ export function single(o: SingleOptions): Param {
 }
 
 /** The item's market hash name (`market_hash_name`, required; exact, 1-255 characters). */
-export const marketHashName = (): Param =>
+export const marketHashName = () =>
   single({
     name: 'market_hash_name',
     arg: 'marketHashName',
-    openapi: v.marketHashName.meta({
-      description: "The item's market hash name: exact and case-sensitive, 1-255 characters.",
-    }),
+    openapi: v.marketHashName.meta({ description: "The item's market hash name: exact and case-sensitive, 1-255 characters." }),
     example: ITEM,
     absent: REQUIRED,
     read: (raw, p) => p.check('query', 'market_hash_name', v.marketHashName, raw),
+    graphql: { type: 'String', required: true },
   });
 
 /** The game application id (`app_id`, default 730). */
-export const appId = (): Param =>
+export const appId = () =>
   single({
     name: 'app_id',
     arg: 'appId',
-    openapi: v.appId.optional().meta({
-      description: 'Game application id, 1-16 characters; default 730 (CS2).',
-    }),
+    openapi: v.appId.optional().meta({ description: 'Game application id, 1-16 characters; default 730 (CS2).' }),
     example: '730',
     absent: CS2_APP_ID,
     read: (raw, p) => p.check('query', 'app_id', v.appId, raw),
+    graphql: { type: 'String', required: true, defaultValue: CS2_APP_ID },
   });
 
-/** A comma-separated list of market codes (null when absent; an empty text is reported). */
-export const marketList = (name: string, arg: string, description: string, example = 'BUFF163,SKINPORT,CSCP'): Param =>
+/**
+ * A comma-separated list of market codes (null when absent; an empty text is reported); in GraphQL a list of codes
+ * described by `graphqlDescription`.
+ */
+export const marketList = <const A extends string>(name: string, arg: A, description: string, graphqlDescription?: string, example = 'BUFF163,SKINPORT,CSCP') =>
   single({
     name,
     arg,
@@ -91,27 +98,24 @@ export const marketList = (name: string, arg: string, description: string, examp
         p.add('query', name, 'must not be empty');
         return null;
       }
-      return (
-        p.check(
-          'query',
-          name,
-          v.marketList,
-          raw.split(',').map((s) => s.trim()),
-        ) ?? null
-      );
+      return p.check('query', name, v.marketList, raw.split(',').map((s) => s.trim())) ?? null;
     },
+    graphql: { type: 'String', list: true, required: false, description: graphqlDescription },
   });
 
 /** The `markets` filter of the price operations. */
-export const markets = (description = 'Comma-separated market codes (GET /websites; spaces around codes ignored); CSCP selects the valuation. Default: every market.'): Param =>
-  marketList('markets', 'markets', description);
+export const markets = (
+  description = 'Comma-separated market codes (GET /websites; spaces around codes ignored); CSCP selects the valuation. Default: every market.',
+  graphqlDescription?: string,
+) => marketList('markets', 'markets', description, graphqlDescription);
 
-/** The `side` filter (ask, bid, mid, all) with its default. */
+/** The `side` filter (ask, bid, mid, all) with its default (the same on both faces). */
 export const side = (
   absent: 'all' | 'ask',
   description = 'ask: sell listings; bid: buy orders; mid: the CSCP valuation; all (default): every side.',
   example: string = absent,
-): Param =>
+  graphqlDescription?: string,
+) =>
   single({
     name: 'side',
     arg: 'side',
@@ -119,13 +123,14 @@ export const side = (
     example,
     absent,
     read: (raw, p) => p.check('query', 'side', v.side, raw),
+    graphql: { type: 'SideFilter', required: true, defaultValue: absent, description: graphqlDescription },
   });
 
 /**
- * An optional UTC day (YYYY-MM-DD that exists, MIN_DAY to MAX_DAY; null when absent). For /openapi.json: `format:
- * date` says it exists, `pattern` gives the supported years.
+ * An optional UTC day (YYYY-MM-DD that exists, MIN_DAY to MAX_DAY; null when absent); a `Date` argument in GraphQL.
+ * For /openapi.json: `format: date` says it exists, `pattern` gives the supported years.
  */
-export const day = (name: string, arg: string, description: string, example?: string): Param =>
+export const day = <const A extends string>(name: string, arg: A, description: string, example?: string, graphqlDescription?: string, validate?: z.ZodType) =>
   single({
     name,
     arg,
@@ -133,22 +138,20 @@ export const day = (name: string, arg: string, description: string, example?: st
       .string()
       .regex(new RegExp(v.DAY_PATTERN))
       .optional()
-      .meta({
-        format: 'date',
-        description: `${description} A date YYYY-MM-DD that exists, from ${v.MIN_DAY} to ${v.MAX_DAY}; other dates are 422.`,
-      }),
+      .meta({ format: 'date', description: `${description} A date YYYY-MM-DD that exists, from ${v.MIN_DAY} to ${v.MAX_DAY}; other dates are 422.` }),
     example,
     absent: null,
     read: (raw, p) => p.check('query', name, v.day, raw) ?? null,
+    graphql: { type: 'Date', required: false, description: graphqlDescription, validate },
   });
 
-/** A `true`/`false` query parameter with its default. */
-export const flag = (name: string, arg: string, absent: boolean, description: string, example?: string): Param =>
+/** A `true`/`false` query parameter with its default (the same on both faces). */
+export const flag = <const A extends string>(name: string, arg: A, absent: boolean, description: string, graphqlDescription?: string) =>
   single({
     name,
     arg,
     openapi: z.enum(['true', 'false']).optional().meta({ description }),
-    example: example ?? String(!absent),
+    example: String(!absent),
     absent,
     read: (raw, p) => {
       if (raw === 'true') return true;
@@ -156,32 +159,22 @@ export const flag = (name: string, arg: string, absent: boolean, description: st
       p.add('query', name, 'must be true or false');
       return absent;
     },
+    graphql: { type: 'Boolean', required: true, defaultValue: absent, description: graphqlDescription },
   });
 
 /**
- * A whole number in decimal digits (at most `digits` of them) from `min` to `max`, with its default; anything else
- * is reported as "must be a whole number from min to max".
+ * A whole number in decimal digits (at most `digits` of them) from `min` to `max`, with its default (the same on
+ * both faces); anything else is reported as "must be a whole number from min to max".
  */
-export const count = (
+export const count = <const A extends string>(
   name: string,
-  arg: string,
-  o: {
-    digits: number;
-    min: number;
-    max: number;
-    absent: number;
-    description: string;
-    example?: string;
-  },
-): Param =>
+  arg: A,
+  o: { digits: number; min: number; max: number; absent: number; description: string; graphqlDescription?: string; example?: string },
+) =>
   single({
     name,
     arg,
-    openapi: z
-      .string()
-      .regex(new RegExp(`^\\d{1,${o.digits}}$`))
-      .optional()
-      .meta({ description: o.description }),
+    openapi: z.string().regex(new RegExp(`^\\d{1,${o.digits}}$`)).optional().meta({ description: o.description }),
     example: o.example,
     absent: o.absent,
     read: (raw, p) => {
@@ -192,39 +185,36 @@ export const count = (
       }
       return n;
     },
+    graphql: { type: 'Int', required: true, defaultValue: o.absent, description: o.graphqlDescription },
   });
 
 /** A change sequence number (`since`: a cursor of the feed; null when absent). */
-export const since = (description: string): Param =>
+export const since = (description: string, graphqlDescription: string) =>
   single({
     name: 'since',
     arg: 'since',
-    openapi: z
-      .string()
-      .regex(/^\d{1,19}$/)
-      .optional()
-      .meta({ description }),
+    openapi: z.string().regex(/^\d{1,19}$/).optional().meta({ description }),
     example: '316000',
     absent: null,
     read: (raw, p) => p.check('query', 'since', v.changeCursor, raw),
+    graphql: { type: 'String', required: false, description: graphqlDescription },
   });
 
 /** A marketplace code in the path (`code`; unknown codes answer 404). */
-export const websiteCode = (): Param =>
+export const websiteCode = () =>
   single({
     in: 'path',
     name: 'code',
     arg: 'code',
-    openapi: v.websiteCode.meta({
-      description: 'A marketplace code as GET /websites lists it.',
-    }),
+    openapi: v.websiteCode.meta({ description: 'A marketplace code as GET /websites lists it.' }),
     example: 'BUFF163',
     absent: REQUIRED,
     read: (raw, p) => p.check('path', 'code', v.websiteCode, raw),
+    graphql: { type: 'String', required: true, validate: v.websiteCode },
   });
 
 /** An alert id in the path (`id`; someone else's or unknown is 404). */
-export const alertId = (): Param =>
+export const alertId = () =>
   single({
     in: 'path',
     name: 'id',
@@ -232,22 +222,23 @@ export const alertId = (): Param =>
     openapi: z.string().meta({ description: 'The alert id (GET /alerts).' }),
     absent: REQUIRED,
     read: (raw) => raw,
+    graphql: { type: 'String', required: true },
   });
 
 /** The currency of a route operation's amounts (`currency`, required: an official currency code). */
-const routeCurrency = (): Param =>
+const routeCurrency = () =>
   single({
     name: 'currency',
     arg: 'currency',
-    openapi: v.currencyCode.meta({
-      description: 'The currency of every amount: an official currency code (GET /currencies).',
-    }),
+    openapi: v.currencyCode.meta({ description: 'The currency of every amount: an official currency code (GET /currencies).' }),
     example: 'CNY',
     absent: REQUIRED,
     read: (raw, p) => p.check('query', 'currency', v.currencyCode, raw),
+    graphql: { type: 'String', required: true, description: 'The currency of every amount (an official currency code).' },
   });
 
-const funding = (name: 'fund' | 'payout', description: string): Param =>
+/** `fund` or `payout` (cash or balance, default cash); GraphQL types them RouteFunding and RoutePayout. */
+const funding = <const N extends 'fund' | 'payout', const T extends 'RouteFunding' | 'RoutePayout'>(name: N, type: T, description: string) =>
   single({
     name,
     arg: name,
@@ -255,73 +246,81 @@ const funding = (name: 'fund' | 'payout', description: string): Param =>
     example: 'balance',
     absent: 'cash',
     read: (raw, p) => p.check('query', name, v.funding, raw),
+    graphql: { type, required: true, defaultValue: 'cash' },
   });
 
 /**
- * The options both route operations share (docs/fees.md): `currency` (required), `buy_on`, `sell_on`, `fund`,
- * `payout`, `min_credibility`, `min_quantity`, `fee_profile`. `buyDefault` names the default buy markets.
+ * The options both route operations and `Item.routes` share (docs/fees.md): `currency` (required), `buy_on`,
+ * `sell_on`, `fund`, `payout`, `min_credibility`, `min_quantity`, `fee_profile`. `buyDefault` names the default buy
+ * markets in the REST description.
  */
-export const routeOptions = (buyDefault: string): Param[] => [
-  routeCurrency(),
-  marketList('buy_on', 'buyOn', `Comma-separated market codes to buy on (default: ${buyDefault}).`, 'BUFF163,YOUPIN'),
-  marketList('sell_on', 'sellOn', 'Comma-separated market codes to sell on (default: every market).', 'SKINPORT,CSFLOAT'),
-  funding('fund', "cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there."),
-  funding('payout', 'cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.'),
-  single({
-    name: 'min_credibility',
-    arg: 'minCredibility',
-    openapi: z
-      .string()
-      .regex(/^(0(\.\d+)?|1(\.0+)?)$/)
-      .optional()
-      .meta({
-        description: 'Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.',
-      }),
-    example: '0.5',
-    absent: 0,
-    read: (raw, p) => {
-      if (/^(0(\.\d+)?|1(\.0+)?)$/.test(raw)) return Number(raw);
-      p.add('query', 'min_credibility', 'must be a number from 0 to 1');
-      return undefined;
-    },
-  }),
-  single({
-    name: 'min_quantity',
-    arg: 'minQuantity',
-    openapi: z
-      .string()
-      .regex(/^(\d{1,6}|1000000)$/)
-      .optional()
-      .meta({
-        description:
-          'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.',
-      }),
-    example: '5',
-    absent: null,
-    read: (raw, p) => p.check('query', 'min_quantity', v.minQuantity, /^(\d{1,6}|1000000)$/.test(raw) ? Number(raw) : NaN),
-  }),
-  single({
-    name: 'fee_profile',
-    arg: 'feeProfile',
-    openapi: z
-      .string()
-      .regex(
-        /^[A-Z0-9_]{1,32}:(deposit|sale|withdraw)=0(\.\d{1,6})?(,(deposit|sale|withdraw)=0(\.\d{1,6})?)*(;[A-Z0-9_]{1,32}:(deposit|sale|withdraw)=0(\.\d{1,6})?(,(deposit|sale|withdraw)=0(\.\d{1,6})?)*)*$/,
-      )
-      .optional()
-      .meta({
-        description:
-          'Your own fee rates for markets whose official fees are unknown: `CODE:purpose=rate[,purpose=rate][;CODE:...]`, purpose deposit, sale or withdraw, rate a fraction 0 <= rate < 1 with at most 6 decimals (0.05 = 5 %), at most 64 markets, each market and purpose once. A rate fills only an unknown slot; routes priced with it say fee_source: caller.',
-      }),
-    example: 'YOUPIN:deposit=0,withdraw=0.01',
-    absent: null,
-    read: (raw, p) => {
-      const parsed = parseFeeProfile(raw);
-      if ('problems' in parsed) {
-        for (const problem of parsed.problems) p.add('query', 'fee_profile', problem);
+export const routeOptions = (buyDefault: string) =>
+  [
+    routeCurrency(),
+    marketList('buy_on', 'buyOn', `Comma-separated market codes to buy on (default: ${buyDefault}).`, 'Markets to buy on (default: every market with an ask).', 'BUFF163,YOUPIN'),
+    marketList('sell_on', 'sellOn', 'Comma-separated market codes to sell on (default: every market).', 'Markets to sell on (default: every market with an ask or a bid).', 'SKINPORT,CSFLOAT'),
+    funding('fund', 'RouteFunding', "cash (default): the buyer pays the market's deposit fees; balance: spends a balance held there."),
+    funding('payout', 'RoutePayout', 'cash (default): sale then withdraw fees; balance: sale fees only, proceeds stay on the market.'),
+    single({
+      name: 'min_credibility',
+      arg: 'minCredibility',
+      openapi: z
+        .string()
+        .regex(/^(0(\.\d+)?|1(\.0+)?)$/)
+        .optional()
+        .meta({ description: 'Drop routes whose credibility (2^(-age / 24 h) of the older leg) is lower; 0-1, default 0.' }),
+      example: '0.5',
+      absent: 0,
+      read: (raw, p) => {
+        if (/^(0(\.\d+)?|1(\.0+)?)$/.test(raw)) return Number(raw);
+        p.add('query', 'min_credibility', 'must be a number from 0 to 1');
         return undefined;
-      }
-      return p.check('query', 'fee_profile', v.feeProfile, parsed.entries);
-    },
-  }),
-];
+      },
+      graphql: { type: 'Float', required: true, defaultValue: 0, description: 'Drop routes whose credibility is lower (0-1).' },
+    }),
+    single({
+      name: 'min_quantity',
+      arg: 'minQuantity',
+      openapi: z
+        .string()
+        .regex(/^(\d{1,6}|1000000)$/)
+        .optional()
+        .meta({ description: 'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantity_known: false.' }),
+      example: '5',
+      absent: null,
+      read: (raw, p) => p.check('query', 'min_quantity', v.minQuantity, /^(\d{1,6}|1000000)$/.test(raw) ? Number(raw) : NaN),
+      graphql: {
+        type: 'Int',
+        required: false,
+        description: 'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantityKnown: false.',
+      },
+    }),
+    single({
+      name: 'fee_profile',
+      arg: 'feeProfile',
+      openapi: z
+        .string()
+        .regex(/^[A-Z0-9_]{1,32}:(deposit|sale|withdraw)=0(\.\d{1,6})?(,(deposit|sale|withdraw)=0(\.\d{1,6})?)*(;[A-Z0-9_]{1,32}:(deposit|sale|withdraw)=0(\.\d{1,6})?(,(deposit|sale|withdraw)=0(\.\d{1,6})?)*)*$/)
+        .optional()
+        .meta({
+          description:
+            'Your own fee rates for markets whose official fees are unknown: `CODE:purpose=rate[,purpose=rate][;CODE:...]`, purpose deposit, sale or withdraw, rate a fraction 0 <= rate < 1 with at most 6 decimals (0.05 = 5 %), at most 64 markets, each market and purpose once. A rate fills only an unknown slot; routes priced with it say fee_source: caller.',
+        }),
+      example: 'YOUPIN:deposit=0,withdraw=0.01',
+      absent: null,
+      read: (raw, p) => {
+        const parsed = parseFeeProfile(raw);
+        if ('problems' in parsed) {
+          for (const problem of parsed.problems) p.add('query', 'fee_profile', problem);
+          return undefined;
+        }
+        return p.check('query', 'fee_profile', v.feeProfile, parsed.entries);
+      },
+      graphql: {
+        type: 'CallerFeeInput',
+        list: true,
+        required: false,
+        description: 'Your own rates for markets whose official fees are unknown: routes through them are priced with them (feeSource: caller). At most 64 markets.',
+      },
+    }),
+  ] as const;

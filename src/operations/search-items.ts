@@ -23,6 +23,7 @@ export default defineOperation({
       }),
       absent: p.REQUIRED,
       read: (raw, problems) => problems.check('query', 'q', v.searchText, raw),
+      graphql: { type: 'String', required: true, description: '1-255 characters, at least one letter or digit, at most 32 words.' },
     }),
     p.appId(),
     p.count('limit', 'first', {
@@ -31,6 +32,7 @@ export default defineOperation({
       max: MAX_SEARCH_PAGE,
       absent: DEFAULT_SEARCH_PAGE,
       description: `Hits per page, 1-${MAX_SEARCH_PAGE} (default ${DEFAULT_SEARCH_PAGE}).`,
+      graphqlDescription: `Hits per page, 1-${MAX_SEARCH_PAGE}.`,
     }),
     p.single({
       name: 'cursor',
@@ -45,6 +47,7 @@ export default defineOperation({
         }),
       absent: null,
       read: (raw) => raw,
+      graphql: { type: 'String', required: false, description: 'The nextCursor of the previous page of this search.' },
     }),
   ],
   check: (vars, problems) => {

@@ -1,5 +1,5 @@
 /** GET /prices/changes/stream (an extension; docs/live.md): the change feed as a server-sent event stream, the GraphQL subscription `quoteChanged`. `Last-Event-ID` resumes like `since`; the parameter wins when both are given. */
-import { defineOperation } from './operation.js';
+import { defineOperation, param } from './operation.js';
 import * as p from './params.js';
 import * as ex from './examples.js';
 import { z } from 'zod';
@@ -28,8 +28,9 @@ export default defineOperation({
     }),
     p.since(
       "Start after this change sequence number (an export's change_seq or a feed cursor); the changes after it come first. Absent: from now (or the Last-Event-ID header). Older than the kept 24 h: 410; beyond the current sequence: 422.",
+      'Start after this change sequence number (decimal string); absent: from now.',
     ),
-    {
+    param({
       in: 'query',
       name: 'market_hash_name',
       arg: 'marketHashNames',
@@ -40,8 +41,9 @@ export default defineOperation({
         if (raw.length > v.MAX_BATCH_NAMES) problems.add('query', 'market_hash_name', `must be given at most ${v.MAX_BATCH_NAMES} times`);
         return raw.length === 0 ? null : raw.map((n) => problems.check('query', 'market_hash_name', v.marketHashName, n)).filter((n) => n !== undefined);
       },
-    },
-    p.markets('Comma-separated market codes (CSCP: the valuation); default every market.'),
+      graphql: { type: 'String', list: true, required: false, description: 'Only these items (1-1000 exact names); absent: every item.' },
+    }),
+    p.markets('Comma-separated market codes (CSCP: the valuation); default every market.', 'Only these market codes (CSCP for the valuation).'),
     p.side('all', 'ask, bid, mid (the CSCP valuation) or all (default).'),
   ],
   check: (vars) => {

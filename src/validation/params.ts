@@ -169,8 +169,6 @@ export const itemHistoryArgs = z.looseObject({ markets: marketList.nullish(), fr
 export const priceHistoryArgs = z.looseObject({ marketHashName, appId, markets: marketList.nullish(), from: day.nullish(), to: day.nullish() });
 /** Arguments of the GraphQL `valuationAccuracy` root field (REST: GET /valuation/accuracy). */
 export const accuracyArgs = z.looseObject({ from: day.nullish(), to: day.nullish() });
-/** Arguments of `Website.feeSchedule` (REST: GET /websites/{code}/fee-schedule `as_of`). */
-export const feeScheduleArgs = z.looseObject({ asOf: day.nullish() });
 /** A change-feed cursor: a sequence number, 1-19 digits (services/changes.ts; beyond the current sequence is 422 there). */
 export const changeCursor = z
   .string()

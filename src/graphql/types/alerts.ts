@@ -5,11 +5,14 @@
  * GET /alerts/{id}/deliveries. Free (0 credits); each delivered event costs 1 credit (docs/alerts.md, Billing).
  */
 import { builder, listComplexity } from '../builder.js';
+import { bodyArgs, paramArgs } from '../args.js';
+import listAlertDeliveriesOp from '../../operations/list-alert-deliveries.js';
+import createAlertOp from '../../operations/create-alert.js';
+import deleteAlertOp from '../../operations/delete-alert.js';
 import { shapeFields } from '../shape-fields.js';
 import { AlertCreatedOut, AlertDeliveriesOut, AlertDeliveryOut, AlertOut } from '../../shapes/alerts.js';
 import {
   createAlert,
-  DEFAULT_DELIVERIES_PAGE,
   deleteAlert,
   listAlerts,
   listDeliveries,
@@ -47,25 +50,6 @@ const AlertDeliveriesRef = builder.objectRef<AlertDeliveryPage>('AlertDeliveries
   },
 });
 
-const CreateAlertInput = builder.inputType('CreateAlertInput', {
-  description:
-    'A registration (REST: the POST /alerts body, in snake_case). kind price: marketCode, side (ask|bid), direction (above|below), level (decimal string in the market\'s currency). kind route_margin: buyMarket, sellMarket, margin (decimal fraction string).',
-  fields: (t) => ({
-    kind: t.string({ required: true, description: 'price or route_margin.' }),
-    marketHashName: t.string({ required: true }),
-    appId: t.string({ required: false, description: 'Default 730.' }),
-    marketCode: t.string({ required: false }),
-    side: t.string({ required: false }),
-    direction: t.string({ required: false }),
-    level: t.string({ required: false }),
-    buyMarket: t.string({ required: false }),
-    sellMarket: t.string({ required: false }),
-    margin: t.string({ required: false }),
-    fund: t.string({ required: false, description: 'route_margin: cash (default) or balance.' }),
-    payout: t.string({ required: false, description: 'route_margin: cash (default) or balance.' }),
-    url: t.string({ required: true, description: 'The webhook URL (https; no credentials; at most 2,048 characters; a public host: no private, loopback or link-local address, no local name such as localhost).' }),
-  }),
-});
 
 /** A refusal about the input's REST keys, named as the GraphQL argument fields (camelCase; REST turns them back). */
 function asArgumentError(e: unknown): unknown {
@@ -89,11 +73,7 @@ builder.queryFields((t) => ({
   alertDeliveries: t.field({
     type: AlertDeliveriesRef,
     description: "One page of an alert's delivery log, newest first (REST: GET /alerts/{id}/deliveries; free; 60 a minute per account, both faces). Error not_found for another account's alert.",
-    args: {
-      id: t.arg.string({ required: true }),
-      limit: t.arg.int({ required: true, defaultValue: DEFAULT_DELIVERIES_PAGE, description: `At most ${MAX_DELIVERIES_PAGE}.` }),
-      cursor: t.arg.string({ required: false, description: 'The previous page\'s nextCursor.' }),
-    },
+    args: paramArgs(t.arg, listAlertDeliveriesOp.params),
     resolve: async (_r, args, ctx) => {
       const caller = await ctx.requireUser('listAlertDeliveries');
       return listDeliveries(ctx.db, caller.accountId, args.id, { limit: args.limit, cursor: args.cursor ?? null }, 'argument');
@@ -106,7 +86,7 @@ builder.mutationFields((t) => ({
     type: AlertCreatedRef,
     description:
       'Registers a webhook alert on the caller\'s account (REST: POST /alerts; an API key, not a service token; free; 30 a minute per account, both faces). The answer carries the signing secret, shown this once. Errors: validation_failed (422) for a bad input, an unknown item or market, a URL whose host is not public (the SSRF guard); conflict (409) beyond the alerts an account may hold; rate_limited (429).',
-    args: { input: t.arg({ type: CreateAlertInput, required: true }) },
+    args: bodyArgs(t.arg, createAlertOp.body!.args),
     resolve: async (_r, { input }, ctx) => {
       const caller = await ctx.requireUser('createAlert');
       const raw: Record<string, unknown> = {};
@@ -121,7 +101,7 @@ builder.mutationFields((t) => ({
   deleteAlert: t.field({
     type: AlertRef,
     description: "Deletes one of the caller's alerts with its delivery log (REST: DELETE /alerts/{id}; free; 30 a minute per account, both faces); returns it as it was. Error not_found for another account's alert.",
-    args: { id: t.arg.string({ required: true }) },
+    args: paramArgs(t.arg, deleteAlertOp.params),
     resolve: async (_r, args, ctx) => {
       const caller = await ctx.requireUser('deleteAlert');
       return deleteAlert(ctx.db, caller.accountId, args.id);

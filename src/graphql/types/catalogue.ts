@@ -1,8 +1,13 @@
 /** GraphQL types and root fields for websites, currencies and fee schedules (spec: Website, Currency, Fee schedule). */
 import { builder, listComplexity } from '../builder.js';
+import { only, paramArgs } from '../args.js';
+import getFeeScheduleOp from '../../operations/get-fee-schedule.js';
+import listWebsitesOp from '../../operations/list-websites.js';
+import getWebsiteOp from '../../operations/get-website.js';
+import listCurrenciesOp from '../../operations/list-currencies.js';
+import getCurrencyOp from '../../operations/get-currency.js';
 import { shapeFields } from '../shape-fields.js';
 import { CurrencyOut, WebsiteOut } from '../../shapes/catalogue.js';
-import * as v from '../../validation/params.js';
 import * as catalogue from '../../services/catalogue.js';
 import { listCurrencies, listWebsites } from '../../services/catalogue.js';
 import { notFound } from '../../lib/errors.js';
@@ -19,8 +24,7 @@ export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implem
       type: FeeScheduleRef,
       description:
         'The official fee schedule in force on `asOf` (a UTC day; default today): one slot per purpose, each a chain or null (unknown or not offered). A fee change makes a new version; older days keep the schedule they had.',
-      args: { asOf: t.arg({ type: 'Date', required: false }) },
-      validate: v.feeScheduleArgs,
+      args: paramArgs(t.arg, only(getFeeScheduleOp.params, 'asOf')),
       resolve: (w, args, ctx) => ({ websiteCode: w.code, asOf: args.asOf ?? formatDate(ctx.now) }),
     }),
   }),
@@ -190,7 +194,7 @@ builder.queryFields((t) => ({
     type: [WebsiteRef],
     extensions: listComplexity(64),
     description: 'Marketplaces ordered by code; deprecated ones only with includeDeprecated.',
-    args: { includeDeprecated: t.arg.boolean({ defaultValue: false, required: true }) },
+    args: paramArgs(t.arg, listWebsitesOp.params),
     resolve: async (_r, args, ctx) => {
       const list = await listWebsites(ctx.db.prisma, args.includeDeprecated);
       for (const w of list) ctx.loaders.website.prime(w.code, w);
@@ -200,7 +204,7 @@ builder.queryFields((t) => ({
   website: t.field({
     type: WebsiteRef,
     description: 'One marketplace by code (deprecated ones too). Error `not_found` for an unknown code.',
-    args: { code: t.arg.string({ required: true, validate: v.websiteCode }) },
+    args: paramArgs(t.arg, getWebsiteOp.params),
     resolve: async (_r, args, ctx) => {
       const w = await ctx.loaders.website.load(args.code);
       if (!w) throw notFound(`No marketplace with code ${JSON.stringify(args.code)}.`);
@@ -211,13 +215,13 @@ builder.queryFields((t) => ({
     type: [CurrencyRef],
     extensions: listComplexity(256),
     description: 'Official currencies ordered by code; `search` is a case-insensitive substring of the code.',
-    args: { search: t.arg.string({ required: false, validate: v.currencySearch.nullish() }) },
+    args: paramArgs(t.arg, listCurrenciesOp.params),
     resolve: (_r, args, ctx) => listCurrencies(ctx.db.prisma, args.search ?? null),
   }),
   currency: t.field({
     type: CurrencyRef,
     description: 'One official currency by id. Error `not_found` when unknown, deleted or not official.',
-    args: { id: t.arg.int({ required: true, validate: v.currencyId }) },
+    args: paramArgs(t.arg, getCurrencyOp.params),
     resolve: async (_r, args, ctx) => {
       const c = await ctx.loaders.currency.load(args.id);
       if (!c || c.isDeleted || !c.isOfficial) throw notFound(`No official currency with id ${args.id}.`);

@@ -3,9 +3,9 @@
  * which is GET /prices/changes (catalogue row `getPriceChanges`: billed and rate limited like every row).
  */
 import { builder, listComplexity } from '../builder.js';
-import { SideFilterEnum } from '../enums.js';
-import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE, readChanges, type Change, type ChangePage } from '../../services/changes.js';
-import { CS2_APP_ID } from '../../services/importers.js';
+import { paramArgs } from '../args.js';
+import getPriceChangesOp from '../../operations/get-price-changes.js';
+import { MAX_CHANGES_PAGE, readChanges, type Change, type ChangePage } from '../../services/changes.js';
 import { quoteText } from '../../services/quotes.js';
 import { RawJson } from '../../lib/raw-json.js';
 import { MarketQuoteRef } from './quotes.js';
@@ -49,13 +49,7 @@ builder.queryFields((t) => ({
     type: ChangePageRef,
     description:
       "The quotes that changed after a cursor, in order (REST: GET /prices/changes; needs an API key; billed and rate limited as its catalogue row). Start from an export's changeSeq, or without `since` to get the current cursor. Error `cursor_expired` (410) for a cursor older than the kept 24 h: download the export again.",
-    args: {
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-      since: t.arg.string({ required: false, description: 'The last sequence number the client has (decimal string); absent: an empty page with the current cursor.' }),
-      markets: t.arg.stringList({ required: false, description: 'Only these market codes (CSCP for the valuation).' }),
-      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
-      limit: t.arg.int({ required: true, defaultValue: DEFAULT_CHANGES_PAGE, description: `At most ${MAX_CHANGES_PAGE} changes.` }),
-    },
+    args: paramArgs(t.arg, getPriceChangesOp.params),
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPriceChanges');

@@ -1,9 +1,10 @@
 /** The export snapshot as a GraphQL field (REST: GET /prices/export, which streams the file itself). */
 import { builder } from '../builder.js';
-import { ExportFormatEnum, SideFilterEnum } from '../enums.js';
+import { paramArgs } from '../args.js';
+import exportPricesOp from '../../operations/export-prices.js';
+import { ExportFormatEnum, SideFilterEnum } from '../arg-types.js';
 import { dependencyUnavailable, notFound } from '../../lib/errors.js';
 import { anySnapshot, currentSnapshot, ifNoneMatchHits, type Snapshot } from '../../services/exports.js';
-import { CS2_APP_ID } from '../../services/importers.js';
 
 interface PriceExportShape extends Snapshot {
   notModified: boolean;
@@ -35,12 +36,7 @@ builder.queryFields((t) => ({
     type: PriceExportRef,
     description:
       'The current export snapshot (REST: GET /prices/export; needs an API key; billed and rate limited as the export, except when ifNoneMatch names the current ETag). Error `dependency_unavailable` before the first snapshot.',
-    args: {
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'ask' }),
-      format: t.arg({ type: ExportFormatEnum, required: true, defaultValue: 'json', description: 'The file whose snapshot is described: each format has its own ETag and size.' }),
-      ifNoneMatch: t.arg.string({ required: false, description: 'An If-None-Match value: ETags, W/ forms, lists or *.' }),
-    },
+    args: paramArgs(t.arg, exportPricesOp.params),
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx, info) => {
       await ctx.requireUser('exportPrices');

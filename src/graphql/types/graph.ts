@@ -11,7 +11,7 @@
  */
 import { resolveCursorConnection, type ResolveCursorConnectionArgs } from '@pothos/plugin-relay';
 import { builder } from '../builder.js';
-import { SideFilterEnum } from '../enums.js';
+import { SideFilterEnum } from '../arg-types.js';
 import * as v from '../../validation/params.js';
 import { CS2_APP_ID } from '../../services/importers.js';
 import type { MarketQuote } from '../../services/quotes.js';

@@ -5,12 +5,11 @@
  * rate limited like every row). Both are bounded by the cost limit: a series list counts as its worst case
  * (2 quote series per market plus the two imported kinds) and a candle list as the longest interval's buckets.
  */
-import type { ArgBuilder } from '@pothos/core';
 import { builder, listComplexity } from '../builder.js';
-import { HistoryIntervalEnum, SideFilterEnum } from '../enums.js';
+import { only, paramArgs } from '../args.js';
+import getPriceHistoryOp from '../../operations/get-price-history.js';
 import * as v from '../../validation/params.js';
 import { notFound } from '../../lib/errors.js';
-import { CS2_APP_ID } from '../../services/importers.js';
 import {
   historyRange,
   itemIdOf,
@@ -28,7 +27,6 @@ import { ItemRef } from './quotes.js';
 import { shapeFields } from '../shape-fields.js';
 import { CandleOut, CscpPointOut, HistorySeriesOut, ItemHistoryOut } from '../../shapes/history.js';
 
-type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 
 /** Cost-limit bound of one item's series list: ask and bid on up to 48 markets, plus the listing minimum and sales. */
 const MAX_SERIES = 48 * 2 + 2;
@@ -114,25 +112,14 @@ async function historyOf(ctx: Context, itemId: number, appId: string, marketHash
   return { appId, marketHashName, ...range, interval: args.interval, series: series?.length === 0 ? [] : read.series, cscp: args.side === 'all' || args.side === 'mid' ? read.cscp : [] };
 }
 
-/** The arguments both fields share. */
-const historyArgs = (arg: ArgBuilder<Types>) => ({
-  markets: arg.stringList({ required: false, description: 'Market codes to include (default: every market with history).' }),
-  side: arg({
-    type: SideFilterEnum,
-    required: true,
-    defaultValue: 'all',
-    description: 'ask: ask candles and the listing minimum; bid: bid candles; mid: only the CSCP series; all: everything, sales included.',
-  }),
-  from: arg({ type: 'Date', required: false, description: 'First day (UTC); default: the longest span the interval allows, ending at `to`.' }),
-  to: arg({ type: 'Date', required: false, description: 'Last day (UTC); default today.' }),
-  interval: arg({ type: HistoryIntervalEnum, required: true, defaultValue: 'day', description: 'Candle width; the range may span at most 366 days (day), 1,830 (week), 3,660 (month).' }),
-});
+/** The arguments `Item.history` shares with GET /prices/history (declared once, src/operations/get-price-history.ts). */
+const ITEM_HISTORY_PARAMS = only(getPriceHistoryOp.params, 'markets', 'side', 'from', 'to', 'interval');
 
 builder.objectFields(ItemRef, (t) => ({
   history: t.field({
     type: ItemHistoryRef,
     description: "This item's candles per market and its CSCP series over a range (billed with `item`; REST: GET /prices/history).",
-    args: historyArgs(t.arg),
+    args: paramArgs(t.arg, ITEM_HISTORY_PARAMS),
     validate: v.itemHistoryArgs,
     resolve: async (item, args, ctx) => {
       const range = historyRange(args.from, args.to, args.interval, ctx.now);
@@ -148,11 +135,7 @@ builder.queryFields((t) => ({
     type: ItemHistoryRef,
     description:
       "One item's price history (REST: GET /prices/history; needs an API key; billed and rate limited as its catalogue row). Error `not_found` when the service has never seen the item.",
-    args: {
-      marketHashName: t.arg.string({ required: true }),
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-      ...historyArgs(t.arg),
-    },
+    args: paramArgs(t.arg, getPriceHistoryOp.params),
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPriceHistory');

@@ -4,12 +4,13 @@
  * billed and rate limited like every row, since each hit carries its CSCP quote).
  */
 import { builder, listComplexity } from '../builder.js';
+import { paramArgs } from '../args.js';
+import searchItemsOp from '../../operations/search-items.js';
 import { validationError } from '../../lib/errors.js';
-import { CS2_APP_ID } from '../../services/importers.js';
 import { searchItems, type ItemHit, type ItemSearchPage } from '../../services/item-search.js';
 import { ITEM_TYPES } from '../../valuation/half-spread.js';
 import { quoteText } from '../../services/quotes.js';
-import { decodeSearchCursor, DEFAULT_SEARCH_PAGE, MAX_SEARCH_PAGE, searchWords } from '../../search/query.js';
+import { decodeSearchCursor, MAX_SEARCH_PAGE, searchWords } from '../../search/query.js';
 import { RawJson } from '../../lib/raw-json.js';
 import { MarketQuoteRef } from './quotes.js';
 
@@ -62,12 +63,7 @@ builder.queryFields((t) => ({
     type: ItemSearchPageRef,
     description:
       "Search the item catalogue (REST: GET /catalogue/items; needs an API key; 1 credit a page, billed and rate limited as its catalogue row). Every word of `search` must appear in the item's name, in any order, ignoring case and punctuation; FN, MW, FT, WW, BS (exteriors), ST (StatTrak™), SV (Souvenir) and ★/star are understood. Each hit carries its kind and its CSCP quote.",
-    args: {
-      search: t.arg.string({ required: true, description: '1-255 characters, at least one letter or digit, at most 32 words.' }),
-      first: t.arg.int({ required: true, defaultValue: DEFAULT_SEARCH_PAGE, description: `Hits per page, 1-${MAX_SEARCH_PAGE}.` }),
-      after: t.arg.string({ required: false, description: 'The nextCursor of the previous page of this search.' }),
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-    },
+    args: paramArgs(t.arg, searchItemsOp.params),
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs `items`), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('searchItems');

@@ -6,9 +6,9 @@
  * (plugins/metering.ts), then a concurrent slot and one charge per started minute.
  */
 import { builder } from '../builder.js';
-import { SideFilterEnum } from '../enums.js';
+import { paramArgs } from '../args.js';
+import subscribePriceChangesOp from '../../operations/subscribe-price-changes.js';
 import { endpoint } from '../../catalogue/endpoints.js';
-import { CS2_APP_ID } from '../../services/importers.js';
 import type { LiveEvent, LiveFilter, ValuationPublished } from '../../services/live.js';
 import type { Change } from '../../services/changes.js';
 import { ServiceError } from '../../lib/errors.js';
@@ -67,13 +67,7 @@ builder.subscriptionFields((t) => ({
     type: ChangeRef,
     description:
       'Each change of a quote (price, quantity, listed state; CSCP `mid` when a valuation is published) as it commits, in sequence order, with the quote as served now. With `since` (an export\'s changeSeq or a feed cursor) the changes after it come first, then live ones: none missed, none twice. Ends with error `slow_consumer` when more than 10,000 changes wait undelivered, `credit_insufficient` when a minute can no longer be paid.',
-    args: {
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-      marketHashNames: t.arg.stringList({ required: false, description: 'Only these items (1-1000 exact names); absent: every item.' }),
-      markets: t.arg.stringList({ required: false, description: 'Only these market codes (CSCP for the valuation).' }),
-      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
-      since: t.arg.string({ required: false, description: 'Start after this change sequence number (decimal string); absent: from now.' }),
-    },
+    args: paramArgs(t.arg, subscribePriceChangesOp.params),
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     subscribe: (_root, args, ctx) =>
       start(

@@ -1,6 +1,9 @@
 /** GraphQL types and root fields for quotes (spec: MarketQuoteOut, ItemPricesOut, BatchPricesOut). */
 import { builder, listComplexity } from '../builder.js';
-import { SideFilterEnum } from '../enums.js';
+import { bodyArgs, paramArgs } from '../args.js';
+import getPricesOp from '../../operations/get-prices.js';
+import batchPricesOp from '../../operations/batch-prices.js';
+import { SideFilterEnum } from '../arg-types.js';
 
 /** Cost-limit bound of one item's quote list (markets x sides, with the valuation). */
 const MAX_MARKETS_PER_ITEM = 48;
@@ -237,12 +240,7 @@ builder.queryFields((t) => ({
     type: ItemPricesRef,
     description:
       'Current quotes of one item across marketplaces (REST: GET /prices; needs an API key). Error `not_found` when the item has no quotes for the app id.',
-    args: {
-      marketHashName: t.arg.string({ required: true }),
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-      markets: t.arg.stringList({ required: false }),
-      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
-    },
+    args: paramArgs(t.arg, getPricesOp.params),
     // Arguments (all at once, same rules as REST): the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     // Without a promise when the caller and the item are cached (the hot path: the compiled route then answers at once).
     resolve: (_r, args, ctx) => {
@@ -261,12 +259,7 @@ builder.queryFields((t) => ({
     description:
       'Current quotes of up to 1000 items, one entry per requested name in request order (REST: POST /prices/batch; needs an API key). Unknown names give empty markets.',
     extensions: listComplexity((a) => (Array.isArray(a.marketHashNames) ? a.marketHashNames.length : 1)),
-    args: {
-      marketHashNames: t.arg.stringList({ required: true }),
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-      markets: t.arg.stringList({ required: false }),
-      side: t.arg({ type: SideFilterEnum, required: true, defaultValue: 'all' }),
-    },
+    args: bodyArgs(t.arg, batchPricesOp.body!.args),
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('batchPrices');

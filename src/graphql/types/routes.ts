@@ -3,18 +3,18 @@
  * item traversal (billed with `item`, as GET /prices) and the `routes` root field, which is GET
  * /prices/routes (its own catalogue row, `getRoutes`: billed and rate limited like every row).
  */
-import type { ArgBuilder } from '@pothos/core';
 import { builder, listComplexity } from '../builder.js';
-import { CallerFeeInput, FundingEnum, PayoutEnum } from '../enums.js';
+import { only, paramArgs } from '../args.js';
+import getRoutesOp from '../../operations/get-routes.js';
+import getTopRoutesOp from '../../operations/get-top-routes.js';
+import { FundingEnum, PayoutEnum } from '../arg-types.js';
 
-type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 import * as v from '../../validation/params.js';
 import { notFound, validationError } from '../../lib/errors.js';
 import { rankedRoutes, tradeRoutes, type LeftOut, type RouteLeg, type RouteOptions, type TradeRoute } from '../../fees/routes.js';
 import { profileOf, type CallerFee, type FeeProfile } from '../../fees/profile.js';
 import { topLeftOutReason, topRoutes, type TopRoute } from '../../services/top-routes.js';
 import { Money } from '../../lib/money.js';
-import { CS2_APP_ID } from '../../services/importers.js';
 import type { MarketQuote } from '../../services/quotes.js';
 import type { Context } from '../context.js';
 import { AppliedFeeStepRef, RateUsedRef, ROUNDED } from './fees-applied.js';
@@ -204,28 +204,8 @@ function optionsOf(args: {
   };
 }
 
-/** The route arguments both fields share (`t.arg` of either field builder). */
-const routeArgs = (arg: ArgBuilder<Types>) => ({
-  currency: arg.string({ required: true, description: 'The currency of every amount (an official currency code).' }),
-  buyOn: arg.stringList({ required: false, description: 'Markets to buy on (default: every market with an ask).' }),
-  sellOn: arg.stringList({ required: false, description: 'Markets to sell on (default: every market with an ask or a bid).' }),
-  fund: arg({ type: FundingEnum, required: true, defaultValue: 'cash' }),
-  payout: arg({ type: PayoutEnum, required: true, defaultValue: 'cash' }),
-  minCredibility: arg.float({ required: true, defaultValue: 0, description: 'Drop routes whose credibility is lower (0-1).' }),
-  minQuantity: arg.int({
-    required: false,
-    description: 'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantityKnown: false.',
-  }),
-  feeProfile: arg({
-    type: [CallerFeeInput],
-    required: false,
-    description: "Your own rates for markets whose official fees are unknown: routes through them are priced with them (feeSource: caller). At most 64 markets.",
-  }),
-});
-
-/** `includeUnpriced` of the per-item fields. */
-const includeUnpricedArg = (arg: ArgBuilder<Types>) =>
-  arg.boolean({ required: true, defaultValue: false, description: 'List routes with an unknown fee (unpriced) after the priced ones; by default they are left out and counted.' });
+/** The arguments `Item.routes` shares with GET /prices/routes (declared once, src/operations/get-routes.ts). */
+const ITEM_ROUTE_PARAMS = only(getRoutesOp.params, 'currency', 'buyOn', 'sellOn', 'fund', 'payout', 'minCredibility', 'minQuantity', 'feeProfile', 'includeUnpriced');
 
 builder.objectFields(ItemRef, (t) => ({
   routes: t.field({
@@ -233,7 +213,7 @@ builder.objectFields(ItemRef, (t) => ({
     description:
       "Buy-here-sell-there pairs between this item's quotes, each leg after its market's official fees (or your feeProfile's where unknown), in `currency` at official rates, ranked by margin; a route with an unknown fee is unpriced and left out unless includeUnpriced (the root field `routes` counts them).",
     extensions: listComplexity(MAX_ROUTES),
-    args: { ...routeArgs(t.arg), includeUnpriced: includeUnpricedArg(t.arg) },
+    args: paramArgs(t.arg, ITEM_ROUTE_PARAMS),
     validate: v.itemRoutesArgs,
     resolve: async (item, args, ctx) => (await routesOf(ctx, item.quotes, optionsOf(args), args.includeUnpriced)).routes,
   }),
@@ -244,12 +224,7 @@ builder.queryFields((t) => ({
     type: ItemRoutesRef,
     description:
       'The routes of one item (REST: GET /prices/routes; needs an API key; billed and rate limited as its catalogue row). Error `not_found` when the item has no quotes.',
-    args: {
-      marketHashName: t.arg.string({ required: true }),
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-      ...routeArgs(t.arg),
-      includeUnpriced: includeUnpricedArg(t.arg),
-    },
+    args: paramArgs(t.arg, getRoutesOp.params),
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getRoutes');
@@ -272,12 +247,7 @@ builder.queryFields((t) => ({
     type: TopRoutesRef,
     description:
       'The best priced route of each item across the catalogue, ranked by margin (REST: GET /prices/routes/top; needs an API key; billed and rate limited as its catalogue row). Candidates are pre-selected in SQL by an estimate of each item\'s margin, then priced exactly (docs/fees.md, The market-wide scan).',
-    args: {
-      appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
-      ...routeArgs(t.arg),
-      minMargin: t.arg.string({ required: false, description: 'Keep routes whose margin (net / cost) is at least this decimal fraction (-1 to 1000; "0.05" = 5 %).' }),
-      limit: t.arg.int({ required: true, defaultValue: 20, description: `Routes answered, 1-${v.MAX_TOP_LIMIT}.` }),
-    },
+    args: paramArgs(t.arg, getTopRoutesOp.params),
     // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getTopRoutes');

@@ -4,6 +4,8 @@
  * GET /valuation/accuracy (catalogue row `getValuationAccuracy`: public and free, like /status).
  */
 import { builder, listComplexity } from '../builder.js';
+import { paramArgs } from '../args.js';
+import getValuationAccuracyOp from '../../operations/get-valuation-accuracy.js';
 import * as v from '../../validation/params.js';
 import { MAX_ACCURACY_SPAN_DAYS, readValuationAccuracy, resolveAccuracyRange, type AccuracyDay, type AccuracySegment } from '../../services/valuation-accuracy.js';
 import { shapeFields } from '../shape-fields.js';
@@ -57,10 +59,7 @@ builder.queryFields((t) => ({
     type: ValuationAccuracyRef,
     description:
       "The CSCP valuation's published accuracy per day and segment (REST: GET /valuation/accuracy; public and free). Default range (neither from nor to): the 90 days ending at the last scored day (yesterday when none is scored yet); at most 366 days.",
-    args: {
-      from: t.arg({ type: 'Date', required: false, description: 'First valuation day (UTC); default 89 days before `to`.' }),
-      to: t.arg({ type: 'Date', required: false, description: 'Last valuation day (UTC); default the last scored day when `from` is absent too, else yesterday.' }),
-    },
+    args: paramArgs(t.arg, getValuationAccuracyOp.params),
     validate: v.accuracyArgs,
     resolve: async (_r, args, ctx) => {
       const range = await resolveAccuracyRange(ctx.db, args.from, args.to, ctx.now);

@@ -44,3 +44,24 @@ export const CallerFeeInput = builder.inputType('CallerFeeInput', {
     withdraw: t.string({ required: false, description: 'Withdraw fee: withdrawing B pays B x (1 - rate).' }),
   }),
 });
+
+/** A webhook alert registration (REST: the POST /alerts body; GraphQL has no input unions, so both kinds' fields are here). */
+export const CreateAlertInput = builder.inputType('CreateAlertInput', {
+  description:
+    'A registration (REST: the POST /alerts body, in snake_case). kind price: marketCode, side (ask|bid), direction (above|below), level (decimal string in the market\'s currency). kind route_margin: buyMarket, sellMarket, margin (decimal fraction string).',
+  fields: (t) => ({
+    kind: t.string({ required: true, description: 'price or route_margin.' }),
+    marketHashName: t.string({ required: true }),
+    appId: t.string({ required: false, description: 'Default 730.' }),
+    marketCode: t.string({ required: false }),
+    side: t.string({ required: false }),
+    direction: t.string({ required: false }),
+    level: t.string({ required: false }),
+    buyMarket: t.string({ required: false }),
+    sellMarket: t.string({ required: false }),
+    margin: t.string({ required: false }),
+    fund: t.string({ required: false, description: 'route_margin: cash (default) or balance.' }),
+    payout: t.string({ required: false, description: 'route_margin: cash (default) or balance.' }),
+    url: t.string({ required: true, description: 'The webhook URL (https; no credentials; at most 2,048 characters; a public host: no private, loopback or link-local address, no local name such as localhost).' }),
+  }),
+});
