@@ -1,7 +1,8 @@
 /**
  * GraphQL arguments built from the operation registry (src/operations/): a parameter's `graphql` spec (type, list,
- * non-null, default, description, validation rule) becomes the Pothos argument its field declares, so an input is
- * declared once for REST, OpenAPI and GraphQL. The resolver's `args` are typed from the same declaration (`ArgsOf`).
+ * non-null, default, description) becomes the Pothos argument its field declares, so an input is declared once for
+ * REST, OpenAPI and GraphQL. The resolver's `args` are typed from the same declaration (`ArgsOf`); their rule is
+ * `argsRule` of the same parameters (checked by metering for a metered field, else by the field's `validate`).
  */
 import type { ArgBuilder, ArgumentRef } from '@pothos/core';
 import type { builder } from './builder.js';
@@ -32,7 +33,6 @@ function argOf(arg: ArgBuilder<Types>, spec: ArgSpec): unknown {
   const options: Record<string, unknown> = { type: spec.list ? [named] : named, required: spec.required };
   if (spec.defaultValue !== undefined) options.defaultValue = spec.defaultValue;
   if (spec.description !== undefined) options.description = spec.description;
-  if (spec.validate !== undefined) options.validate = spec.validate;
   return arg(options as never);
 }
 

@@ -16,9 +16,9 @@ export default defineOperation({
   body: jsonBody({
     schema: v.batchBody.meta({ id: 'BatchPricesIn' }),
     args: {
-      marketHashNames: { type: 'String', list: true, required: true },
-      appId: { type: 'String', required: true, defaultValue: CS2_APP_ID },
-      markets: { type: 'String', list: true, required: false },
+      marketHashNames: { type: 'String', list: true, required: true, rule: v.marketHashNames },
+      appId: { type: 'String', required: true, defaultValue: CS2_APP_ID, rule: v.appId },
+      markets: { type: 'String', list: true, required: false, rule: v.marketList },
       side: { type: 'SideFilter', required: true, defaultValue: 'all' },
     },
     variables: (body) => ({

@@ -34,7 +34,7 @@ export default defineOperation({
       openapi: v.ifNoneMatch.optional(),
       absent: null,
       read: (raw, problems) => problems.check('header', 'If-None-Match', v.ifNoneMatch, raw),
-      graphql: { type: 'String', required: false, description: 'An If-None-Match value: ETags, W/ forms, lists or *.' },
+      graphql: { type: 'String', required: false, description: 'An If-None-Match value: ETags, W/ forms, lists or *.', rule: v.ifNoneMatch },
     }),
   ],
   rest: { envelope: false, respond: exportReply },

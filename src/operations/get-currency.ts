@@ -24,7 +24,7 @@ export default defineOperation({
         problems.add('path', 'currency_id', 'must be a whole number from 0 to 2147483647');
         return undefined;
       },
-      graphql: { type: 'Int', required: true, validate: v.currencyId },
+      graphql: { type: 'Int', required: true, rule: v.currencyId },
     }),
   ],
   rest: { envelope: true },

@@ -1,7 +1,6 @@
 /** GET /websites/{code}/fee-schedule (spec), with `as_of` (an extension, README: Extensions): the schedule in force that day; absent = today. */
 import { defineOperation } from './operation.js';
 import * as p from './params.js';
-import * as v from '../validation/params.js';
 import * as ex from './examples.js';
 import { free } from './docs.js';
 import { FeeScheduleOut, selectionOf } from '../shapes/catalogue.js';
@@ -13,7 +12,7 @@ export default defineOperation({
   selection: selectionOf(FeeScheduleOut),
   params: [
     p.websiteCode(),
-    p.day('as_of', 'asOf', 'The schedule in force on this UTC day; default today. A fee change makes a new version; older days keep theirs.', undefined, undefined, v.day.nullish()),
+    p.day('as_of', 'asOf', 'The schedule in force on this UTC day; default today. A fee change makes a new version; older days keep theirs.'),
   ],
   rest: { envelope: true },
   openapi: {

@@ -24,7 +24,7 @@ export default defineOperation({
       }),
       absent: null,
       read: (raw, problems) => problems.check('query', 'min_margin', v.minMargin, raw) ?? null,
-      graphql: { type: 'String', required: false, description: 'Keep routes whose margin (net / cost) is at least this decimal fraction (-1 to 1000; "0.05" = 5 %).' },
+      graphql: { type: 'String', required: false, description: 'Keep routes whose margin (net / cost) is at least this decimal fraction (-1 to 1000; "0.05" = 5 %).', rule: v.minMargin },
     }),
     p.single({
       name: 'limit',
@@ -38,7 +38,7 @@ export default defineOperation({
         }),
       absent: 20,
       read: (raw, problems) => problems.check('query', 'limit', v.topLimit, /^\d{1,4}$/.test(raw) ? Number(raw) : NaN),
-      graphql: { type: 'Int', required: true, defaultValue: 20, description: `Routes answered, 1-${v.MAX_TOP_LIMIT}.` },
+      graphql: { type: 'Int', required: true, defaultValue: 20, description: `Routes answered, 1-${v.MAX_TOP_LIMIT}.`, rule: v.topLimit },
     }),
   ],
   rest: { envelope: true },

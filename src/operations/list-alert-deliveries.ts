@@ -1,6 +1,7 @@
 /** GET /alerts/{id}/deliveries (an extension; docs/alerts.md): an alert's delivery log, newest first. */
 import { defineOperation } from './operation.js';
 import * as p from './params.js';
+import * as v from '../validation/params.js';
 import * as ex from './examples.js';
 import { freeLimited } from './docs.js';
 import { z } from 'zod';
@@ -33,11 +34,16 @@ export default defineOperation({
         .meta({ description: "The previous page's next_cursor." }),
       absent: null,
       read: (raw, problems) => {
-        if (/^\d{1,19}$/.test(raw)) return raw;
+        if (v.DELIVERY_CURSOR.test(raw)) return raw;
         problems.add('query', 'cursor', 'must be a next_cursor this listing returned');
         return undefined;
       },
-      graphql: { type: 'String', required: false, description: "The previous page's nextCursor." },
+      graphql: {
+        type: 'String',
+        required: false,
+        description: "The previous page's nextCursor.",
+        rule: z.string().regex(v.DELIVERY_CURSOR, { message: 'must be a next_cursor this listing returned' }),
+      },
     }),
   ],
   rest: { envelope: true },

@@ -19,7 +19,7 @@ export default defineOperation({
       openapi: v.currencySearch.optional(),
       absent: null,
       read: (raw, problems) => problems.check('query', 'search', v.currencySearch, raw),
-      graphql: { type: 'String', required: false, validate: v.currencySearch.nullish() },
+      graphql: { type: 'String', required: false, rule: v.currencySearch },
     }),
   ],
   rest: { envelope: true },

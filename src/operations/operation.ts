@@ -12,7 +12,7 @@
  * (src/plugins/metering.ts), never by the operation's code.
  */
 import { getNamedType, type GraphQLField, type GraphQLSchema } from 'graphql';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { HeaderReader } from '../lib/headers.js';
 import { validationError, type ValidationDetail } from '../lib/errors.js';
@@ -97,8 +97,11 @@ export interface ArgSpec {
   defaultValue?: unknown;
   /** The argument's description in the schema (GraphQL names; the REST description is `openapi`'s). */
   description?: string;
-  /** A rule plugin-validation checks on the argument (for arguments the metering plugin does not check). */
-  validate?: z.ZodType;
+  /**
+   * The rule the argument's value must meet, the REST rule's typed twin: a metered field's arguments are checked by
+   * the metering plugin before any charge (`argsRule`), another field's by plugin-validation (its `validate`).
+   */
+  rule?: z.ZodType;
 }
 
 /** The value a resolver receives for an argument of spec `G`. */
@@ -199,6 +202,8 @@ export interface Operation<P extends readonly Param[] = readonly Param[], B exte
   body?: BodySpec<unknown, B>;
   /** Rules between inputs, after each was read (e.g. a search cursor belongs to its query); may adjust `vars`. */
   check?(vars: Record<string, unknown>, p: Problems): void;
+  /** The same rules between the GraphQL arguments (`argsRule`), each problem an issue at the argument's name. */
+  refineArgs?(args: Record<string, unknown>, ctx: z.RefinementCtx): void;
   /** The REST answer. */
   rest: {
     /** False for a bare answer (GET /health, spec general conventions 2; the export file; the event stream). */
@@ -297,6 +302,26 @@ export function documentText(op: Operation, schema: GraphQLSchema): string {
   const missing = [...fed].filter((a) => !variables.some((v) => v.startsWith(`$${a}:`)));
   if (missing.length > 0) throw new Error(`operation ${op.id}: no argument ${missing.join(', ')} on ${op.path.join('.')}`);
   return `${op.kind} ${op.id}${variables.length ? `(${variables.join(', ')})` : ''} { ${body} }`;
+}
+
+/**
+ * The rule of a field's GraphQL arguments (name -> value) from the parameters that feed them, the body's arguments
+ * and the operation's rules between them: each argument's `rule` (null or absent allowed when it is optional).
+ */
+export function argsRule(params: readonly Param[], body?: Record<string, ArgSpec>, refine?: Operation['refineArgs']): z.ZodType {
+  const shape: Record<string, z.ZodType> = {};
+  const add = (name: string, spec: ArgSpec) => {
+    if (spec.rule) shape[name] = spec.required ? spec.rule : spec.rule.nullish();
+  };
+  for (const p of params) if (p.arg && p.graphql) add(p.arg, p.graphql);
+  for (const [name, spec] of Object.entries(body ?? {})) add(name, spec);
+  const rule = z.looseObject(shape);
+  return refine ? rule.superRefine((args, ctx) => refine(args, ctx)) : rule;
+}
+
+/** The rule of `op`'s root field arguments (`argsRule` of its inputs and rules between them). */
+export function operationArgsRule(op: Operation): z.ZodType {
+  return argsRule(op.params, op.body?.args, op.refineArgs);
 }
 
 /** The payload of the REST answer: the value at the end of `op.path` in the result data. */

@@ -67,7 +67,7 @@ export const marketHashName = () =>
     example: ITEM,
     absent: REQUIRED,
     read: (raw, p) => p.check('query', 'market_hash_name', v.marketHashName, raw),
-    graphql: { type: 'String', required: true },
+    graphql: { type: 'String', required: true, rule: v.marketHashName },
   });
 
 /** The game application id (`app_id`, default 730). */
@@ -79,7 +79,7 @@ export const appId = () =>
     example: '730',
     absent: CS2_APP_ID,
     read: (raw, p) => p.check('query', 'app_id', v.appId, raw),
-    graphql: { type: 'String', required: true, defaultValue: CS2_APP_ID },
+    graphql: { type: 'String', required: true, defaultValue: CS2_APP_ID, rule: v.appId },
   });
 
 /**
@@ -100,7 +100,7 @@ export const marketList = <const A extends string>(name: string, arg: A, descrip
       }
       return p.check('query', name, v.marketList, raw.split(',').map((s) => s.trim())) ?? null;
     },
-    graphql: { type: 'String', list: true, required: false, description: graphqlDescription },
+    graphql: { type: 'String', list: true, required: false, description: graphqlDescription, rule: v.marketList },
   });
 
 /** The `markets` filter of the price operations. */
@@ -130,7 +130,7 @@ export const side = (
  * An optional UTC day (YYYY-MM-DD that exists, MIN_DAY to MAX_DAY; null when absent); a `Date` argument in GraphQL.
  * For /openapi.json: `format: date` says it exists, `pattern` gives the supported years.
  */
-export const day = <const A extends string>(name: string, arg: A, description: string, example?: string, graphqlDescription?: string, validate?: z.ZodType) =>
+export const day = <const A extends string>(name: string, arg: A, description: string, example?: string, graphqlDescription?: string) =>
   single({
     name,
     arg,
@@ -142,7 +142,7 @@ export const day = <const A extends string>(name: string, arg: A, description: s
     example,
     absent: null,
     read: (raw, p) => p.check('query', name, v.day, raw) ?? null,
-    graphql: { type: 'Date', required: false, description: graphqlDescription, validate },
+    graphql: { type: 'Date', required: false, description: graphqlDescription, rule: v.day },
   });
 
 /** A `true`/`false` query parameter with its default (the same on both faces). */
@@ -161,6 +161,12 @@ export const flag = <const A extends string>(name: string, arg: A, absent: boole
     },
     graphql: { type: 'Boolean', required: true, defaultValue: absent, description: graphqlDescription },
   });
+
+/** A whole number from `min` to `max` (GraphQL `Int` arguments), refused as "must be a whole number from min to max". */
+export function wholeNumber(min: number, max: number): z.ZodType<number> {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z.number({ message }).int({ message }).min(min, { message }).max(max, { message });
+}
 
 /**
  * A whole number in decimal digits (at most `digits` of them) from `min` to `max`, with its default (the same on
@@ -185,7 +191,7 @@ export const count = <const A extends string>(
       }
       return n;
     },
-    graphql: { type: 'Int', required: true, defaultValue: o.absent, description: o.graphqlDescription },
+    graphql: { type: 'Int', required: true, defaultValue: o.absent, description: o.graphqlDescription, rule: wholeNumber(o.min, o.max) },
   });
 
 /** A change sequence number (`since`: a cursor of the feed; null when absent). */
@@ -197,7 +203,7 @@ export const since = (description: string, graphqlDescription: string) =>
     example: '316000',
     absent: null,
     read: (raw, p) => p.check('query', 'since', v.changeCursor, raw),
-    graphql: { type: 'String', required: false, description: graphqlDescription },
+    graphql: { type: 'String', required: false, description: graphqlDescription, rule: v.changeCursor },
   });
 
 /** A marketplace code in the path (`code`; unknown codes answer 404). */
@@ -210,7 +216,7 @@ export const websiteCode = () =>
     example: 'BUFF163',
     absent: REQUIRED,
     read: (raw, p) => p.check('path', 'code', v.websiteCode, raw),
-    graphql: { type: 'String', required: true, validate: v.websiteCode },
+    graphql: { type: 'String', required: true, rule: v.websiteCode },
   });
 
 /** An alert id in the path (`id`; someone else's or unknown is 404). */
@@ -234,7 +240,7 @@ const routeCurrency = () =>
     example: 'CNY',
     absent: REQUIRED,
     read: (raw, p) => p.check('query', 'currency', v.currencyCode, raw),
-    graphql: { type: 'String', required: true, description: 'The currency of every amount (an official currency code).' },
+    graphql: { type: 'String', required: true, description: 'The currency of every amount (an official currency code).', rule: v.currencyCode },
   });
 
 /** `fund` or `payout` (cash or balance, default cash); GraphQL types them RouteFunding and RoutePayout. */
@@ -276,7 +282,7 @@ export const routeOptions = (buyDefault: string) =>
         p.add('query', 'min_credibility', 'must be a number from 0 to 1');
         return undefined;
       },
-      graphql: { type: 'Float', required: true, defaultValue: 0, description: 'Drop routes whose credibility is lower (0-1).' },
+      graphql: { type: 'Float', required: true, defaultValue: 0, description: 'Drop routes whose credibility is lower (0-1).', rule: v.minCredibility },
     }),
     single({
       name: 'min_quantity',
@@ -293,6 +299,7 @@ export const routeOptions = (buyDefault: string) =>
         type: 'Int',
         required: false,
         description: 'Drop routes whose buy or sell quote reports a quantity below this (0-1000000); a quote without a quantity is kept and its route says quantityKnown: false.',
+        rule: v.minQuantity,
       },
     }),
     single({
@@ -321,6 +328,7 @@ export const routeOptions = (buyDefault: string) =>
         list: true,
         required: false,
         description: 'Your own rates for markets whose official fees are unknown: routes through them are priced with them (feeSource: caller). At most 64 markets.',
+        rule: v.feeProfile,
       },
     }),
   ] as const;

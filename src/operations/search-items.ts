@@ -23,7 +23,7 @@ export default defineOperation({
       }),
       absent: p.REQUIRED,
       read: (raw, problems) => problems.check('query', 'q', v.searchText, raw),
-      graphql: { type: 'String', required: true, description: '1-255 characters, at least one letter or digit, at most 32 words.' },
+      graphql: { type: 'String', required: true, description: '1-255 characters, at least one letter or digit, at most 32 words.', rule: v.searchText },
     }),
     p.appId(),
     p.count('limit', 'first', {
@@ -60,6 +60,11 @@ export default defineOperation({
     if (after === null || search === undefined || appId === undefined) return;
     const problem = v.searchCursorProblem(after, search, appId);
     if (problem !== null) problems.add('query', 'cursor', problem);
+  },
+  refineArgs: (args, ctx) => {
+    if (typeof args.after !== 'string' || typeof args.search !== 'string' || typeof args.appId !== 'string') return;
+    const problem = v.searchCursorProblem(args.after, args.search, args.appId);
+    if (problem !== null) ctx.addIssue({ code: 'custom', path: ['after'], message: problem });
   },
   rest: { envelope: true },
   openapi: {

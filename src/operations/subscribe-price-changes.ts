@@ -41,7 +41,7 @@ export default defineOperation({
         if (raw.length > v.MAX_BATCH_NAMES) problems.add('query', 'market_hash_name', `must be given at most ${v.MAX_BATCH_NAMES} times`);
         return raw.length === 0 ? null : raw.map((n) => problems.check('query', 'market_hash_name', v.marketHashName, n)).filter((n) => n !== undefined);
       },
-      graphql: { type: 'String', list: true, required: false, description: 'Only these items (1-1000 exact names); absent: every item.' },
+      graphql: { type: 'String', list: true, required: false, description: 'Only these items (1-1000 exact names); absent: every item.', rule: v.marketHashNames },
     }),
     p.markets('Comma-separated market codes (CSCP: the valuation); default every market.', 'Only these market codes (CSCP for the valuation).'),
     p.side('all', 'ask, bid, mid (the CSCP valuation) or all (default).'),

@@ -55,7 +55,10 @@ import { collectFields, collectSubfields } from 'graphql/execution/collectFields
 import { getArgumentValues } from 'graphql/execution/values.js';
 import { coerceVariables } from './variables.js';
 import { ENDPOINTS, type EndpointInfo } from '../catalogue/endpoints.js';
-import { meteredFieldArgs, quotesPageSize } from '../validation/params.js';
+import { itemArgs, quotesPageSize } from '../validation/params.js';
+import { OPERATIONS } from '../operations/index.js';
+import { operationArgsRule } from '../operations/operation.js';
+import type { z } from 'zod';
 import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
 import { toGraphQLError } from '../graphql/errors.js';
 import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
@@ -111,6 +114,24 @@ export interface MeteringPlan {
 const USER_MUTATIONS = new Set(ENDPOINTS.filter((e) => e.method !== 'GET' && e.roles.includes('user')).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.'))));
 
 /** Catalogue rows by the GraphQL root field tied to them; only rows with a cost or a rate limit meter. */
+/**
+ * Argument rules of the metered GraphQL root fields, checked by this plugin before rate limits and billing: each
+ * REST operation's root field takes `argsRule` of its parameters (src/operations/, the typed twin of the rules a REST
+ * route reads its parameters with, so metering then trusts a route's variables), and `item` (billed as GET /prices)
+ * its own. The only check of those arguments: the fields carry no Pothos `validate` of their own, which could never
+ * refuse anything metering had let through and, wrapping the resolver, cost a measurable share of a GET /prices's
+ * CPU. `test/unit/metered-args.test.ts` holds every metered root field to having a rule here.
+ */
+export const meteredFieldArgs: Readonly<Record<string, z.ZodType>> = {
+  item: itemArgs,
+  ...Object.fromEntries(
+    OPERATIONS.filter((op) => {
+      const row = ENDPOINTS.find((e) => e.operationId === op.id);
+      return op.path.length === 1 && row !== undefined && (row.creditCost > 0 || row.rateLimit !== null);
+    }).map((op) => [op.path[0]!, operationArgsRule(op)]),
+  ),
+};
+
 const METERED_BY_FIELD = new Map<string, EndpointInfo>(
   ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.')).map((f) => [f, e] as const)),
 );

@@ -73,14 +73,8 @@ export const batchBody = z
   })
   .strict();
 
-/** Arguments of the GraphQL `prices` field (REST: GET /prices). */
-export const pricesArgs = z.looseObject({ marketHashName, appId, markets: marketList.nullish() });
-/** Arguments of the GraphQL `batchPrices` field (REST: POST /prices/batch). */
-export const batchPricesArgs = z.looseObject({ marketHashNames, appId, markets: marketList.nullish() });
 /** An If-None-Match value (REST: the header; GraphQL: `ifNoneMatch`), at most 4096 characters. */
 export const ifNoneMatch = chars(0, 4096);
-/** Arguments of the GraphQL `priceExport` field (REST: GET /prices/export). */
-export const exportArgs = z.looseObject({ appId, ifNoneMatch: ifNoneMatch.nullish() });
 /** Arguments of the GraphQL `item` field (billed as GET /prices). */
 export const itemArgs = z.looseObject({ marketHashName, appId });
 /** Arguments of `Item.quotes` (the filters of GET /prices). */
@@ -123,13 +117,6 @@ export const feeProfile = z
     const r = profileOf(entries);
     if ('problems' in r) for (const message of r.problems) ctx.addIssue({ code: 'custom', message });
   });
-const routeExtras = { minQuantity: minQuantity.nullish(), feeProfile: feeProfile.nullish() };
-/** Arguments of `Item.routes`. */
-export const itemRoutesArgs = z.looseObject({ currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility, ...routeExtras });
-/** Arguments of the GraphQL `routes` root field (REST: GET /prices/routes). */
-export const routesArgs = z.looseObject({ marketHashName, appId, currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility, ...routeExtras });
-/** Arguments of the GraphQL `topRoutes` root field (REST: GET /prices/routes/top). */
-export const topRoutesArgs = z.looseObject({ appId, currency: currencyCode, buyOn: marketList.nullish(), sellOn: marketList.nullish(), minCredibility, ...routeExtras, minMargin: minMargin.nullish(), limit: topLimit });
 /**
  * The days a date parameter may name, on every face (REST query parameters, GraphQL `Date` arguments, the pages'
  * `from`/`to`): 1970-01-01 to 9999-12-31, inclusive. Why these bounds: PostgreSQL has no year 0 (`0000-01-01` is
@@ -163,22 +150,12 @@ export function isSupportedDay(d: string): boolean {
 export const day = z.string().refine(isSupportedDay, { message: DAY_MESSAGE });
 /** Candle width of a history read (REST `interval`, GraphQL `HistoryInterval`). */
 export const historyInterval = z.enum(['day', 'week', 'month'], { message: 'must be one of day, week, month' });
-/** Arguments of `Item.history` (the range is checked against the interval by services/history.ts `historyRange`). */
-export const itemHistoryArgs = z.looseObject({ markets: marketList.nullish(), from: day.nullish(), to: day.nullish() });
-/** Arguments of the GraphQL `priceHistory` root field (REST: GET /prices/history). */
-export const priceHistoryArgs = z.looseObject({ marketHashName, appId, markets: marketList.nullish(), from: day.nullish(), to: day.nullish() });
-/** Arguments of the GraphQL `valuationAccuracy` root field (REST: GET /valuation/accuracy). */
-export const accuracyArgs = z.looseObject({ from: day.nullish(), to: day.nullish() });
 /** A change-feed cursor: a sequence number, 1-19 digits (services/changes.ts; beyond the current sequence is 422 there). */
 export const changeCursor = z
   .string()
   .refine((s) => /^\d{1,19}$/.test(s) && BigInt(s) <= 9223372036854775807n, { message: 'must be a change sequence number: digits, at most 9223372036854775807 (as given by change_seq or next_cursor)' });
 /** A change-feed page size: 1-1000. */
 export const changeLimit = z.number({ message: 'must be a whole number from 1 to 1000' }).int({ message: 'must be a whole number from 1 to 1000' }).min(1, { message: 'must be a whole number from 1 to 1000' }).max(1000, { message: 'must be a whole number from 1 to 1000' });
-/** Arguments of the GraphQL `priceChanges` root field (REST: GET /prices/changes). */
-export const priceChangesArgs = z.looseObject({ appId, since: changeCursor.nullish(), markets: marketList.nullish(), limit: changeLimit });
-/** Arguments of the GraphQL subscription `quoteChanged` (REST: GET /prices/changes/stream). */
-export const quoteChangedArgs = z.looseObject({ appId, marketHashNames: marketHashNames.nullish(), markets: marketList.nullish(), since: changeCursor.nullish() });
 /** Most quotes one page of `Website.quotes` holds (`first` or `last`). */
 export const MAX_QUOTES_PAGE = 100;
 /** Quotes a page of `Website.quotes` holds when neither `first` nor `last` is given. */
@@ -253,34 +230,8 @@ export function searchCursorProblem(cursor: string, q: string, appId: string): s
   const at = decodeSearchCursor(cursor, appId, searchWords(q));
   return typeof at === 'string' ? at : null;
 }
-/** Arguments of the GraphQL `items` root field (REST: GET /catalogue/items): the cursor must be one of this search's. */
-export const itemSearchArgs = z
-  .looseObject({ search: searchText, appId, first: searchLimit, after: z.string().nullish() })
-  .superRefine((a, ctx) => {
-    if (typeof a.after !== 'string') return;
-    const problem = searchCursorProblem(a.after, a.search, a.appId);
-    if (problem !== null) ctx.addIssue({ code: 'custom', path: ['after'], message: problem });
-  });
 /** Delivery log page size (GET /alerts/{id}/deliveries `limit`, GraphQL alertDeliveries `limit`): default and bound. */
 export const DEFAULT_DELIVERIES_PAGE = 20;
 export const MAX_DELIVERIES_PAGE = 100;
 /** A delivery-log cursor: the seq of the last row of the previous page, a decimal string. */
 export const DELIVERY_CURSOR = /^\d{1,19}$/;
-/**
- * Arguments of the GraphQL `alertDeliveries` root field (REST: GET /alerts/{id}/deliveries, whose route checks the
- * same): `limit` 1..MAX_DELIVERIES_PAGE, `cursor` a next_cursor of the log; `id` is judged by the resolver (404).
- */
-export const alertDeliveriesArgs = z.looseObject({
-  id: z.string(),
-  limit: z.number().int().min(1, { message: `must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}` }).max(MAX_DELIVERIES_PAGE, { message: `must be a whole number from 1 to ${MAX_DELIVERIES_PAGE}` }),
-  cursor: z.string().regex(DELIVERY_CURSOR, { message: 'must be a next_cursor this listing returned' }).nullish(),
-});
-/**
- * Argument rules of the metered GraphQL root fields, checked by the metering plugin before rate limits and billing
- * (a REST route checks the same rules on its parameters, and metering then trusts them). The only check of those
- * arguments: the fields carry no Pothos `validate` of their own, which could never refuse anything metering had let
- * through and, wrapping the resolver, cost a measurable share of a GET /prices's CPU (`npm run -s bench:compare`,
- * both orders; docs/benchmarks.md).
- * `test/unit/metered-args.test.ts` holds every metered root field to having a rule here.
- */
-export const meteredFieldArgs: Record<string, z.ZodType> = { prices: pricesArgs, batchPrices: batchPricesArgs, priceExport: exportArgs, item: itemArgs, routes: routesArgs, topRoutes: topRoutesArgs, priceHistory: priceHistoryArgs, priceChanges: priceChangesArgs, quoteChanged: quoteChangedArgs, items: itemSearchArgs, alertDeliveries: alertDeliveriesArgs };

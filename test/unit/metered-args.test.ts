@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GraphQLObjectType } from 'graphql';
 import { ENDPOINTS } from '../../src/catalogue/endpoints.js';
 import { schema } from '../../src/graphql/schema.js';
-import { meteredFieldArgs } from '../../src/validation/params.js';
+import { meteredFieldArgs } from '../../src/plugins/metering.js';
 
 describe('arguments of metered root fields', () => {
   it('every metered root field that takes arguments has its rule in meteredFieldArgs (the only check of them)', () => {

@@ -1,6 +1,7 @@
 /** GraphQL types and root fields for websites, currencies and fee schedules (spec: Website, Currency, Fee schedule). */
 import { builder, listComplexity } from '../builder.js';
 import { only, paramArgs } from '../args.js';
+import { argsRule, operationArgsRule } from '../../operations/operation.js';
 import getFeeScheduleOp from '../../operations/get-fee-schedule.js';
 import listWebsitesOp from '../../operations/list-websites.js';
 import getWebsiteOp from '../../operations/get-website.js';
@@ -25,6 +26,7 @@ export const WebsiteRef = builder.objectRef<catalogue.Website>('Website').implem
       description:
         'The official fee schedule in force on `asOf` (a UTC day; default today): one slot per purpose, each a chain or null (unknown or not offered). A fee change makes a new version; older days keep the schedule they had.',
       args: paramArgs(t.arg, only(getFeeScheduleOp.params, 'asOf')),
+      validate: argsRule(only(getFeeScheduleOp.params, 'asOf')),
       resolve: (w, args, ctx) => ({ websiteCode: w.code, asOf: args.asOf ?? formatDate(ctx.now) }),
     }),
   }),
@@ -205,6 +207,7 @@ builder.queryFields((t) => ({
     type: WebsiteRef,
     description: 'One marketplace by code (deprecated ones too). Error `not_found` for an unknown code.',
     args: paramArgs(t.arg, getWebsiteOp.params),
+    validate: operationArgsRule(getWebsiteOp),
     resolve: async (_r, args, ctx) => {
       const w = await ctx.loaders.website.load(args.code);
       if (!w) throw notFound(`No marketplace with code ${JSON.stringify(args.code)}.`);
@@ -216,12 +219,14 @@ builder.queryFields((t) => ({
     extensions: listComplexity(256),
     description: 'Official currencies ordered by code; `search` is a case-insensitive substring of the code.',
     args: paramArgs(t.arg, listCurrenciesOp.params),
+    validate: operationArgsRule(listCurrenciesOp),
     resolve: (_r, args, ctx) => listCurrencies(ctx.db.prisma, args.search ?? null),
   }),
   currency: t.field({
     type: CurrencyRef,
     description: 'One official currency by id. Error `not_found` when unknown, deleted or not official.',
     args: paramArgs(t.arg, getCurrencyOp.params),
+    validate: operationArgsRule(getCurrencyOp),
     resolve: async (_r, args, ctx) => {
       const c = await ctx.loaders.currency.load(args.id);
       if (!c || c.isDeleted || !c.isOfficial) throw notFound(`No official currency with id ${args.id}.`);

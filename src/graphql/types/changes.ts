@@ -50,7 +50,7 @@ builder.queryFields((t) => ({
     description:
       "The quotes that changed after a cursor, in order (REST: GET /prices/changes; needs an API key; billed and rate limited as its catalogue row). Start from an export's changeSeq, or without `since` to get the current cursor. Error `cursor_expired` (410) for a cursor older than the kept 24 h: download the export again.",
     args: paramArgs(t.arg, getPriceChangesOp.params),
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPriceChanges');
       const page = await readChanges(ctx.db, {

@@ -37,7 +37,7 @@ builder.queryFields((t) => ({
     description:
       'The current export snapshot (REST: GET /prices/export; needs an API key; billed and rate limited as the export, except when ifNoneMatch names the current ETag). Error `dependency_unavailable` before the first snapshot.',
     args: paramArgs(t.arg, exportPricesOp.params),
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     resolve: async (_r, args, ctx, info) => {
       await ctx.requireUser('exportPrices');
       const snapshot = ctx.snapshots ? await ctx.snapshots.current(args.appId, args.side, args.format) : await currentSnapshot(ctx.db, args.appId, args.side, args.format);

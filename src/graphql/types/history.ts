@@ -7,8 +7,8 @@
  */
 import { builder, listComplexity } from '../builder.js';
 import { only, paramArgs } from '../args.js';
+import { argsRule } from '../../operations/operation.js';
 import getPriceHistoryOp from '../../operations/get-price-history.js';
-import * as v from '../../validation/params.js';
 import { notFound } from '../../lib/errors.js';
 import {
   historyRange,
@@ -120,7 +120,7 @@ builder.objectFields(ItemRef, (t) => ({
     type: ItemHistoryRef,
     description: "This item's candles per market and its CSCP series over a range (billed with `item`; REST: GET /prices/history).",
     args: paramArgs(t.arg, ITEM_HISTORY_PARAMS),
-    validate: v.itemHistoryArgs,
+    validate: argsRule(ITEM_HISTORY_PARAMS),
     resolve: async (item, args, ctx) => {
       const range = historyRange(args.from, args.to, args.interval, ctx.now);
       const id = await itemIdOf(ctx.db, item.appId, item.marketHashName);
@@ -136,7 +136,7 @@ builder.queryFields((t) => ({
     description:
       "One item's price history (REST: GET /prices/history; needs an API key; billed and rate limited as its catalogue row). Error `not_found` when the service has never seen the item.",
     args: paramArgs(t.arg, getPriceHistoryOp.params),
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPriceHistory');
       // The range first (422), then the item (404).

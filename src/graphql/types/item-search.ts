@@ -64,7 +64,7 @@ builder.queryFields((t) => ({
     description:
       "Search the item catalogue (REST: GET /catalogue/items; needs an API key; 1 credit a page, billed and rate limited as its catalogue row). Every word of `search` must appear in the item's name, in any order, ignoring case and punctuation; FN, MW, FT, WW, BS (exteriors), ST (StatTrak™), SV (Souvenir) and ★/star are understood. Each hit carries its kind and its CSCP quote.",
     args: paramArgs(t.arg, searchItemsOp.params),
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs `items`), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs `items`, from its operation's parameters), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('searchItems');
       const words = searchWords(args.search);

@@ -68,7 +68,7 @@ builder.subscriptionFields((t) => ({
     description:
       'Each change of a quote (price, quantity, listed state; CSCP `mid` when a valuation is published) as it commits, in sequence order, with the quote as served now. With `since` (an export\'s changeSeq or a feed cursor) the changes after it come first, then live ones: none missed, none twice. Ends with error `slow_consumer` when more than 10,000 changes wait undelivered, `credit_insufficient` when a minute can no longer be paid.',
     args: paramArgs(t.arg, subscribePriceChangesOp.params),
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     subscribe: (_root, args, ctx) =>
       start(
         ctx,

@@ -229,7 +229,7 @@ builder.queryFields((t) => ({
       marketHashName: t.arg.string({ required: true }),
       appId: t.arg.string({ required: true, defaultValue: CS2_APP_ID }),
     },
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs `item`: validation/params.ts itemArgs), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getPrices');
       const quotes = await ctx.loaders.quotesOf(args.appId, args.marketHashName);
@@ -241,7 +241,7 @@ builder.queryFields((t) => ({
     description:
       'Current quotes of one item across marketplaces (REST: GET /prices; needs an API key). Error `not_found` when the item has no quotes for the app id.',
     args: paramArgs(t.arg, getPricesOp.params),
-    // Arguments (all at once, same rules as REST): the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments (all at once, same rules as REST): the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     // Without a promise when the caller and the item are cached (the hot path: the compiled route then answers at once).
     resolve: (_r, args, ctx) => {
       const answer = (quotes: MarketQuote[] | null) => {
@@ -260,7 +260,7 @@ builder.queryFields((t) => ({
       'Current quotes of up to 1000 items, one entry per requested name in request order (REST: POST /prices/batch; needs an API key). Unknown names give empty markets.',
     extensions: listComplexity((a) => (Array.isArray(a.marketHashNames) ? a.marketHashNames.length : 1)),
     args: bodyArgs(t.arg, batchPricesOp.body!.args),
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('batchPrices');
       const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };

@@ -5,6 +5,7 @@
  */
 import { builder, listComplexity } from '../builder.js';
 import { only, paramArgs } from '../args.js';
+import { argsRule } from '../../operations/operation.js';
 import getRoutesOp from '../../operations/get-routes.js';
 import getTopRoutesOp from '../../operations/get-top-routes.js';
 import { FundingEnum, PayoutEnum } from '../arg-types.js';
@@ -214,7 +215,7 @@ builder.objectFields(ItemRef, (t) => ({
       "Buy-here-sell-there pairs between this item's quotes, each leg after its market's official fees (or your feeProfile's where unknown), in `currency` at official rates, ranked by margin; a route with an unknown fee is unpriced and left out unless includeUnpriced (the root field `routes` counts them).",
     extensions: listComplexity(MAX_ROUTES),
     args: paramArgs(t.arg, ITEM_ROUTE_PARAMS),
-    validate: v.itemRoutesArgs,
+    validate: argsRule(ITEM_ROUTE_PARAMS),
     resolve: async (item, args, ctx) => (await routesOf(ctx, item.quotes, optionsOf(args), args.includeUnpriced)).routes,
   }),
 }));
@@ -225,7 +226,7 @@ builder.queryFields((t) => ({
     description:
       'The routes of one item (REST: GET /prices/routes; needs an API key; billed and rate limited as its catalogue row). Error `not_found` when the item has no quotes.',
     args: paramArgs(t.arg, getRoutesOp.params),
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getRoutes');
       const quotes = await ctx.loaders.quotesOf(args.appId, args.marketHashName);
@@ -248,7 +249,7 @@ builder.queryFields((t) => ({
     description:
       'The best priced route of each item across the catalogue, ranked by margin (REST: GET /prices/routes/top; needs an API key; billed and rate limited as its catalogue row). Candidates are pre-selected in SQL by an estimate of each item\'s margin, then priced exactly (docs/fees.md, The market-wide scan).',
     args: paramArgs(t.arg, getTopRoutesOp.params),
-    // Arguments: the metering plugin's rule (validation/params.ts meteredFieldArgs), checked before the charge.
+    // Arguments: the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('getTopRoutes');
       const book = await bookFor(ctx, args.currency);

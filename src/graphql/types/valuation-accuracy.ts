@@ -5,8 +5,8 @@
  */
 import { builder, listComplexity } from '../builder.js';
 import { paramArgs } from '../args.js';
+import { operationArgsRule } from '../../operations/operation.js';
 import getValuationAccuracyOp from '../../operations/get-valuation-accuracy.js';
-import * as v from '../../validation/params.js';
 import { MAX_ACCURACY_SPAN_DAYS, readValuationAccuracy, resolveAccuracyRange, type AccuracyDay, type AccuracySegment } from '../../services/valuation-accuracy.js';
 import { shapeFields } from '../shape-fields.js';
 import { AccuracyDayOut, AccuracySegmentOut, ValuationAccuracyOut } from '../../shapes/valuation-accuracy.js';
@@ -60,7 +60,7 @@ builder.queryFields((t) => ({
     description:
       "The CSCP valuation's published accuracy per day and segment (REST: GET /valuation/accuracy; public and free). Default range (neither from nor to): the 90 days ending at the last scored day (yesterday when none is scored yet); at most 366 days.",
     args: paramArgs(t.arg, getValuationAccuracyOp.params),
-    validate: v.accuracyArgs,
+    validate: operationArgsRule(getValuationAccuracyOp),
     resolve: async (_r, args, ctx) => {
       const range = await resolveAccuracyRange(ctx.db, args.from, args.to, ctx.now);
       return { ...range, days: await readValuationAccuracy(ctx.db, range.from, range.to) };
