@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDatabase } from '../src/db/client.js';
-import { importPath, isEmpty } from '../src/services/importers.js';
-import { runBacktest } from '../src/services/backtest.js';
+import { importPath, isEmpty } from '../src/collectors/importers.js';
+import { runBacktest } from '../src/valuation/backtest.js';
 import { projectRoot } from '../src/lib/paths.js';
 
 const url = process.env.BENCH_DATABASE_URL;

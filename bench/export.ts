@@ -33,7 +33,7 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { serviceNodeFlags } from '../scripts/build.mjs';
 import { openDatabase } from '../src/db/client.js';
-import { generateKey, hashSecret } from '../src/services/accounts.js';
+import { generateKey, hashSecret } from '../src/accounts/accounts.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { loadEnv } from '../src/env.js';
 import { exportChildArgs } from '../src/jobs/export-snapshots.js';

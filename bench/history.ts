@@ -29,8 +29,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openDatabase, type Database } from '../src/db/client.js';
-import { compactHistory, loadItemHistory, writeMonths, type MonthWrite } from '../src/services/history.js';
-import { ensureItems, ingestBatch } from '../src/services/ingestion.js';
+import { compactHistory, loadItemHistory, writeMonths, type MonthWrite } from '../src/history/candles.js';
+import { ensureItems, ingestBatch } from '../src/quotes/ingestion.js';
 import type { QuoteObservation } from '../src/validation/ingest.js';
 import { toMoney } from '../src/lib/money.js';
 import { projectRoot } from '../src/lib/paths.js';
@@ -66,7 +66,7 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
 /** The code measured: HEAD and whether the codec and the history service differ from it (they are being worked on). */
 const code = (() => {
   const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: projectRoot }).toString().trim();
-  const files = ['src/history/candle-codec.ts', 'src/services/history.ts', 'src/services/ingestion.ts'];
+  const files = ['src/history/candle-codec.ts', 'src/history/candles.ts', 'src/quotes/ingestion.ts'];
   const dirty = execFileSync('git', ['status', '--porcelain', '--', ...files], { cwd: projectRoot }).toString().trimEnd();
   const sha = (f: string) => crypto.createHash('sha256').update(fs.readFileSync(path.join(projectRoot, f))).digest('hex').slice(0, 12);
   return { head, modified: dirty ? dirty.split('\n').map((l) => l.slice(3)) : [], sha256: Object.fromEntries(files.map((f) => [f, sha(f)])) };

@@ -10,8 +10,8 @@
 import path from 'node:path';
 import { loadEnv } from '../src/env.js';
 import { openDatabase } from '../src/db/client.js';
-import { importPath, isEmpty } from '../src/services/importers.js';
-import { createAccount } from '../src/services/accounts.js';
+import { importPath, isEmpty } from '../src/collectors/importers.js';
+import { createAccount } from '../src/accounts/accounts.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { benchDatabaseTarget, benchScale } from './servers-process.js';
 import { ensurePostgresDatabase, ensureScaleCatalogue } from './scale-data.js';

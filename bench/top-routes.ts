@@ -14,10 +14,10 @@
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase, type Database } from '../src/db/client.js';
-import { importCatalogue } from '../src/services/catalogue-import.js';
-import { loadFeeBook } from '../src/services/valuation.js';
-import { loadQuotes } from '../src/services/quotes.js';
-import { topRoutes } from '../src/services/top-routes.js';
+import { importCatalogue } from '../src/catalogue/import.js';
+import { loadFeeBook } from '../src/valuation/daily.js';
+import { loadQuotes } from '../src/quotes/quotes.js';
+import { topRoutes } from '../src/quotes/top-routes.js';
 import { parseFeeProfile, profileOf } from '../src/fees/profile.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { dropPostgresDatabase, freshPostgresDatabase } from './scale-data.js';

@@ -20,10 +20,10 @@ import { promisify } from 'node:util';
 import cliProgress from 'cli-progress';
 import pg from 'pg';
 import { openDatabase } from '../src/db/client.js';
-import { importCatalogue } from '../src/services/catalogue-import.js';
-import { parseDate } from '../src/services/valuation.js';
-import { runValuationAccuracy } from '../src/services/valuation-accuracy.js';
-import { compactHistory } from '../src/services/history.js';
+import { importCatalogue } from '../src/catalogue/import.js';
+import { parseDate } from '../src/valuation/daily.js';
+import { runValuationAccuracy } from '../src/valuation/accuracy.js';
+import { compactHistory } from '../src/history/candles.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { expectedScaleQuotes, loadScaleData } from './scale-data.js';
 

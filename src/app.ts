@@ -6,7 +6,7 @@
  * request id, rate-limit headers, HEAD, one metric and log line per request) and the node:http listener
  * whose hot JSON routes skip the fetch adaptation (same facade, same pipeline). Tests call `fetch` in-process.
  */
-import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from './services/alerts.js';
+import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from './alerts/alerts.js';
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import { createServerAdapter, type ServerAdapter } from '@whatwg-node/server';
@@ -31,20 +31,20 @@ import { createRestFacade, MAX_BODY_BYTES, type ServerContext } from './rest/fac
 import { useLiveResults } from './plugins/live-results.js';
 import { JSON_TYPE, errorEnvelope, errorResponse, rateLimitHeaders, recordRequest, toServiceError } from './http/replies.js';
 import { ServiceError, unauthorized } from './lib/errors.js';
-import { credentialFromHeaders, sameSecret } from './services/accounts.js';
+import { credentialFromHeaders, sameSecret } from './accounts/accounts.js';
 import { toGraphQLError } from './graphql/errors.js';
-import { CallerCache } from './services/caller-cache.js';
-import { QuoteCache } from './services/quote-cache.js';
-import { ifNoneMatchHits, SnapshotCache } from './services/exports.js';
-import { CreditLeases, type CreditLeaseOptions } from './services/credit-leases.js';
+import { CallerCache } from './accounts/caller-cache.js';
+import { QuoteCache } from './quotes/quote-cache.js';
+import { ifNoneMatchHits, SnapshotCache } from './exports/exports.js';
+import { CreditLeases, type CreditLeaseOptions } from './accounts/credit-leases.js';
 import { readBodyLimited } from './lib/body.js';
 import { graphqlBodyLimit } from './graphql/types/ingestion.js';
-import { defaultStatusSettings, readStatus, type StatusSettings } from './services/status.js';
+import { defaultStatusSettings, readStatus, type StatusSettings } from './status/status.js';
 import { createPages } from './pages/index.js';
 import { APP_CSP } from './pages/layout.js';
 import { createPageLimit, DEFAULT_PAGE_RATE_LIMIT, type PageRateLimit, type TrustProxy } from './pages/page-limit.js';
-import { LiveHub } from './services/live.js';
-import { LiveMeter } from './services/live-billing.js';
+import { LiveHub } from './live/live.js';
+import { LiveMeter } from './live/live-billing.js';
 import { KnownHosts, plainTarget, type RequestTarget } from './lib/target.js';
 
 /** What the app needs from the outside. */
@@ -65,23 +65,23 @@ export interface AppDeps {
   /**
    * Seconds an API-key lookup may be reused by this replica while it hears change signals (default 30;
    * 0 = ask the database every request); at most 1 s while its LISTEN connection is down. Every change of
-   * an account is signalled to all replicas at once (services/caller-cache.ts).
+   * an account is signalled to all replicas at once (accounts/caller-cache.ts).
    */
   authCacheSeconds?: number;
   /** Origins whose pages may call the service (CORS): exact origins or `*` (default: any origin, no cookies). */
   corsOrigins?: string[];
   /**
-   * Keep published quotes in this replica's memory (services/quote-cache.ts; default true): invalidated by
+   * Keep published quotes in this replica's memory (quotes/quote-cache.ts; default true): invalidated by
    * every writer's change signal, served at most 1 s after a change whatever fails. False = the database every time.
    */
   quoteCache?: boolean;
   /**
-   * Charge large balances from per-replica credit leases (services/credit-leases.ts; default on): false =
+   * Charge large balances from per-replica credit leases (accounts/credit-leases.ts; default on): false =
    * one conditional statement per charge. The app's `close()` flushes and gives the leases back.
    */
   creditLeases?: boolean | CreditLeaseOptions;
   /**
-   * Live subscriptions (services/live.ts; README, Extensions: live changes): the most one account may have open
+   * Live subscriptions (live/live.ts; README, Extensions: live changes): the most one account may have open
    * at once on all replicas (default 10) and the undelivered changes one may hold before it is closed as a slow
    * consumer (default 10,000); `redisUrl`: replicas also announce commits to each other's hubs over Redis pub/sub;
    * `minuteMs`: milliseconds one charge of a subscription pays for (default 60,000; tests shorten it).
@@ -174,7 +174,7 @@ function maskError(error: unknown): Error {
 export function createApp(deps: AppDeps): App {
   const { db, logger } = deps;
   const metricsToken = deps.metricsToken ?? null;
-  // API-key lookups cached for at most authCacheSeconds, dropped at once on a change signal (services/caller-cache.ts).
+  // API-key lookups cached for at most authCacheSeconds, dropped at once on a change signal (accounts/caller-cache.ts).
   const authCacheSeconds = deps.authCacheSeconds ?? 30;
   const callers = authCacheSeconds > 0 ? new CallerCache(db, { maxAgeMs: authCacheSeconds * 1000 }) : null;
   const quotes = deps.quoteCache === false ? null : new QuoteCache(db);

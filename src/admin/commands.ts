@@ -20,8 +20,8 @@ import {
   setAccountDisabled,
   setSubscriptions,
   type SubscriptionInput,
-} from '../services/accounts.js';
-import { grantCredits } from '../services/billing.js';
+} from '../accounts/accounts.js';
+import { grantCredits } from '../accounts/billing.js';
 import { ENDPOINTS } from '../catalogue/endpoints.js';
 import { notFound, validationError } from '../lib/errors.js';
 

@@ -10,18 +10,18 @@ import { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { loadEnv } from '../env.js';
 import { openDatabase, type Database } from '../db/client.js';
-import { importPath } from '../services/importers.js';
-import { bundledNames, historyFiles, importHistory } from '../services/history-import.js';
+import { importPath } from '../collectors/importers.js';
+import { bundledNames, historyFiles, importHistory } from '../history/import.js';
 import { parseAdminArgs, runAdminCommand, type AdminArgs, type AdminCommandName, type AdminResult } from '../admin/commands.js';
 import { sendAdminCommand } from '../admin/channel.js';
-import { EXPORT_FORMATS, EXPORT_SIDES, runExportSnapshots, type ExportFormat } from '../services/exports.js';
-import type { SideFilter } from '../services/quotes.js';
+import { EXPORT_FORMATS, EXPORT_SIDES, runExportSnapshots, type ExportFormat } from '../exports/exports.js';
+import type { SideFilter } from '../quotes/quotes.js';
 import { ServiceError, validationProblems } from '../lib/errors.js';
 import { startServer } from '../server.js';
 import { runValuationJob } from '../jobs/valuation.js';
 import { exportChildArgs } from '../jobs/export-snapshots.js';
-import { computeValuations, latestValuableDate, parseDate, utcDay, valuationJson } from '../services/valuation.js';
-import { backtestDays, runBacktest, runWalkForward } from '../services/backtest.js';
+import { computeValuations, latestValuableDate, parseDate, utcDay, valuationJson } from '../valuation/daily.js';
+import { backtestDays, runBacktest, runWalkForward } from '../valuation/backtest.js';
 import { formatDate } from '../lib/time.js';
 import { addCollectCommand } from './collect.js';
 
@@ -409,8 +409,8 @@ program
     if (opts.market !== undefined && opts.history === undefined) return program.error('--market needs --history');
     if (opts.walkForward && opts.history !== undefined) return program.error('--walk-forward works on the daily closes, not with --history');
     if (opts.history !== undefined) {
-      // The history backtest (src/services/history-backtest.ts, docs/valuation.md "Backtest on the price history").
-      const { HISTORY_BACKTEST_SERIES, runHistoryBacktest } = await import('../services/history-backtest.js');
+      // The history backtest (src/valuation/history-backtest.ts, docs/valuation.md "Backtest on the price history").
+      const { HISTORY_BACKTEST_SERIES, runHistoryBacktest } = await import('../valuation/history-backtest.js');
       const series = HISTORY_BACKTEST_SERIES.find((s) => s === opts.history);
       if (!series) return program.error(`--history must be one of ${HISTORY_BACKTEST_SERIES.join(', ')}`);
       const h = await withDb((db) =>

@@ -16,7 +16,7 @@
  * page; the REST shapes do not carry them (the spec's MarketQuoteOut is exact).
  */
 import type { Database } from '../db/client.js';
-import { VALUATION_MARKET } from '../services/quotes.js';
+import { VALUATION_MARKET } from '../quotes/quotes.js';
 import { SOURCES } from './registry.js';
 import type { CollectorSource } from './source.js';
 

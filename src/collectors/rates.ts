@@ -16,7 +16,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { parse as parseLossless } from 'lossless-json';
 import type { Database } from '../db/client.js';
 import { Money, toMoney } from '../lib/money.js';
-import { readCurrencyRates } from '../services/catalogue.js';
+import { readCurrencyRates } from '../catalogue/catalogue.js';
 import { scrub } from './http.js';
 import { emptyRun, type CollectorRuntime, type RunResult } from './runner.js';
 import { UpstreamError, type SourceLimits } from './source.js';

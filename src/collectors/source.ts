@@ -6,7 +6,7 @@
  * honour Retry-After, the circuit breaker, proxies and timeouts) and turns each response into raw quote rows.
  * The runner (src/collectors/runner.ts) validates every row (a bad row is counted and skipped, never ingested),
  * judges the run as a whole (a response that fails as a whole fails the run, and the market's quotes stay as
- * they were), writes through the bulk ingestion (services/ingestion.ts) and completes the market's scan only
+ * they were), writes through the bulk ingestion (quotes/ingestion.ts) and completes the market's scan only
  * when the run was a complete listing.
  *
  * Money stays a decimal string from the byte read (`price`): an adapter never turns a price into a JS number.

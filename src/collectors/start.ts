@@ -10,7 +10,7 @@ import { backgroundDatabase, type Database } from '../db/client.js';
 import { loadCollectorSourceEnv, readCredentialsFile, type CollectorCredentials, type CollectorSourceEnv, type Env } from '../env.js';
 import { SOURCES } from './registry.js';
 import { mostQuotedItems, readWatchlistFile, sharedWatchlist } from './watchlist.js';
-import { CS2_APP_ID } from '../services/importers.js';
+import { CS2_APP_ID } from './importers.js';
 import { RATES_TASK, runRates } from './rates.js';
 import { CollectorRuntime, runSource, type RunResult } from './runner.js';
 import type { CollectorSource } from './source.js';

@@ -93,8 +93,8 @@ export interface Database {
 
 /**
  * Change channels: `qg_auth` carries the id of an account whose keys, subscription, credits or state changed;
- * `qg_quotes` an app id (or `*`) whose published quotes or valuations changed (services/quote-cache.ts);
- * `qg_exports` an app id whose export snapshot was replaced (services/exports.ts, SnapshotCache).
+ * `qg_quotes` an app id (or `*`) whose published quotes or valuations changed (quotes/quote-cache.ts);
+ * `qg_exports` an app id whose export snapshot was replaced (exports/exports.ts, SnapshotCache).
  */
 export type ChangeChannel = 'qg_auth' | 'qg_quotes' | 'qg_exports';
 

@@ -92,7 +92,7 @@ export interface RouteOptions {
 }
 
 /**
- * The fields of a market quote (services/quotes.ts `MarketQuote`, which satisfies it) that a route reads;
+ * The fields of a market quote (quotes/quotes.ts `MarketQuote`, which satisfies it) that a route reads;
  * declared here because fees/ sits below the quote service.
  */
 export interface RouteQuote {
@@ -153,7 +153,7 @@ export function tradeRoutes(
 
 /**
  * The item's best priced route by the ranking of the module doc (null when none is priced), without building every
- * pair: the market-wide scan's exact step (src/services/top-routes.ts). The legs that fail `minCredibility` or have no
+ * pair: the market-wide scan's exact step (src/quotes/top-routes.ts). The legs that fail `minCredibility` or have no
  * amount are dropped (a route's credibility is its lower leg's), then only the buys costing at most the third-lowest
  * cost and the sells paying at least the third-highest proceeds are paired. The best route is among them: buys are
  * one per market and a market has at most two sells (ask, bid), so for any route some kept buy on another market

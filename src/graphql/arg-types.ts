@@ -4,7 +4,7 @@
  * cycle (src/graphql/args.ts).
  */
 import { builder } from './builder.js';
-import { EXPORT_FORMATS } from '../services/exports.js';
+import { EXPORT_FORMATS } from '../exports/exports.js';
 
 /** The side filter of the price operations (REST `side`). */
 export const SideFilterEnum = builder.enumType('SideFilter', { values: ['ask', 'bid', 'mid', 'all'] as const });

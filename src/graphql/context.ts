@@ -2,7 +2,7 @@
  * The per-request context shared by both faces: database, caller, request id and DataLoaders.
  * Loaders are created lazily per request, so one request batches its reads and never sees another's.
  */
-import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from '../services/alerts.js';
+import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from '../alerts/alerts.js';
 import type { HeaderReader } from '../lib/headers.js';
 import DataLoader from 'dataloader';
 import type { Logger } from 'pino';
@@ -16,21 +16,21 @@ import {
   type Caller,
   type MachineCaller,
   type UserCaller,
-} from '../services/accounts.js';
+} from '../accounts/accounts.js';
 import { forbidden, unauthorized } from '../lib/errors.js';
-import * as catalogue from '../services/catalogue.js';
-import { loadMarketQuotePages, loadQuotes, type MarketQuote, type MarketQuotePageRequest } from '../services/quotes.js';
-import { defaultStatusSettings, type StatusSettings } from '../services/status.js';
-import { loadFeeBook, type FeeBook } from '../services/valuation.js';
-import type { Charge } from '../services/billing.js';
-import type { CallerCache } from '../services/caller-cache.js';
-import type { QuoteCache } from '../services/quote-cache.js';
-import type { SnapshotCache } from '../services/exports.js';
-import type { CreditLeases } from '../services/credit-leases.js';
-import type { LiveHub, LiveSubscription } from '../services/live.js';
-import type { LiveMeter, LiveReservation } from '../services/live-billing.js';
+import * as catalogue from '../catalogue/catalogue.js';
+import { loadMarketQuotePages, loadQuotes, type MarketQuote, type MarketQuotePageRequest } from '../quotes/quotes.js';
+import { defaultStatusSettings, type StatusSettings } from '../status/status.js';
+import { loadFeeBook, type FeeBook } from '../valuation/daily.js';
+import type { Charge } from '../accounts/billing.js';
+import type { CallerCache } from '../accounts/caller-cache.js';
+import type { QuoteCache } from '../quotes/quote-cache.js';
+import type { SnapshotCache } from '../exports/exports.js';
+import type { CreditLeases } from '../accounts/credit-leases.js';
+import type { LiveHub, LiveSubscription } from '../live/live.js';
+import type { LiveMeter, LiveReservation } from '../live/live-billing.js';
 
-/** The replica's live hub and the meter of its subscriptions (services/live.ts, live-billing.ts). */
+/** The replica's live hub and the meter of its subscriptions (live/live.ts, live-billing.ts). */
 export interface LiveOptions {
   hub: LiveHub;
   /** Slots, charges per minute and entitlement re-checks of the subscriptions (per-account cap: `meter.maxConcurrent`). */
@@ -39,7 +39,7 @@ export interface LiveOptions {
 
 /** Loaders of one request. Keys of `quotes`: `appId + '\u0000' + marketHashName`. */
 export class Loaders {
-  /** `quoteCache`: the replica's cache of published quotes (services/quote-cache.ts); absent = always the database. */
+  /** `quoteCache`: the replica's cache of published quotes (quotes/quote-cache.ts); absent = always the database. */
   constructor(
     private readonly db: Database,
     private readonly quoteCache?: QuoteCache,
@@ -105,7 +105,7 @@ export class Loaders {
   }
   /**
    * Pages of markets' quote lists (GraphQL `Website.quotes`): every page asked in one tick, whatever its market,
-   * cursor or size, is read by one SQL statement (services/quotes.ts loadMarketQuotePages). Not from the quote cache,
+   * cursor or size, is read by one SQL statement (quotes/quotes.ts loadMarketQuotePages). Not from the quote cache,
    * which holds items, not markets' lists.
    */
   get marketQuotePages() {
@@ -185,12 +185,12 @@ export interface RequestState {
    */
   restRoute?: boolean;
   /**
-   * The live subscription a subscription request started (services/live.ts): the REST event stream reads it
+   * The live subscription a subscription request started (live/live.ts): the REST event stream reads it
    * directly once the pipeline admitted and started it, without a GraphQL execution per event.
    */
   live?: LiveSubscription;
   /**
-   * What the metering plugin reserved for the subscription this request starts (its slot, services/live-billing.ts
+   * What the metering plugin reserved for the subscription this request starts (its slot, live/live-billing.ts
    * `reserve`), before its rate limit: the resolver starts the subscription with it.
    */
   liveReservation?: LiveReservation;
@@ -243,13 +243,13 @@ export interface Context {
 export interface ContextOptions {
   clock?: () => Date;
   status?: StatusSettings;
-  /** API-key lookups cached per replica (services/caller-cache.ts); absent = every request asks the database. */
+  /** API-key lookups cached per replica (accounts/caller-cache.ts); absent = every request asks the database. */
   callers?: CallerCache;
-  /** Published quotes cached per replica (services/quote-cache.ts); absent = every request asks the database. */
+  /** Published quotes cached per replica (quotes/quote-cache.ts); absent = every request asks the database. */
   quotes?: QuoteCache;
-  /** The replica's credit leases (services/credit-leases.ts); absent = one charge statement per request. */
+  /** The replica's credit leases (accounts/credit-leases.ts); absent = one charge statement per request. */
   leases?: CreditLeases;
-  /** Current export snapshots cached per replica (services/exports.ts, SnapshotCache); absent = the database. */
+  /** Current export snapshots cached per replica (exports/exports.ts, SnapshotCache); absent = the database. */
   snapshots?: SnapshotCache;
   /** The replica's live hub (subscriptions); absent = subscriptions answer 503. */
   live?: LiveOptions;

@@ -1,12 +1,12 @@
 /**
- * The alerts' background work on each replica (docs/alerts.md; src/services/alerts.ts): every second (and at once
+ * The alerts' background work on each replica (docs/alerts.md; src/alerts/alerts.ts): every second (and at once
  * when a writer signals `qg_quotes`), judge the alerts of the changed items (`evaluateAlerts`, one replica at a time,
  * until it has caught up) and send the due deliveries (`runDeliveries`, claimed through the database, so replicas
  * share the queue). Ticks never overlap (src/jobs/repeat.ts); errors are logged and the next tick tries again.
  */
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
-import { evaluateAlerts, runDeliveries, type DeliveryOptions } from '../services/alerts.js';
+import { evaluateAlerts, runDeliveries, type DeliveryOptions } from '../alerts/alerts.js';
 import { startRepeatingJob, type Job } from './repeat.js';
 
 /** Evaluation rounds per tick at most (each judges up to EVALUATION_CHUNK changes), so a tick stays short. */

@@ -1,7 +1,7 @@
 /**
  * The export snapshot job: builds every app id and side at start and then every `intervalSeconds`
  * (runs never overlap; across replicas the database lock lets one build at a time, the others skip).
- * The builder also prunes the change sequence to its kept window (services/changes.ts `pruneChanges`).
+ * The builder also prunes the change sequence to its kept window (quotes/changes.ts `pruneChanges`).
  *
  * On a PostgreSQL server each build runs in a child process (`quotegate export build`, see `ExportChild`), so the
  * build neither adds its garbage and collector pauses to the serving process nor pays the service's heap flags:
@@ -15,9 +15,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
-import { pruneChanges } from '../services/changes.js';
-import { runExportSnapshots } from '../services/exports.js';
-import { recordJobRun } from '../services/status.js';
+import { pruneChanges } from '../quotes/changes.js';
+import { runExportSnapshots } from '../exports/exports.js';
+import { recordJobRun } from '../status/status.js';
 import { startRepeatingJob, type RepeatingJob } from './repeat.js';
 
 /** How to run `quotegate export build` in a child: node's path and the arguments before the command (flags, the CLI script). */

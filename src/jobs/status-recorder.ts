@@ -15,7 +15,7 @@ import {
   recordSummary,
   type InfrastructureCheck,
   type ProbeTarget,
-} from '../services/status.js';
+} from '../status/status.js';
 import { startRepeatingJob, type Job } from './repeat.js';
 
 /** What the recorder runs. */

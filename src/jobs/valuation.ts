@@ -3,7 +3,7 @@
  * "today" from the closes of the seven days before; at start it catches up (catchUpDate: the latest date
  * that can have closes, when it has no run yet: with the bundled data, the day after its last close).
  * Before each run, and after it (and at start, even without one), it scores the valuation days that have passed
- * and are not yet scored (services/valuation-accuracy.ts, under its own lock): the published accuracy series and
+ * and are not yet scored (valuation/accuracy.ts, under its own lock): the published accuracy series and
  * the learning a run calibrates its uncertainties and weighs its markets with (valuation/learning.ts), so a run
  * learns from every day before it.
  * Each run holds the `quotegate:valuation` database lock, so one replica runs it and the others skip;
@@ -14,9 +14,9 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import { formatDate } from '../lib/time.js';
-import { recordJobRun } from '../services/status.js';
-import { catchUpDate, runValuation, utcDay, type ValuationRunResult } from '../services/valuation.js';
-import { runValuationAccuracy } from '../services/valuation-accuracy.js';
+import { recordJobRun } from '../status/status.js';
+import { catchUpDate, runValuation, utcDay, type ValuationRunResult } from '../valuation/daily.js';
+import { runValuationAccuracy } from '../valuation/accuracy.js';
 
 /** How long after 00:00 UTC the daily run starts (closes of the day just ended are complete by then). */
 export const RUN_AFTER_MIDNIGHT_MS = 5 * 60_000;
@@ -75,7 +75,7 @@ export function startValuationJob(db: Database, opts: { logger?: Logger; clock?:
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<unknown> = Promise.resolve();
-  // After each run (and at start) the days that have passed are scored (services/valuation-accuracy.ts): the
+  // After each run (and at start) the days that have passed are scored (valuation/accuracy.ts): the
   // published accuracy series, filled from the bundled history on first start.
   const score = async (why: string): Promise<void> => {
     if (stopped) return;

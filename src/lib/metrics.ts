@@ -40,14 +40,14 @@ export const creditsCharged = new Counter({
   registers: [registry],
 });
 
-/** Charges answered from a credit lease that was swept before they were recorded (services/credit-leases.ts). */
+/** Charges answered from a credit lease that was swept before they were recorded (accounts/credit-leases.ts). */
 export const creditLeaseDropped = new Counter({
   name: 'quotegate_credit_lease_dropped_total',
   help: 'Charges answered from a lease that expired before they were recorded (served, not charged).',
   registers: [registry],
 });
 
-/** Times the live hub read the change sequence, by what woke it (services/live.ts). */
+/** Times the live hub read the change sequence, by what woke it (live/live.ts). */
 export const liveWakes = new Counter({
   name: 'quotegate_live_wakes_total',
   help: 'Reads of the change sequence by the live hub, by what woke it: postgres (NOTIFY), redis (pub/sub), poll, subscribe.',
@@ -55,21 +55,21 @@ export const liveWakes = new Counter({
   registers: [registry],
 });
 
-/** Live subscriptions reading their backlog now (a `since` behind the hub, services/live.ts). */
+/** Live subscriptions reading their backlog now (a `since` behind the hub, live/live.ts). */
 export const liveReplays = new Gauge({
   name: 'quotegate_live_replays',
   help: 'Live subscriptions reading their backlog of changes now (started with a since behind the live position).',
   registers: [registry],
 });
 
-/** Rows of the change sequence read by live replays (bounded chunks, services/changes.ts scanChanges). */
+/** Rows of the change sequence read by live replays (bounded chunks, quotes/changes.ts scanChanges). */
 export const liveReplayRows = new Counter({
   name: 'quotegate_live_replay_rows_total',
   help: 'Rows of the change sequence read by live subscriptions catching up on their backlog.',
   registers: [registry],
 });
 
-/** Open live subscriptions ended by a re-check of their entitlement (services/live-billing.ts), by error code. */
+/** Open live subscriptions ended by a re-check of their entitlement (live/live-billing.ts), by error code. */
 export const liveEntitlementEnds = new Counter({
   name: 'quotegate_live_entitlement_ends_total',
   help: 'Open live subscriptions ended because their key was revoked, their account disabled or a minute could not be paid, by error code.',

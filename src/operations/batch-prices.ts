@@ -3,8 +3,8 @@ import { defineOperation, jsonBody } from './operation.js';
 import * as ex from './examples.js';
 import { billed } from './docs.js';
 import * as v from '../validation/params.js';
-import { CS2_APP_ID } from '../services/importers.js';
-import { LARGE_LOAD } from '../services/quote-cache.js';
+import { CS2_APP_ID } from '../collectors/importers.js';
+import { LARGE_LOAD } from '../quotes/quote-cache.js';
 import { BatchPricesOut } from '../shapes/quote.js';
 
 export default defineOperation({

@@ -1,8 +1,8 @@
-/** POST /alerts (an extension; docs/alerts.md): registers a webhook alert. The body's shape is checked here; the item, the markets and the account's bound by the resolver (src/services/alerts.ts). */
+/** POST /alerts (an extension; docs/alerts.md): registers a webhook alert. The body's shape is checked here; the item, the markets and the account's bound by the resolver (src/alerts/alerts.ts). */
 import { defineOperation, jsonBody } from './operation.js';
 import * as ex from './examples.js';
 import { freeLimited } from './docs.js';
-import { alertInput } from '../services/alerts.js';
+import { alertInput } from '../alerts/alerts.js';
 import { selectionOf } from '../shapes/catalogue.js';
 import { AlertCreatedOut, AlertOut } from '../shapes/alerts.js';
 

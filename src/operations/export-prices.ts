@@ -4,8 +4,8 @@ import * as p from './params.js';
 import * as ex from './examples.js';
 import * as v from '../validation/params.js';
 import { ExportOut, ExportQuoteLine } from '../shapes/quote.js';
-import { EXPORT_CONTENT_TYPES, snapshotStream, type ExportFormat } from '../services/exports.js';
-import { refundCredits } from '../services/billing.js';
+import { EXPORT_CONTENT_TYPES, snapshotStream, type ExportFormat } from '../exports/exports.js';
+import { refundCredits } from '../accounts/billing.js';
 import { deliveryStream } from '../lib/delivery.js';
 
 export default defineOperation({

@@ -3,7 +3,7 @@ import { defineOperation } from './operation.js';
 import * as p from './params.js';
 import * as ex from './examples.js';
 import { billed } from './docs.js';
-import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE } from '../services/changes.js';
+import { DEFAULT_CHANGES_PAGE, MAX_CHANGES_PAGE } from '../quotes/changes.js';
 import { PriceChangesOut } from '../shapes/changes.js';
 
 export default defineOperation({

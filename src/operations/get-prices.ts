@@ -1,4 +1,4 @@
-/** GET /prices (spec): one item's quotes. Quotes are selected as `marketsJson`, the text `quoteJson` (services/quotes.ts) wrote once per cached quote. */
+/** GET /prices (spec): one item's quotes. Quotes are selected as `marketsJson`, the text `quoteJson` (quotes/quotes.ts) wrote once per cached quote. */
 import { defineOperation } from './operation.js';
 import * as p from './params.js';
 import * as ex from './examples.js';

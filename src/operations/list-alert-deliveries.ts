@@ -5,7 +5,7 @@ import * as v from '../validation/params.js';
 import * as ex from './examples.js';
 import { freeLimited } from './docs.js';
 import { z } from 'zod';
-import { DEFAULT_DELIVERIES_PAGE, MAX_DELIVERIES_PAGE } from '../services/alerts.js';
+import { DEFAULT_DELIVERIES_PAGE, MAX_DELIVERIES_PAGE } from '../alerts/alerts.js';
 import { selectionOf } from '../shapes/catalogue.js';
 import { AlertDeliveriesOut } from '../shapes/alerts.js';
 

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { HeaderReader } from '../lib/headers.js';
 import { validationError, type ValidationDetail } from '../lib/errors.js';
 import type { Database } from '../db/client.js';
-import type { Charge } from '../services/billing.js';
+import type { Charge } from '../accounts/billing.js';
 import type { OperationDoc } from './docs.js';
 
 /** Where a REST parameter is read (spec: query and path parameters; the export's If-None-Match header). */

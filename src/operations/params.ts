@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import * as v from '../validation/params.js';
-import { CS2_APP_ID } from '../services/importers.js';
+import { CS2_APP_ID } from '../collectors/importers.js';
 import { parseFeeProfile } from '../fees/profile.js';
 import type { ArgParam, ArgSpec, Param, ParamLocation, Problems } from './operation.js';
 import { ITEM } from './examples.js';

@@ -9,7 +9,7 @@
 import type { GraphiQLOptions } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
-import type { StatusData } from '../services/status.js';
+import type { StatusData } from '../status/status.js';
 import { createAssets } from './assets.js';
 import { renderDocs } from './docs.js';
 import { renderGraphiQLPage } from './graphiql.js';

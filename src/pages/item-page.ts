@@ -24,9 +24,9 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import { formatDate } from '../lib/time.js';
-import { itemIdOf, loadItemHistory } from '../services/history.js';
-import { CS2_APP_ID } from '../services/importers.js';
-import { loadQuotes, VALUATION_MARKET, type MarketQuote } from '../services/quotes.js';
+import { itemIdOf, loadItemHistory } from '../history/candles.js';
+import { CS2_APP_ID } from '../collectors/importers.js';
+import { loadQuotes, VALUATION_MARKET, type MarketQuote } from '../quotes/quotes.js';
 import { htmlResponse } from './layout.js';
 import { historyExtent, loadRates, marketNames as readMarketNames, searchItems } from './item/data.js';
 import { MAX_QUERY_LENGTH, parseItemQuery, resolveRange, shownText } from './item/params.js';

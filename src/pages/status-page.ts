@@ -12,7 +12,7 @@
  * Missing data is drawn as missing: a bucket without data is a grey "no data" bar, a component without
  * any data says so, and neither is ever counted as 0 % or as up.
  */
-import { INFRASTRUCTURE_BUCKET_SECONDS, SERVICE_BUCKET_SECONDS, SERVICE_COMPONENTS, type StatusData } from '../services/status.js';
+import { INFRASTRUCTURE_BUCKET_SECONDS, SERVICE_BUCKET_SECONDS, SERVICE_COMPONENTS, type StatusData } from '../status/status.js';
 import { escapeHtml, renderPage } from './layout.js';
 import { formatAge, type MarketFreshness } from '../collectors/freshness.js';
 

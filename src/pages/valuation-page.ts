@@ -1,17 +1,17 @@
 /**
  * The valuation page `/valuation` (issue: a valuation that earns trust, point 1): the CSCP valuation's
  * published accuracy for people, server-rendered from the same series as GET /valuation/accuracy
- * (services/valuation-accuracy.ts), readable without JavaScript: a chart of the median error per day (all
+ * (valuation/accuracy.ts), readable without JavaScript: a chart of the median error per day (all
  * targets, asks, bids), a chart of the calibration share per day (all, one-sided and two-sided items) against
  * the 68 % the uncertainty promises, the latest day by segment, and every day's overall figures. A form
  * chooses the range (`from`, `to`: the API's rules, a 422 page otherwise); without one the page opens on the
  * latest scored days (the 90 days ending at the last scored day), and a range without a scored day says which
  * days are scored (issue 44, point 7). Targets scored against their side's only input are their own labelled rows,
- * in no other figure (services/valuation-accuracy.ts).
+ * in no other figure (valuation/accuracy.ts).
  */
 import type { Database } from '../db/client.js';
 import { ServiceError } from '../lib/errors.js';
-import { accuracyRange, DEFAULT_ACCURACY_DAYS, readValuationAccuracy, scoredDayBounds, type AccuracyDay, type AccuracySegment } from '../services/valuation-accuracy.js';
+import { accuracyRange, DEFAULT_ACCURACY_DAYS, readValuationAccuracy, scoredDayBounds, type AccuracyDay, type AccuracySegment } from '../valuation/accuracy.js';
 import { DAY_MESSAGE, day as dayRule } from '../validation/params.js';
 import { escapeHtml, htmlResponse, renderPage } from './layout.js';
 

@@ -7,7 +7,7 @@
  *   an event (its selection compiled by graphql-jit, as the REST route documents are) is shared by every subscription with the same document, operation and selection variables: the
  *   root field's own arguments (`marketHashNames`, `markets`, `side`, `since`) only choose which events reach a
  *   subscription, never what an event's selection answers. The hub hands the same event object to every
- *   subscription (services/live.ts), so it keys the shared results. A result with errors is never shared (its
+ *   subscription (live/live.ts), so it keys the shared results. A result with errors is never shared (its
  *   error carries the request's identifiers): each subscription then executes the event itself.
  * - Server-sent events. Yoga's SSE processor writes two chunks per event through a web stream. Here the events
  *   a subscription has ready when the connection drains are written as one chunk, each result's bytes made
@@ -19,7 +19,7 @@
  * - Per-event iterators. Every event of the default path travels one by one through a chain of async
  *   iterators (the source, graphql-js's map to the execution, each plugin's result map, the SSE writer): at a
  *   thousand subscribers this chain was most of the CPU (bench:live, LIVE_FACE=graphql). An SSE subscription
- *   that started a live subscription (services/live.ts, `state.live`) is written straight from its queue: the
+ *   that started a live subscription (live/live.ts, `state.live`) is written straight from its queue: the
  *   changes queued when the connection drains are taken at once, each answered by its shared result, and
  *   written as one chunk. Whatever else the queue holds (a terminal error such as `slow_consumer` or
  *   `credit_insufficient`, a published valuation) and its end still go through the whole pipeline, one event
@@ -37,7 +37,7 @@ import { Readable } from 'node:stream';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { isAsyncIterable } from '@envelop/core';
 import type { Plugin } from 'graphql-yoga';
-import type { LiveSubscription } from '../services/live.js';
+import type { LiveSubscription } from '../live/live.js';
 import { writeEvents, type EventFeed } from '../http/replies.js';
 
 /** Yoga's error masking function (`maskedErrors.maskError`): the app passes its own. */

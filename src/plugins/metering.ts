@@ -33,7 +33,7 @@
  * resolvers check their input after metering: a REST body refused for its shape still costs nothing, as it is checked
  * before the operation runs). A subscription (live changes) is judged on its cursor (410/422) and the
  * account's concurrent slots (429 `too_many_subscriptions`) between the arguments and the rate limit, so those
- * refusals do not count either (services/live-billing.ts `reserve`).
+ * refusals do not count either (live/live-billing.ts `reserve`).
  */
 import type { Plugin } from 'graphql-yoga';
 import {
@@ -61,9 +61,9 @@ import { operationArgsRule } from '../operations/operation.js';
 import type { z } from 'zod';
 import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
 import { toGraphQLError } from '../graphql/errors.js';
-import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../services/billing.js';
+import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../accounts/billing.js';
 import type { Context } from '../graphql/context.js';
-import type { UserCaller } from '../services/accounts.js';
+import type { UserCaller } from '../accounts/accounts.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { creditsCharged, rateLimitRejections } from '../lib/metrics.js';
 
@@ -78,7 +78,7 @@ export interface MeteredField {
   cost: bigint;
   /** A conditional request (`ifNoneMatch` given): free when answered "not modified", so no balance is required up front. */
   conditional: boolean;
-  /** The field's arguments (a subscription's `since` is checked before its rate limit: services/live-billing.ts). */
+  /** The field's arguments (a subscription's `since` is checked before its rate limit: live/live-billing.ts). */
   args: Record<string, unknown>;
 }
 
@@ -492,7 +492,7 @@ type ExecuteHookResult = Awaited<ReturnType<NonNullable<Plugin<Context>['onExecu
 /** The metering plugin; `limiter` is shared by every request of this replica. */
 export function useMetering(limiter: RateLimiter): Plugin<Context> {
   return {
-    // A subscription is admitted like a query; what it costs while open is charged by services/live-billing.ts.
+    // A subscription is admitted like a query; what it costs while open is charged by live/live-billing.ts.
     async onSubscribe({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
       if (ctx.state.eventStream !== true) {

@@ -2,7 +2,7 @@
  * The GraphQL documents behind the REST routes, derived from the operation registry and the schema
  * (src/operations/operation.ts `documentText`): aliases give each field its REST name, so a document's result is
  * already the documented JSON shape (spec field names are exact). Quotes are selected as `marketsJson`: the text
- * `quoteJson` (services/quotes.ts) wrote once per cached quote.
+ * `quoteJson` (quotes/quotes.ts) wrote once per cached quote.
  */
 import { schema } from '../graphql/schema.js';
 import { OPERATIONS } from '../operations/index.js';

@@ -1,6 +1,6 @@
 /**
  * The item search's text rules (issue 44, point 1; docs/search.md), pure functions shared by the validation
- * (src/validation/params.ts), the search service (src/services/item-search.ts) and the migration that keyed the
+ * (src/validation/params.ts), the search service (src/quotes/item-search.ts) and the migration that keyed the
  * items already stored (prisma/migrations/20261128000000_item_search: SQL function `qg_search_key`, the same rule).
  *
  * - **Search key** of a name or a query word (`searchKey`): ASCII letters lower-cased, `★` spelled `star`, every

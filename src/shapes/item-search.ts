@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { MarketQuoteOut } from './quote.js';
-import { ITEM_TYPES } from '../valuation/half-spread.js';
+import { ITEM_TYPES } from '../search/item-type.js';
 
 /** One hit: an item of the catalogue, its kind and its current CSCP quote. */
 export const ItemHitOut = z

@@ -1,6 +1,6 @@
 /**
  * The quote shape, defined once (spec: MarketQuoteOut, ValuationOut): the OpenAPI document serves these
- * schemas, the one JSON writer of a quote (`quoteJson` in services/quotes.ts) is typed by them, and the
+ * schemas, the one JSON writer of a quote (`quoteJson` in quotes/quotes.ts) is typed by them, and the
  * tests take their key lists from them.
  */
 import { z } from 'zod';

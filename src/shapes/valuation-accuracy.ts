@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { day } from './quote.js';
 
-/** One segment of one day's figures (services/valuation-accuracy.ts). */
+/** One segment of one day's figures (valuation/accuracy.ts). */
 export const AccuracySegmentOut = z
   .strictObject({
     segment: z.enum(['all', 'target', 'sides', 'band', 'type']),

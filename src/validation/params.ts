@@ -150,7 +150,7 @@ export function isSupportedDay(d: string): boolean {
 export const day = z.string().refine(isSupportedDay, { message: DAY_MESSAGE });
 /** Candle width of a history read (REST `interval`, GraphQL `HistoryInterval`). */
 export const historyInterval = z.enum(['day', 'week', 'month'], { message: 'must be one of day, week, month' });
-/** A change-feed cursor: a sequence number, 1-19 digits (services/changes.ts; beyond the current sequence is 422 there). */
+/** A change-feed cursor: a sequence number, 1-19 digits (quotes/changes.ts; beyond the current sequence is 422 there). */
 export const changeCursor = z
   .string()
   .refine((s) => /^\d{1,19}$/.test(s) && BigInt(s) <= 9223372036854775807n, { message: 'must be a change sequence number: digits, at most 9223372036854775807 (as given by change_seq or next_cursor)' });

@@ -2,7 +2,7 @@
  * The valuation of one item from its closes (spec: ValuationOut): both sides' consensus, the mid and
  * its uncertainty. Pure: the fitted model (model.ts) and the fee paths come in as arguments.
  *
- * Sources: for each market and side, its latest close in the window (services/daily-closes.ts picks
+ * Sources: for each market and side, its latest close in the window (src/valuation/daily.ts picks
  * it). Rules applied here:
  * - crossed bids: a buy order priced above the same market's sell listing (same close window, compared
  *   in the market's own currency) is excluded (spec: bid_amount);

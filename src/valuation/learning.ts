@@ -2,7 +2,7 @@
  * What a valuation day learns from the scored days before it (issue: a valuation that earns trust, point 3;
  * docs/valuation.md section 11). Pure: the scored days come in as arguments.
  *
- * Each scored day D (services/valuation-accuracy.ts, the backtest) yields a `DayLearning`:
+ * Each scored day D (valuation/accuracy.ts, the backtest) yields a `DayLearning`:
  * - calibration: per segment, the 68.27th percentile of error / raw uncertainty over the day's targets
  *   (`q`, with the count `n`). Segments: `one_sided` and `two_sided` (the item's uncertainty against its
  *   targets), `ask` and `bid` (the side's own uncertainty against that side's targets). A raw uncertainty

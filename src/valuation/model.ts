@@ -12,7 +12,7 @@
  *   sqrt(days between); tau = the 68.27th percentile of |.|, at least TAU_FLOOR (DEFAULT_TAU with fewer than
  *   MIN_RESIDUALS pairs). A close d days old gets tau^2 * d of extra variance.
  * All numbers here are log-scale statistics (plain floats), never money: the sample's log cash amounts are
- * computed in floating point (services/valuation.ts), since they only size weights and dispersions.
+ * computed in floating point (valuation/daily.ts), since they only size weights and dispersions.
  */
 import { median, q68 } from './robust.js';
 

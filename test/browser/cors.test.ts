@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { buildSnapshot } from '../../src/services/exports.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { buildSnapshot } from '../../src/exports/exports.js';
 import { browserSuiteTitle, launchBrowser, openProbedPage, serve, SKIP_BROWSER, type Served } from './browser.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';

@@ -21,7 +21,7 @@ import {
   recordServiceProbes,
   recordSummary,
   type ProbeTarget,
-} from '../../src/services/status.js';
+} from '../../src/status/status.js';
 
 /** The seeded history ends here: the page's clock. */
 export const SEED_NOW = new Date('2026-11-21T12:07:30Z');

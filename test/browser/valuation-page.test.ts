@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { browserSuiteTitle, launchBrowser, openProbedPage, screenshot, serve, SKIP_BROWSER, type Served } from './browser.js';
-import { storeAccuracyDay, type AccuracyDay, type AccuracySegment } from '../../src/services/valuation-accuracy.js';
+import { storeAccuracyDay, type AccuracyDay, type AccuracySegment } from '../../src/valuation/accuracy.js';
 
 let t: TestApp;
 let served: Served;

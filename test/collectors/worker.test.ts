@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCollectors } from '../../src/collectors/start.js';
 import { startCollectorWorker, type CollectorTask } from '../../src/collectors/worker.js';
 import { openDatabase } from '../../src/db/client.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
 import { dataDir } from '../helpers/app.js';
 import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
 import { startCollectorProcess, type CollectorProcess } from '../helpers/collector.js';

@@ -11,8 +11,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { ingestQuotes, obs, dataDir } from '../helpers/app.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server.js';
 import { createDatabase, sleep, startPrivatePostgres, steadyLoad, tally, type PrivatePostgres, type Sample } from './servers.js';

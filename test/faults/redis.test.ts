@@ -12,8 +12,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { ingestQuotes, obs, dataDir } from '../helpers/app.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server.js';
 import { createDatabase, sleep, startPrivatePostgres, startPrivateRedis, steadyLoad, tally, type PrivatePostgres, type PrivateRedis } from './servers.js';

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEnv } from '../../src/env.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { MAX_BODY_BYTES } from '../../src/app.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 
 const HEADERS_TIMEOUT_S = 1;
 const REQUEST_TIMEOUT_S = 2;

@@ -37,7 +37,7 @@ import { getArgumentValues } from 'graphql/execution/values.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
 import { ENDPOINTS, type EndpointInfo } from '../../src/catalogue/endpoints.js';
-import { operationCost } from '../../src/services/billing.js';
+import { operationCost } from '../../src/accounts/billing.js';
 import { MAX_BODY_BYTES } from '../../src/app.js';
 import { MAX_ALIASES, MAX_COMPLEXITY, MAX_DEPTH } from '../../src/plugins/safety.js';
 import { FUZZ_RUNS, FUZZ_SEED, QUOTED_NAMES, call, credentialHeaders, describeRequest, fuzzTarget, record, report, type CallerKind, type FuzzRequest, type FuzzTarget, type Received } from './harness.js';

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/app.js';
-import { currentSequence } from '../../src/services/changes.js';
+import { currentSequence } from '../../src/quotes/changes.js';
 import { encodeSearchCursor, queryProblem, searchWords } from '../../src/search/query.js';
 import { searchCursorProblem } from '../../src/validation/params.js';
 import {
@@ -510,7 +510,7 @@ const validAlert = fc.oneof(
 );
 
 /**
- * The answer's own rules of a registration whose body matches the document's schema (src/services/alerts.ts): an
+ * The answer's own rules of a registration whose body matches the document's schema (src/alerts/alerts.ts): an
  * https URL without credentials, a level above 0, a margin above -1 and at most 100, a known item and known markets,
  * two different markets. Null when none is broken.
  */

@@ -2,9 +2,9 @@
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { createApp, type App, type AppDeps } from '../../src/app.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { ingestQuotes } from '../../src/services/ingestion.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { ingestQuotes } from '../../src/quotes/ingestion.js';
 import type { QuoteObservation } from '../../src/validation/ingest.js';
 import { toMoney } from '../../src/lib/money.js';
 import { projectRoot } from '../../src/lib/paths.js';

@@ -1,6 +1,6 @@
 /**
  * An account's credit counters as the tests check them, read in one statement (one snapshot): what GET /me shows
- * as used (credits_used plus what credit leases recorded and have not settled yet, src/services/credit-leases.ts),
+ * as used (credits_used plus what credit leases recorded and have not settled yet, src/accounts/credit-leases.ts),
  * and the charges behind it (ledger rows plus the rows the leases' recorded spending becomes when settled).
  * Throws when a bookkeeping rule is broken at the moment read: credits_used = charges - refunds in the ledger, and a
  * lease's `spent` = the credits of its unsettled rows.

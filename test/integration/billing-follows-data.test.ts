@@ -5,7 +5,7 @@
  * never waive its charge, and errors elsewhere in the operation never waive another field.
  *
  * Checked as a property (fast-check) on both faces, for every catalogue row with a credit cost (data/endpoints.json;
- * the subscriptions are billed per minute while open, services/live-billing.ts, and are not answers of one request):
+ * the subscriptions are billed per minute while open, live/live-billing.ts, and are not answers of one request):
  * - GraphQL: operations of one to three metered root fields with generated selections whose nested arguments are
  *   valid or not (unknown and malformed currencies, impossible and out-of-range dates, nulls, bad markets);
  * - REST: the same operations with valid and invalid parameters, HEAD, conditional exports, streamed batches;
@@ -18,11 +18,11 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { creditCounters } from '../helpers/credits.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { currentSnapshot, runExportSnapshots } from '../../src/services/exports.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { currentSnapshot, runExportSnapshots } from '../../src/exports/exports.js';
 import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { ENDPOINTS, type EndpointInfo } from '../../src/catalogue/endpoints.js';
-import { operationCost } from '../../src/services/billing.js';
+import { operationCost } from '../../src/accounts/billing.js';
 import { schema } from '../../src/graphql/schema.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';

@@ -1,5 +1,5 @@
 /**
- * API-key lookups cached per replica (services/caller-cache.ts), as a client and an operator see them,
+ * API-key lookups cached per replica (accounts/caller-cache.ts), as a client and an operator see them,
  * on PGlite (a real PostgreSQL database with TEST_DATABASE_URL): the second request of a key does not
  * ask the database who is calling, and every change of the account (key revoked, account disabled,
  * subscription, credits) takes effect on the very next request. Across processes: replicas.test.ts.
@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
-import { createAccount, createApiKey, revokeApiKey, setAccountDisabled, setSubscriptions } from '../../src/services/accounts.js';
-import { grantCredits } from '../../src/services/billing.js';
+import { createAccount, createApiKey, revokeApiKey, setAccountDisabled, setSubscriptions } from '../../src/accounts/accounts.js';
+import { grantCredits } from '../../src/accounts/billing.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;

@@ -1,5 +1,5 @@
 /**
- * The change sequence's ordering promise on a real PostgreSQL server (services/changes.ts): a change recorded
+ * The change sequence's ordering promise on a real PostgreSQL server (quotes/changes.ts): a change recorded
  * by a transaction that has not committed blocks the changes of every later writer, so a reader can never see a
  * sequence number while a smaller one may still appear. Two connections write concurrently; a reader polls in
  * between. Runs with TEST_DATABASE_URL (PGlite has one connection: writers cannot overlap there).
@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
 import { ingestQuotes, obs } from '../helpers/app.js';
-import { currentSequence, readChanges } from '../../src/services/changes.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
+import { currentSequence, readChanges } from '../../src/quotes/changes.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -7,10 +7,10 @@
  */
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/services/accounts.js';
-import { pruneChanges } from '../../src/services/changes.js';
-import { buildSnapshots } from '../../src/services/exports.js';
-import { completeMarketScanTx, ingestBatch } from '../../src/services/ingestion.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { pruneChanges } from '../../src/quotes/changes.js';
+import { buildSnapshots } from '../../src/exports/exports.js';
+import { completeMarketScanTx, ingestBatch } from '../../src/quotes/ingestion.js';
 import { toMoney } from '../../src/lib/money.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
@@ -114,7 +114,7 @@ describe('GET /prices/changes', () => {
        SELECT id, '2026-07-17', 98, 100, 96, 0.05, true, 2, 1, now() FROM item WHERE market_hash_name = $1`,
       [A],
     );
-    const { recordChanges } = await import('../../src/services/changes.js');
+    const { recordChanges } = await import('../../src/quotes/changes.js');
     const [{ id }] = (await t.db.query<{ id: number }>(`SELECT id FROM item WHERE market_hash_name = $1`, [A])) as [{ id: number }];
     await recordChanges(t.db.prisma, [{ itemId: id, marketCode: 'CSCP', side: 'mid' }]);
     const only = (query: string) => page(`?since=${start}${query}`).then((p) => p.changes.map((c: any) => `${c.market_code}/${c.side}`));

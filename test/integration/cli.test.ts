@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
-import { authenticateKey as authenticate } from '../../src/services/accounts.js';
+import { authenticateKey as authenticate } from '../../src/accounts/accounts.js';
 import { projectRoot } from '../../src/lib/paths.js';
 
 const run = promisify(execFile);

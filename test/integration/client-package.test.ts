@@ -14,8 +14,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/lib/paths.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
-import { runExportSnapshots } from '../../src/services/exports.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
+import { runExportSnapshots } from '../../src/exports/exports.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { listen } from '../helpers/live.js';
 

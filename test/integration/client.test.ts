@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, validate } from 'graphql';
 import { schema } from '../../src/graphql/schema.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
-import { runExportSnapshots } from '../../src/services/exports.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
+import { runExportSnapshots } from '../../src/exports/exports.js';
 import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { ItemQuotes, Me, PriceChanges, QuotegateError, createQuotegateClient, quoteKey, type FollowStep, type QuotegateClient } from '../../clients/typescript/src/index.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';

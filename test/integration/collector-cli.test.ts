@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
 import { projectRoot } from '../../src/lib/paths.js';
 import { dataDir } from '../helpers/app.js';
 

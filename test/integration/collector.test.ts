@@ -3,8 +3,8 @@
  * see it: machine tokens only, row-named 422s, all-or-nothing batches, the state rules, daily closes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServiceToken } from '../../src/services/accounts.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
+import { createServiceToken } from '../../src/accounts/accounts.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
 import type { QuoteObservation } from '../../src/validation/ingest.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/shapes.js';

@@ -19,7 +19,7 @@ import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadEnv } from '../../src/env.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { MAX_BODY_BYTES } from '../../src/app.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 

@@ -13,8 +13,8 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { currentSnapshot, runExportSnapshots } from '../../src/services/exports.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { currentSnapshot, runExportSnapshots } from '../../src/exports/exports.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { loadEnv } from '../../src/env.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';

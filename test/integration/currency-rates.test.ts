@@ -1,11 +1,11 @@
 /**
- * The one read of currency rates (src/services/catalogue.ts `readCurrencyRates`), on the bundled catalogue plus a
+ * The one read of currency rates (src/catalogue/catalogue.ts `readCurrencyRates`), on the bundled catalogue plus a
  * user's own currency and a deleted one: which currencies it returns with and without `officialOnly`, and the rate
  * exactly as stored (18 decimals, decimal.js) with its publication day.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
-import { readCurrencyRates } from '../../src/services/catalogue.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
+import { readCurrencyRates } from '../../src/catalogue/catalogue.js';
 import { dataDir } from '../helpers/app.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 

@@ -8,8 +8,8 @@
  */
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/services/accounts.js';
-import { buildSnapshots, currentSnapshot, EXPORT_SIDES, sweepFragments } from '../../src/services/exports.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { buildSnapshots, currentSnapshot, EXPORT_SIDES, sweepFragments } from '../../src/exports/exports.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/shapes.js';
 

@@ -8,9 +8,9 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectError, QUOTE_KEYS } from '../helpers/shapes.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { currentSnapshot, runExportSnapshots } from '../../src/services/exports.js';
-import { runValuation } from '../../src/services/valuation.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { currentSnapshot, runExportSnapshots } from '../../src/exports/exports.js';
+import { runValuation } from '../../src/valuation/daily.js';
 
 let t: TestApp;
 const day = (d: string) => new Date(`2026-07-${d}T00:00:00Z`);

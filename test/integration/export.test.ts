@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { RFC3339_UTC, expectError, expectKeys } from '../helpers/shapes.js';
 import { responseMismatch } from '../helpers/openapi.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { buildSnapshot, currentSnapshot, ifNoneMatchHits, runExportSnapshots } from '../../src/services/exports.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { buildSnapshot, currentSnapshot, ifNoneMatchHits, runExportSnapshots } from '../../src/exports/exports.js';
 
 let t: TestApp;
 const day = (d: string) => new Date(`2026-07-${d}T00:00:00Z`);

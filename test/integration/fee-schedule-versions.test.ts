@@ -10,9 +10,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataDir, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
-import { loadFeeBook } from '../../src/services/valuation.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
+import { loadFeeBook } from '../../src/valuation/daily.js';
 import { formatDate } from '../../src/lib/time.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';

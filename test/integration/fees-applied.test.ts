@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/shapes.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const CHEAP = 'Sticker | Cheap (Foil)';

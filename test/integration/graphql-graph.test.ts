@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, QUOTE_SELECTION } from '../helpers/shapes.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { createRateLimiter } from '../../src/limits/rate-limiter.js';
-import { loadMarketQuotePages, quoteJson, type MarketQuotePageRequest } from '../../src/services/quotes.js';
+import { loadMarketQuotePages, quoteJson, type MarketQuotePageRequest } from '../../src/quotes/quotes.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 /** Items with a BUFF163 ask and bid each (names sort alike in every collation: same prefix, two-digit numbers). */

@@ -10,7 +10,7 @@ import { getIntrospectionQuery, parse, validate } from 'graphql';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { schema } from '../../src/graphql/schema.js';
 import { DOCUMENTS } from '../../src/rest/documents.js';
 import { BATCH_SELECTION } from '../helpers/shapes.js';

@@ -104,7 +104,7 @@ describe('GraphQL', () => {
 
 describe('GraphQL as a graph: a quote reaches its marketplace and fee schedule', () => {
   it("one query returns an item's quotes with each market's marketplace and fee schedule, billed as one GET /prices", async () => {
-    const { createAccount } = await import('../../src/services/accounts.js');
+    const { createAccount } = await import('../../src/accounts/accounts.js');
     await ingestQuotes(t.db.prisma, [
       obs('Recoil Case', { marketCode: 'SKINPORT', providerCode: 'SKINPORT', currencyCode: 'EUR', price: '0.31' }),
       obs('Recoil Case', { marketCode: 'CSFLOAT', providerCode: 'CSFLOAT', currencyCode: 'USD', price: '0.35' }),
@@ -133,7 +133,7 @@ describe('GraphQL item root', () => {
   } }`;
 
   it("traverses an item's quotes to each marketplace's fee chain in one query, billed as one GET /prices", async () => {
-    const { createAccount } = await import('../../src/services/accounts.js');
+    const { createAccount } = await import('../../src/accounts/accounts.js');
     const a = await createAccount(t.db, { credits: 10n });
     const res = await gql(ITEM_QUERY, { n: 'Recoil Case' }, { Authorization: `Bearer ${a.key}` });
     expect(res.body.errors).toBeUndefined();
@@ -158,7 +158,7 @@ describe('GraphQL item root', () => {
   });
 
   it('an unknown item is null and not billed; a bad name is 422; no key is 401', async () => {
-    const { createAccount } = await import('../../src/services/accounts.js');
+    const { createAccount } = await import('../../src/accounts/accounts.js');
     const a = await createAccount(t.db, { credits: 10n });
     const unknown = await gql(ITEM_QUERY, { n: 'No Such Item' }, { Authorization: `Bearer ${a.key}` });
     expect(unknown.body.data.item).toBeNull();

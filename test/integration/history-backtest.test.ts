@@ -1,5 +1,5 @@
 /**
- * The backtest on the price history (`quotegate backtest --history <series>`, src/services/history-backtest.ts)
+ * The backtest on the price history (`quotegate backtest --history <series>`, src/valuation/history-backtest.ts)
  * on a small synthetic history written as the importers write it (whole months through writeMonths), with the
  * bundled catalogue's fee paths: what a user reads off its figures.
  *
@@ -10,10 +10,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredCandle } from '../../src/history/candle-codec.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
-import { runHistoryBacktest, type HistoryBacktestDay } from '../../src/services/history-backtest.js';
-import { writeMonths, type HistorySeriesKind, type MonthWrite } from '../../src/services/history.js';
-import { ensureItems } from '../../src/services/ingestion.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
+import { runHistoryBacktest, type HistoryBacktestDay } from '../../src/valuation/history-backtest.js';
+import { writeMonths, type HistorySeriesKind, type MonthWrite } from '../../src/history/candles.js';
+import { ensureItems } from '../../src/quotes/ingestion.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 
 const CONSTANT = 'Sticker | Always The Same';

@@ -13,11 +13,11 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
-import { completeMarketScanTx, ingestBatch } from '../../src/services/ingestion.js';
-import { compactHistory, itemIdOf, loadItemHistory } from '../../src/services/history.js';
-import { importHistory } from '../../src/services/history-import.js';
-import { pruneValuationData } from '../../src/services/valuation.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { completeMarketScanTx, ingestBatch } from '../../src/quotes/ingestion.js';
+import { compactHistory, itemIdOf, loadItemHistory } from '../../src/history/candles.js';
+import { importHistory } from '../../src/history/import.js';
+import { pruneValuationData } from '../../src/valuation/daily.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const OTHER = 'AWP | Asiimov (Field-Tested)';

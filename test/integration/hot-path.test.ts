@@ -9,12 +9,12 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
-import { createAccount, createServiceToken } from '../../src/services/accounts.js';
-import { ingestBatch, completeMarketScanTx } from '../../src/services/ingestion.js';
-import { buildSnapshot } from '../../src/services/exports.js';
+import { createAccount, createServiceToken } from '../../src/accounts/accounts.js';
+import { ingestBatch, completeMarketScanTx } from '../../src/quotes/ingestion.js';
+import { buildSnapshot } from '../../src/exports/exports.js';
 import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { creditCounters } from '../helpers/credits.js';
-import { CreditLeases } from '../../src/services/credit-leases.js';
+import { CreditLeases } from '../../src/accounts/credit-leases.js';
 
 const ITEM = 'AK-47 | Redline (Field-Tested)';
 const PRICES = `/prices?market_hash_name=${encodeURIComponent(ITEM)}`;

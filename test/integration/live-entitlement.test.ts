@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { createAccount, revokeApiKey, setAccountDisabled, setSubscriptions } from '../../src/services/accounts.js';
+import { createAccount, revokeApiKey, setAccountDisabled, setSubscriptions } from '../../src/accounts/accounts.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { createApp, type App } from '../../src/app.js';
 import { testApp, type TestApp } from '../helpers/app.js';

@@ -9,9 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
-import { createAccount } from '../../src/services/accounts.js';
-import { currentSequence, pruneChanges } from '../../src/services/changes.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { currentSequence, pruneChanges } from '../../src/quotes/changes.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { listen, openStream, wsClient, type EventStream } from '../helpers/live.js';
 

@@ -6,9 +6,9 @@
  * started minute (402 without credits, nothing started).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/services/accounts.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
-import { currentSequence } from '../../src/services/changes.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
+import { currentSequence } from '../../src/quotes/changes.js';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { listen, openStream, wsClient, type EventStream } from '../helpers/live.js';
 import { ChangeOut } from '../../src/shapes/changes.js';

@@ -9,8 +9,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { BATCH_SELECTION, expectEnvelope, expectError, expectKeys } from '../helpers/shapes.js';
-import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
-import { grantCredits } from '../../src/services/billing.js';
+import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/accounts/accounts.js';
+import { grantCredits } from '../../src/accounts/billing.js';
 import { createRateLimiter } from '../../src/limits/rate-limiter.js';
 import { creditCounters } from '../helpers/credits.js';
 

@@ -3,8 +3,8 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { runExportSnapshots } from '../../src/services/exports.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { runExportSnapshots } from '../../src/exports/exports.js';
 
 let t: TestApp;
 const lines: Record<string, unknown>[] = [];

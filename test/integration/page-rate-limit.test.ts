@@ -14,8 +14,8 @@ import { createApp, type App } from '../../src/app.js';
 import { loadEnv } from '../../src/env.js';
 import { addressKey, clientAddress, parsePageRateLimit, parseTrustProxy } from '../../src/pages/page-limit.js';
 import { createRateLimiter, type RateLimiter } from '../../src/limits/rate-limiter.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { dataDir, ingestQuotes, obs } from '../helpers/app.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 

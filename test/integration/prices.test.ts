@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { QUOTE_KEYS, RFC3339_UTC, VALUATION_KEYS, expectEnvelope, expectError, expectKeys } from '../helpers/shapes.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 
 let t: TestApp;
 const day = (d: string) => new Date(`2026-07-${d}T00:00:00Z`);

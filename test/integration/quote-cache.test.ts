@@ -1,5 +1,5 @@
 /**
- * The replica's quote cache (services/quote-cache.ts) under traffic spread over many items (issue 45): lookups that
+ * The replica's quote cache (quotes/quote-cache.ts) under traffic spread over many items (issue 45): lookups that
  * miss in the same turn of the event loop, from different requests, are read by one statement, each request gets
  * its own item's quotes (an unknown name none), and a change signalled while the statement runs is not stored; a load
  * of LARGE_LOAD names or more stores every name it read (an unknown one as "no quotes") under the same rule.
@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
-import { LARGE_LOAD, QuoteCache } from '../../src/services/quote-cache.js';
-import { QUOTES_SQL } from '../../src/services/quotes.js';
+import { LARGE_LOAD, QuoteCache } from '../../src/quotes/quote-cache.js';
+import { QUOTES_SQL } from '../../src/quotes/quotes.js';
 import type { Database } from '../../src/db/client.js';
 
 let t: TestApp;

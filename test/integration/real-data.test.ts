@@ -1,14 +1,14 @@
 /** The bundled real data, loaded through the importer exactly as on first start. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { importPath } from '../../src/services/importers.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { importPath } from '../../src/collectors/importers.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
 import { dataDir } from '../helpers/app.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { expectEnvelope } from '../helpers/shapes.js';
 import zlib from 'node:zlib';
-import { runExportSnapshots } from '../../src/services/exports.js';
+import { runExportSnapshots } from '../../src/exports/exports.js';
 import { byCodePoint } from '../../src/lib/order.js';
 
 let db: TestDatabase;
@@ -105,7 +105,7 @@ describe('CSCP valuation on the bundled real data (docs/valuation.md)', () => {
   let prices: (name: string) => Promise<any>;
   beforeAll(async () => {
     const { runValuationJob } = await import('../../src/jobs/valuation.js');
-    const { parseDate } = await import('../../src/services/valuation.js');
+    const { parseDate } = await import('../../src/valuation/daily.js');
     const outcome = await runValuationJob(db, parseDate('2026-07-17'), { force: true });
     expect(outcome.status).toBe('done');
     const valuer = await createAccount(db, { credits: 100n });
@@ -117,7 +117,7 @@ describe('CSCP valuation on the bundled real data (docs/valuation.md)', () => {
   });
 
   it('AK-47 | Redline (Field-Tested): the hand-reproduced valuation of 2026-07-17, then what the scored days taught it', async () => {
-    const { computeValuations, parseDate, valuationJson } = await import('../../src/services/valuation.js');
+    const { computeValuations, parseDate, valuationJson } = await import('../../src/valuation/daily.js');
     const { NOTHING_LEARNED } = await import('../../src/valuation/learning.js');
     const name = 'AK-47 | Redline (Field-Tested)';
     // docs/valuation.md section 7, by hand: the method before anything is learned.
@@ -139,8 +139,8 @@ describe('CSCP valuation on the bundled real data (docs/valuation.md)', () => {
   });
 
   it('backtest of 2026-07-12: the consensus beats every single market\'s previous close and the plain median; calibration near 68 %', async () => {
-    const { runBacktest } = await import('../../src/services/backtest.js');
-    const { parseDate } = await import('../../src/services/valuation.js');
+    const { runBacktest } = await import('../../src/valuation/backtest.js');
+    const { parseDate } = await import('../../src/valuation/daily.js');
     const r = await runBacktest(db, [parseDate('2026-07-12')]);
     expect(r.targets).toBeGreaterThan(10_000);
     expect(r.consensus_mdae).toBeLessThan(r.plain_median.mdae);

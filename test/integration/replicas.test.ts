@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serverUrl, testDatabase, type TestDatabase } from '../helpers/db.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server.js';
 import { ingestQuotes, obs } from '../helpers/app.js';
-import { runExportSnapshots } from '../../src/services/exports.js';
-import { currentSequence } from '../../src/services/changes.js';
-import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/services/accounts.js';
+import { runExportSnapshots } from '../../src/exports/exports.js';
+import { currentSequence } from '../../src/quotes/changes.js';
+import { createAccount, createApiKey, createServiceToken, revokeApiKey, setAccountDisabled } from '../../src/accounts/accounts.js';
 import { openStream } from '../helpers/live.js';
 import { creditCounters } from '../helpers/credits.js';
 import { dataDir } from '../helpers/app.js';
-import { importCatalogue } from '../../src/services/catalogue-import.js';
+import { importCatalogue } from '../../src/catalogue/import.js';
 
 const run = promisify(execFile);
 const redisUrl = process.env.TEST_REDIS_URL;

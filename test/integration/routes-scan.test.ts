@@ -9,13 +9,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/shapes.js';
-import { ingestBatch } from '../../src/services/ingestion.js';
-import { createAccount } from '../../src/services/accounts.js';
+import { ingestBatch } from '../../src/quotes/ingestion.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import fc from 'fast-check';
 import { bestRoute, tradeRoutes } from '../../src/fees/routes.js';
-import { loadFeeBook } from '../../src/services/valuation.js';
+import { loadFeeBook } from '../../src/valuation/daily.js';
 import { toMoney } from '../../src/lib/money.js';
-import type { MarketQuote } from '../../src/services/quotes.js';
+import type { MarketQuote } from '../../src/quotes/quotes.js';
 
 const ALPHA = 'Scan | Alpha';
 const BETA = 'Scan | Beta';

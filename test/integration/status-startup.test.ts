@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../helpers/app.js';
 import { testDatabase, type TestDatabase } from '../helpers/db.js';
 import { statusTick, type StatusRecorderOptions } from '../../src/jobs/status-recorder.js';
-import { recordInfrastructure, recordSummary, type InfrastructureCheck } from '../../src/services/status.js';
+import { recordInfrastructure, recordSummary, type InfrastructureCheck } from '../../src/status/status.js';
 import { openDatabase } from '../../src/db/client.js';
 import { loadEnv } from '../../src/env.js';
 import { startServer } from '../../src/server.js';

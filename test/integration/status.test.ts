@@ -15,7 +15,7 @@ import {
   recordServiceProbes,
   recordSummary,
   type InfrastructureCheck,
-} from '../../src/services/status.js';
+} from '../../src/status/status.js';
 import { statusTick } from '../../src/jobs/status-recorder.js';
 import { startServerProcess } from '../helpers/server.js';
 

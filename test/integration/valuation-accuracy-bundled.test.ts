@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataDir, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/shapes.js';
-import { importPath } from '../../src/services/importers.js';
-import { runValuationAccuracy } from '../../src/services/valuation-accuracy.js';
+import { importPath } from '../../src/collectors/importers.js';
+import { runValuationAccuracy } from '../../src/valuation/accuracy.js';
 
 let t: TestApp;
 const NOW = new Date('2026-11-27T12:00:00Z');

@@ -8,11 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectError } from '../helpers/shapes.js';
-import { itemIdOf } from '../../src/services/history.js';
-import { computeValuations, loadFeeBook, parseDate } from '../../src/services/valuation.js';
-import { pendingAccuracyDays, runValuationAccuracy } from '../../src/services/valuation-accuracy.js';
-import { BIWEIGHT_CANDIDATES, runBacktest, runWalkForward } from '../../src/services/backtest.js';
-import { dayTargets } from '../../src/services/day-targets.js';
+import { itemIdOf } from '../../src/history/candles.js';
+import { computeValuations, loadFeeBook, parseDate } from '../../src/valuation/daily.js';
+import { pendingAccuracyDays, runValuationAccuracy } from '../../src/valuation/accuracy.js';
+import { BIWEIGHT_CANDIDATES, runBacktest, runWalkForward } from '../../src/valuation/backtest.js';
+import { dayTargets } from '../../src/valuation/day-targets.js';
 import { ValuationAccuracyOut } from '../../src/shapes/valuation-accuracy.js';
 import { toMoney } from '../../src/lib/money.js';
 import { learnFrom } from '../../src/valuation/learning.js';

@@ -8,8 +8,8 @@
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runValuationJob } from '../../src/jobs/valuation.js';
-import { computeValuations, loadFeeBook, loadLearned, parseDate } from '../../src/services/valuation.js';
-import { runValuationAccuracy } from '../../src/services/valuation-accuracy.js';
+import { computeValuations, loadFeeBook, loadLearned, parseDate } from '../../src/valuation/daily.js';
+import { runValuationAccuracy } from '../../src/valuation/accuracy.js';
 import { q68 } from '../../src/valuation/robust.js';
 import { learnFrom, type DayLearning } from '../../src/valuation/learning.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';

@@ -6,9 +6,9 @@ import zlib from 'node:zlib';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runValuationJob, startValuationJob } from '../../src/jobs/valuation.js';
-import { createAccount } from '../../src/services/accounts.js';
-import { runExportSnapshots } from '../../src/services/exports.js';
-import { catchUpDate, parseDate } from '../../src/services/valuation.js';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { runExportSnapshots } from '../../src/exports/exports.js';
+import { catchUpDate, parseDate } from '../../src/valuation/daily.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, VALUATION_KEYS, expectKeys } from '../helpers/shapes.js';
 
@@ -165,7 +165,7 @@ describe('valuation job', () => {
 
 describe('retention', () => {
   it('keeps the closes of the 10 newest days (the job needs 8) and prunes older ones', async () => {
-    const { pruneValuationData } = await import('../../src/services/valuation.js');
+    const { pruneValuationData } = await import('../../src/valuation/daily.js');
     const rows = [];
     for (let d = 14; d <= 31; d++) rows.push(cny('Retention Item', 'BUFF163', 'ask', `${d}`, d));
     await ingestQuotes(t.db.prisma, rows);

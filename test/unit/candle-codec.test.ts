@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { Decimal } from 'decimal.js';
 import { describe, expect, it } from 'vitest';
 import { decodeMonth, encodeMonth, type StoredCandle } from '../../src/history/candle-codec.js';
-import { compareDecimal } from '../../src/services/history.js';
+import { compareDecimal } from '../../src/history/candles.js';
 
 const c = (day: number, over: Partial<StoredCandle> = {}): StoredCandle => ({ day, open: '10', high: '10', low: '10', close: '10', observations: 1, quantity: 5, delisted: false, ...over });
 const concat = (...parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => [...p]));

@@ -4,7 +4,8 @@ import { Money } from '../../src/lib/money.js';
 import { AMOUNT_DP, consensus, type Source } from '../../src/valuation/consensus.js';
 import { askPath, bidPath } from '../../src/valuation/fee-path.js';
 import type { MarketFees } from '../../src/fees/chain.js';
-import { HalfSpreadTable, itemType, MIN_GROUP, priceBand } from '../../src/valuation/half-spread.js';
+import { HalfSpreadTable, MIN_GROUP, priceBand } from '../../src/valuation/half-spread.js';
+import { itemType } from '../../src/search/item-type.js';
 import { oneSided, twoSided, valueSides, type CloseQuote, type ValuationModel } from '../../src/valuation/item.js';
 
 const m = (s: string | number) => new Money(s);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE_FILE, ENDPOINTS, loadCatalogue } from '../../src/catalogue/endpoints.js';
-import { operationCost } from '../../src/services/billing.js';
+import { operationCost } from '../../src/accounts/billing.js';
 
 describe('endpoint catalogue (data/endpoints.json)', () => {
   it("holds the spec's 13 operations with the spec costs and limits, and the extensions", () => {

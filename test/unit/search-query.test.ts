@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/lib/paths.js';
-import { ITEM_TYPES } from '../../src/valuation/half-spread.js';
-import { itemType } from '../../src/valuation/half-spread.js';
+import { ITEM_TYPES } from '../../src/search/item-type.js';
+import { itemType } from '../../src/search/item-type.js';
 import { decodeSearchCursor, encodeSearchCursor, MAX_QUERY_WORDS, queryProblem, searchKey, searchWords } from '../../src/search/query.js';
 
 describe('searchKey', () => {

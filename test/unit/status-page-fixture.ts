@@ -3,7 +3,7 @@
  * service bucket, a component never probed, an infrastructure check that never passed, scores with
  * missing hours, two markets' collection counts and one proxy location.
  */
-import type { StatusData } from '../../src/services/status.js';
+import type { StatusData } from '../../src/status/status.js';
 
 /** The fixture's clock: 12:07:30 UTC. */
 export const FIXTURE_NOW = new Date('2026-11-21T12:07:30Z');

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderStatusPage, bucketStarts } from '../../src/pages/status-page.js';
-import type { StatusData } from '../../src/services/status.js';
+import type { StatusData } from '../../src/status/status.js';
 import { API_DEGRADED, API_DOWN, API_GAP, DB_GAP, FIXTURE_NOW, SCORE_GAP, statusFixture } from './status-page-fixture.js';
 
 /** The HTML of one component row. */

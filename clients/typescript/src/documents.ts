@@ -3,7 +3,7 @@
  * validates every one against the served schema and runs it). Write your own the same way:
  * `const q = '...' as TypedDocument<MyResult, MyVariables>`.
  */
-import type { TypedDocument } from './index.js';
+import type { TypedDocument } from './typed-document.js';
 
 /** An item's quotes with each market's name and fee-adjusted sale proceeds, in one request (billed as GET /prices). */
 export const ItemQuotes = `query ItemQuotes($name: String!, $currency: String) {

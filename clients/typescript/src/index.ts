@@ -22,6 +22,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { components, paths } from './schema.js';
 import { readRateLimits, type RateLimitState } from './rate-limit.js';
+import type { TypedDocument } from './typed-document.js';
 
 export type { components, paths } from './schema.js';
 export { readRateLimits, type RateLimitState } from './rate-limit.js';
@@ -32,8 +33,7 @@ export type Quote = components['schemas']['MarketQuoteOut'];
 /** One change of the feed and of the stream (ChangeOut). */
 export type Change = components['schemas']['ChangeOut'];
 
-/** A GraphQL document typed with its result and variables (a plain string at run time). */
-export type TypedDocument<Result, Variables> = string & { readonly __result?: Result; readonly __variables?: Variables };
+export type { TypedDocument } from './typed-document.js';
 
 /** An answer that was not a success, in the service's error envelope (`status` 0: no answer, see `code`). */
 export class QuotegateError extends Error {

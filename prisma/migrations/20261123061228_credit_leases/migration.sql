@@ -19,6 +19,6 @@ CREATE INDEX "credit_lease_expires_at_idx" ON "credit_lease"("expires_at");
 -- AddForeignKey
 ALTER TABLE "credit_lease" ADD CONSTRAINT "credit_lease_account_id_fkey" FOREIGN KEY ("account_id") REFERENCES "account"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
--- A lease never holds a negative amount and reserved credits never go below 0 (src/services/credit-leases.ts).
+-- A lease never holds a negative amount and reserved credits never go below 0 (src/accounts/credit-leases.ts).
 ALTER TABLE "account" ADD CONSTRAINT "account_credits_reserved_check" CHECK ("credits_reserved" >= 0);
 ALTER TABLE "credit_lease" ADD CONSTRAINT "credit_lease_amount_check" CHECK ("amount" >= 0);

@@ -1,4 +1,4 @@
--- Credit leases record what they spent on their own row every second (src/services/credit-leases.ts) and settle it
+-- Credit leases record what they spent on their own row every second (src/accounts/credit-leases.ts) and settle it
 -- into account.credits_used and the ledger less often (every CREDIT_LEASE_SETTLE_SECONDS, on GET /me, when the
 -- lease is given back or swept). `spent`: credits spent from the lease and recorded, not yet settled (still counted
 -- in account.credits_reserved); `unsettled`: the ledger rows they will become, a JSON array of one object per

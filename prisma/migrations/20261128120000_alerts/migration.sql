@@ -1,4 +1,4 @@
--- Webhook alerts (issue 44, point 3; docs/alerts.md; src/services/alerts.ts): the alerts, their delivery log (the
+-- Webhook alerts (issue 44, point 3; docs/alerts.md; src/alerts/alerts.ts): the alerts, their delivery log (the
 -- delivery queue, claimed FOR UPDATE SKIP LOCKED) and the evaluator's cursor in the change sequence, which starts at
 -- the newest change: alerts are judged on changes after they exist.
 

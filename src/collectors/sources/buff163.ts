@@ -8,12 +8,12 @@
  *   Buff163 answers a missing or expired session with a 200 `{"code":"Login Required",...}` (or a login HTML page):
  *   both fail the run as `format`.
  * - Format: `{code:"OK", data:{items[], page_num, page_size, total_page, total_count}}`; the item mapping (ask
- *   `sell_min_price`/`sell_num`, bid `buy_max_price`/`buy_num`, CNY, exact counts) is services/buff-goods.ts, shared
+ *   `sell_min_price`/`sell_num`, bid `buy_max_price`/`buy_num`, CNY, exact counts) is quotes/buff-goods.ts, shared
  *   with the file importer of data/prices/buff163_goods_2026-04-27.
  * - Limits: Buff163 documents none; a polite 20 requests a minute, one at a time (about 400 pages of 80: ~20 min a run).
  * - A walk of every page is a complete listing (the market's scan completes; items not seen are delisted).
  */
-import { BuffFormatError, buffGoodsQuotes, parseBuffGoodsItem } from '../../services/buff-goods.js';
+import { BuffFormatError, buffGoodsQuotes, parseBuffGoodsItem } from '../../quotes/buff-goods.js';
 import { UpstreamError, type CollectorSource, type RawQuote, type SourceContext } from '../source.js';
 import { isObject, readJsonBody } from './keyed-json.js';
 

@@ -7,7 +7,7 @@
  * One source per file (`csgotrader_<file>`), so one file's failure (HTML, truncated, renamed field) leaves only
  * that market's quotes as they were, and each file has its own shrink check and run record. Files, markets and
  * fields (the formats as csgotrader's own extension reads them: gergelyszabo94/csgo-trader-extension,
- * extension/src/utils/pricing.js `updatePrices`; the mapping of the bundled importer, src/services/importers.ts):
+ * extension/src/utils/pricing.js `updatePrices`; the mapping of the bundled importer, src/collectors/importers.ts):
  *
  * | file | market | side | field |
  * |---|---|---|---|

@@ -14,8 +14,8 @@ import {
   type ActiveSubscription,
   type ProfileInput,
   type SyncUserView,
-} from '../../services/accounts.js';
-import { setCreditTotal } from '../../services/billing.js';
+} from '../../accounts/accounts.js';
+import { setCreditTotal } from '../../accounts/billing.js';
 import type { Context } from '../context.js';
 
 builder.scalarType('Credits', {

@@ -1,5 +1,5 @@
 /**
- * Webhook alerts in GraphQL (issue 44, point 3; docs/alerts.md; src/services/alerts.ts): the mutations
+ * Webhook alerts in GraphQL (issue 44, point 3; docs/alerts.md; src/alerts/alerts.ts): the mutations
  * `createAlert` and `deleteAlert` (an API key's own mutations: catalogue rows createAlert and deleteAlert) and the
  * queries `alerts` and `alertDeliveries`, which are POST /alerts, DELETE /alerts/{id}, GET /alerts and
  * GET /alerts/{id}/deliveries. Free (0 credits); each delivered event costs 1 credit (docs/alerts.md, Billing).
@@ -21,7 +21,7 @@ import {
   type Alert,
   type AlertDelivery,
   type AlertDeliveryPage,
-} from '../../services/alerts.js';
+} from '../../alerts/alerts.js';
 import { ServiceError, validationError, validationProblems } from '../../lib/errors.js';
 
 const camel = (snake: string) => snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());

@@ -1,12 +1,12 @@
 /**
- * The change feed in GraphQL (issue: live, point 2; src/services/changes.ts): the root field `priceChanges`,
+ * The change feed in GraphQL (issue: live, point 2; src/quotes/changes.ts): the root field `priceChanges`,
  * which is GET /prices/changes (catalogue row `getPriceChanges`: billed and rate limited like every row).
  */
 import { builder, listComplexity } from '../builder.js';
 import { paramArgs } from '../args.js';
 import getPriceChangesOp from '../../operations/get-price-changes.js';
-import { MAX_CHANGES_PAGE, readChanges, type Change, type ChangePage } from '../../services/changes.js';
-import { quoteText } from '../../services/quotes.js';
+import { MAX_CHANGES_PAGE, readChanges, type Change, type ChangePage } from '../../quotes/changes.js';
+import { quoteText } from '../../quotes/quotes.js';
 import { RawJson } from '../../lib/raw-json.js';
 import { MarketQuoteRef } from './quotes.js';
 

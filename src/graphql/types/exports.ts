@@ -4,7 +4,7 @@ import { paramArgs } from '../args.js';
 import exportPricesOp from '../../operations/export-prices.js';
 import { ExportFormatEnum, SideFilterEnum } from '../arg-types.js';
 import { dependencyUnavailable, notFound } from '../../lib/errors.js';
-import { anySnapshot, currentSnapshot, ifNoneMatchHits, type Snapshot } from '../../services/exports.js';
+import { anySnapshot, currentSnapshot, ifNoneMatchHits, type Snapshot } from '../../exports/exports.js';
 
 interface PriceExportShape extends Snapshot {
   notModified: boolean;

@@ -12,8 +12,8 @@ import { validationError } from '../../lib/errors.js';
 import { roundToCurrency } from '../../lib/money.js';
 import { afterFees, convertAmount, type AfterFees, type AppliedStep, type Converted, type RateUsed } from '../../fees/applied.js';
 import { MarketQuoteRef } from './quotes.js';
-import type { FeeBook } from '../../services/valuation.js';
-import { VALUATION_MARKET } from '../../services/quotes.js';
+import type { FeeBook } from '../../valuation/daily.js';
+import { VALUATION_MARKET } from '../../quotes/quotes.js';
 
 /**
  * The description of a `<field>Rounded` sibling (docs/graphql.md, amounts): `field` at the precision of `currency`

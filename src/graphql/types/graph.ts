@@ -13,8 +13,8 @@ import { resolveCursorConnection, type ResolveCursorConnectionArgs } from '@poth
 import { builder } from '../builder.js';
 import { SideFilterEnum } from '../arg-types.js';
 import * as v from '../../validation/params.js';
-import { CS2_APP_ID } from '../../services/importers.js';
-import type { MarketQuote } from '../../services/quotes.js';
+import { CS2_APP_ID } from '../../collectors/importers.js';
+import type { MarketQuote } from '../../quotes/quotes.js';
 import { WebsiteRef } from './catalogue.js';
 import { ItemRef, MarketQuoteRef, type ItemView } from './quotes.js';
 

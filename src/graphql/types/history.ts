@@ -1,5 +1,5 @@
 /**
- * Price history in GraphQL (issue: price history, point 3; src/services/history.ts): `Item.history` on the item
+ * Price history in GraphQL (issue: price history, point 3; src/history/candles.ts): `Item.history` on the item
  * traversal (billed with `item`, as GET /prices), so one query fetches quotes, fee chains and a year of candles,
  * and the `priceHistory` root field, which is GET /prices/history (catalogue row `getPriceHistory`: billed and
  * rate limited like every row). Both are bounded by the cost limit: a series list counts as its worst case
@@ -21,7 +21,7 @@ import {
   type HistorySeriesKind,
   type HistorySeriesOut as Series,
   type ItemHistory,
-} from '../../services/history.js';
+} from '../../history/candles.js';
 import type { Context } from '../context.js';
 import { ItemRef } from './quotes.js';
 import { shapeFields } from '../shape-fields.js';

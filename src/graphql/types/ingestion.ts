@@ -15,10 +15,10 @@
 import { builder } from '../builder.js';
 import { validationError, type ValidationDetail } from '../../lib/errors.js';
 import { checkCatalogue, MAX_BATCH_ROWS, mutationLabel, parseQuoteRows, MAX_FUTURE_SECONDS, timeProblem } from '../../validation/ingest.js';
-import { completeMarketScanTx, ingestBatch, marketCatalogue, type IngestResult, type ScanResult } from '../../services/ingestion.js';
+import { completeMarketScanTx, ingestBatch, marketCatalogue, type IngestResult, type ScanResult } from '../../quotes/ingestion.js';
 import { marketCode as marketCodeRule } from '../../validation/params.js';
 import type { Database } from '../../db/client.js';
-import { authenticateToken, credentialFromHeaders, isWellFormedToken } from '../../services/accounts.js';
+import { authenticateToken, credentialFromHeaders, isWellFormedToken } from '../../accounts/accounts.js';
 
 /**
  * Largest /graphql request body accepted from an authenticated `machine` caller: a full 10,000-row

@@ -1,5 +1,5 @@
 /**
- * The item catalogue search in GraphQL (issue 44, point 1; src/services/item-search.ts; docs/search.md): the root
+ * The item catalogue search in GraphQL (issue 44, point 1; src/quotes/item-search.ts; docs/search.md): the root
  * field `items(search, first, after)`, which is GET /catalogue/items (catalogue row `searchItems`: 1 credit a page,
  * billed and rate limited like every row, since each hit carries its CSCP quote).
  */
@@ -7,9 +7,9 @@ import { builder, listComplexity } from '../builder.js';
 import { paramArgs } from '../args.js';
 import searchItemsOp from '../../operations/search-items.js';
 import { validationError } from '../../lib/errors.js';
-import { searchItems, type ItemHit, type ItemSearchPage } from '../../services/item-search.js';
-import { ITEM_TYPES } from '../../valuation/half-spread.js';
-import { quoteText } from '../../services/quotes.js';
+import { searchItems, type ItemHit, type ItemSearchPage } from '../../quotes/item-search.js';
+import { ITEM_TYPES } from '../../search/item-type.js';
+import { quoteText } from '../../quotes/quotes.js';
 import { decodeSearchCursor, MAX_SEARCH_PAGE, searchWords } from '../../search/query.js';
 import { RawJson } from '../../lib/raw-json.js';
 import { MarketQuoteRef } from './quotes.js';

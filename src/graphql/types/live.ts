@@ -1,19 +1,19 @@
 /**
- * Live changes in GraphQL (issue: live, point 3; src/services/live.ts): the subscriptions `quoteChanged` and
+ * Live changes in GraphQL (issue: live, point 3; src/live/live.ts): the subscriptions `quoteChanged` and
  * `valuationPublished`, over SSE (Yoga's built-in: `Accept: text/event-stream`, graphql-sse distinct
  * connections) and WebSocket (graphql-ws, the app's `/graphql` upgrade). Metered as catalogue row
- * `subscribePriceChanges` (services/live-billing.ts): credential, arguments, rate limit and balance first
+ * `subscribePriceChanges` (live/live-billing.ts): credential, arguments, rate limit and balance first
  * (plugins/metering.ts), then a concurrent slot and one charge per started minute.
  */
 import { builder } from '../builder.js';
 import { paramArgs } from '../args.js';
 import subscribePriceChangesOp from '../../operations/subscribe-price-changes.js';
 import { endpoint } from '../../catalogue/endpoints.js';
-import type { LiveEvent, LiveFilter, ValuationPublished } from '../../services/live.js';
-import type { Change } from '../../services/changes.js';
+import type { LiveEvent, LiveFilter, ValuationPublished } from '../../live/live.js';
+import type { Change } from '../../quotes/changes.js';
 import { ServiceError } from '../../lib/errors.js';
 import type { Context } from '../context.js';
-import type { UserCaller } from '../../services/accounts.js';
+import type { UserCaller } from '../../accounts/accounts.js';
 import { ChangeRef } from './changes.js';
 
 const ROW = 'subscribePriceChanges';
@@ -36,7 +36,7 @@ function unwrap<K extends LiveEvent['kind']>(event: LiveEvent, kind: K): Extract
   return event as Extract<LiveEvent, { kind: K }>;
 }
 
-/** Starts a metered subscription for the caller of `ctx` (see services/live-billing.ts). */
+/** Starts a metered subscription for the caller of `ctx` (see live/live-billing.ts). */
 async function start(ctx: Context, filter: LiveFilter | null, since: bigint | null, valuations: boolean): Promise<AsyncIterable<LiveEvent>> {
   if (!ctx.live) throw new ServiceError('dependency_unavailable', 503, 'Live subscriptions are not served by this process.');
   let caller: UserCaller;
@@ -50,7 +50,7 @@ async function start(ctx: Context, filter: LiveFilter | null, since: bigint | nu
   }
   // HEAD of the REST stream: admitted like a GET (credential, rate limit), never started, never billed.
   if (ctx.state.head) return (async function* (): AsyncGenerator<LiveEvent> {})();
-  // The slot the metering plugin reserved before the rate limit (services/live-billing.ts `reserve`).
+  // The slot the metering plugin reserved before the rate limit (live/live-billing.ts `reserve`).
   const reservation = ctx.state.liveReservation;
   ctx.state.liveReservation = undefined;
   const sub = await ctx.live.meter.open({ caller, row: endpoint(ROW), requestId: ctx.requestId, filter, since, valuations }, reservation);

@@ -1,8 +1,8 @@
 /** GraphQL types and root fields for liveness, public configuration and endpoint metadata (spec: /health, /config, /endpoints). */
 import { builder, listComplexity } from '../builder.js';
 import { sortedEndpoints, type EndpointInfo, type RateLimitSpec, type UnitPricingSpec } from '../../catalogue/endpoints.js';
-import { HOME_CURRENCY } from '../../services/catalogue-import.js';
-import { readStatus, type StatusData } from '../../services/status.js';
+import { HOME_CURRENCY } from '../../catalogue/import.js';
+import { readStatus, type StatusData } from '../../status/status.js';
 import { dependencyUnavailable } from '../../lib/errors.js';
 
 const HealthRef = builder.objectRef<{ status: string }>('Health').implement({

@@ -9,12 +9,12 @@ import { SideFilterEnum } from '../arg-types.js';
 const MAX_MARKETS_PER_ITEM = 48;
 import * as v from '../../validation/params.js';
 import { DeferredJson, RawJson, type DeferredJsonSource } from '../../lib/raw-json.js';
-import { filterQuotes, quotesText, VALUATION_CURRENCY, VALUATION_MARKET, valuationBand, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../services/quotes.js';
+import { filterQuotes, quotesText, VALUATION_CURRENCY, VALUATION_MARKET, valuationBand, type MarketQuote, type QuoteFilter, type SideFilter, type Valuation } from '../../quotes/quotes.js';
 import { roundToCurrency, type Money } from '../../lib/money.js';
 import { ServiceError } from '../../lib/errors.js';
-import { suggestNames } from '../../services/item-search.js';
+import { suggestNames } from '../../quotes/item-search.js';
 import type { Context } from '../context.js';
-import { CS2_APP_ID } from '../../services/importers.js';
+import { CS2_APP_ID } from '../../collectors/importers.js';
 import { WebsiteRef } from './catalogue.js';
 import { shapeFields } from '../shape-fields.js';
 import { MarketQuoteOut, ValuationOut } from '../../shapes/quote.js';
@@ -26,7 +26,7 @@ const QuoteSide = builder.enumType('QuoteSide', {
 });
 
 
-/** The band of a valuation (services/quotes.ts valuationBand), in the valuation's currency. */
+/** The band of a valuation (quotes/quotes.ts valuationBand), in the valuation's currency. */
 interface Band {
   low: Money;
   high: Money;
@@ -206,7 +206,7 @@ export const ItemRef = builder.objectRef<ItemView>('Item').implement({
 
 /**
  * The 404 of `prices` (spec: GET /prices behaviour 5, an item without quotes), with the nearest names of the catalogue
- * in `details.suggestions` (docs/search.md; services/item-search.ts `suggestNames`): a rejected promise. When the
+ * in `details.suggestions` (docs/search.md; quotes/item-search.ts `suggestNames`): a rejected promise. When the
  * suggestions cannot be read the 404 goes without them (logged), never a 5xx in its place.
  */
 async function notFoundWithSuggestions(ctx: Context, appId: string, marketHashName: string): Promise<never> {

@@ -1,13 +1,13 @@
 /**
  * The valuation's published accuracy in GraphQL (issue: a valuation that earns trust, point 1;
- * src/services/valuation-accuracy.ts): the root field `valuationAccuracy(from, to)`, which is
+ * src/valuation/accuracy.ts): the root field `valuationAccuracy(from, to)`, which is
  * GET /valuation/accuracy (catalogue row `getValuationAccuracy`: public and free, like /status).
  */
 import { builder, listComplexity } from '../builder.js';
 import { paramArgs } from '../args.js';
 import { operationArgsRule } from '../../operations/operation.js';
 import getValuationAccuracyOp from '../../operations/get-valuation-accuracy.js';
-import { MAX_ACCURACY_SPAN_DAYS, readValuationAccuracy, resolveAccuracyRange, type AccuracyDay, type AccuracySegment } from '../../services/valuation-accuracy.js';
+import { MAX_ACCURACY_SPAN_DAYS, readValuationAccuracy, resolveAccuracyRange, type AccuracyDay, type AccuracySegment } from '../../valuation/accuracy.js';
 import { shapeFields } from '../shape-fields.js';
 import { AccuracyDayOut, AccuracySegmentOut, ValuationAccuracyOut } from '../../shapes/valuation-accuracy.js';
 

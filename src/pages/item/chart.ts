@@ -4,7 +4,7 @@
  * lines and of the CSCP band. Pure functions: no I/O, no HTML. Amounts stay decimal.js (`Money`) through every
  * step; only the pixel coordinates become JS numbers, in `chartScale`'s `yOf`, and are written with one decimal.
  */
-import type { HistoryInterval } from '../../services/history.js';
+import type { HistoryInterval } from '../../history/candles.js';
 import { Money } from '../../lib/money.js';
 import { formatDate } from '../../lib/time.js';
 

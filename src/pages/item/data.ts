@@ -8,8 +8,8 @@ import type { Database } from '../../db/client.js';
 import { decodeMonth } from '../../history/candle-codec.js';
 import type { Money } from '../../lib/money.js';
 import { byCodePoint } from '../../lib/order.js';
-import { readCurrencyRates } from '../../services/catalogue.js';
-import { CS2_APP_ID } from '../../services/importers.js';
+import { readCurrencyRates } from '../../catalogue/catalogue.js';
+import { CS2_APP_ID } from '../../collectors/importers.js';
 
 /** Most search results shown on one page. */
 export const SEARCH_LIMIT = 50;

@@ -4,7 +4,7 @@
  * Pure functions; whether a currency exists is checked against the currency table by the handler.
  */
 import { addDays } from '../../lib/time.js';
-import { MAX_SPAN_DAYS, type HistoryInterval } from '../../services/history.js';
+import { MAX_SPAN_DAYS, type HistoryInterval } from '../../history/candles.js';
 import { isSupportedDay, MAX_DAY, MIN_DAY } from '../../validation/params.js';
 import { DAY_MS, dayMs } from './chart.js';
 

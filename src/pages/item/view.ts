@@ -11,9 +11,9 @@ import { Money, formatDecimal, toMoney } from '../../lib/money.js';
 import { byCodePoint } from '../../lib/order.js';
 import { addDays, formatDate } from '../../lib/time.js';
 import { ageSeconds, formatAge, isStale, staleAfterSeconds } from '../../collectors/freshness.js';
-import { bucketOf, type CscpPoint, type HistoryInterval, type HistorySeriesOut, type ItemHistory } from '../../services/history.js';
-import { CS2_APP_ID } from '../../services/importers.js';
-import { valuationBand, VALUATION_CURRENCY, VALUATION_MARKET, type MarketQuote } from '../../services/quotes.js';
+import { bucketOf, type CscpPoint, type HistoryInterval, type HistorySeriesOut, type ItemHistory } from '../../history/candles.js';
+import { CS2_APP_ID } from '../../collectors/importers.js';
+import { valuationBand, VALUATION_CURRENCY, VALUATION_MARKET, type MarketQuote } from '../../quotes/quotes.js';
 import { escapeHtml, PAGE_CSP, renderPage } from '../layout.js';
 import { ITEM_CSS } from '../styles.js';
 import { bandPath, CHART_BOX, chartScale, gapDays, linePath, px, timeTicks, type BandPoint, type Point } from './chart.js';
@@ -259,7 +259,7 @@ function staleNote(v: ItemView): string {
   return `<p class="small stale-note" data-stale-markets="${escapeHtml(names.join(','))}"><strong>Stale:</strong> ${escapeHtml(names.join(', '))}: not confirmed by their source for more than 3 of its collection intervals (24 hours where no collector reports the market), so the price may have moved since.</p>`;
 }
 
-/** The CSCP band of a valuation: mid x e^(-u) and mid x e^(+u), 4 decimals (services/quotes.ts valuationBand). */
+/** The CSCP band of a valuation: mid x e^(-u) and mid x e^(+u), 4 decimals (quotes/quotes.ts valuationBand). */
 const cscpBand = valuationBand;
 
 function cscpSection(v: ItemView): string {

@@ -1,7 +1,7 @@
 /**
  * Importers of the bundled price history (issue: price history; the PROVENANCE.md of each data/history folder). Imported
  * history is its own kind of series, never a quote: it lands in `candle_month` only, through the history
- * writer (src/services/history.ts `writeMonths`), whole months at a time, so a replay writes the same rows.
+ * writer (src/history/candles.ts `writeMonths`), whole months at a time, so a replay writes the same rows.
  *
  * - Buff163 bi-weekly archive (`price-history-weekly-2.json.gz`): series `listing_minimum` of BUFF163,
  *   provider `BUFF_ARCHIVE`, CNY = integer / 100; listing count as quantity (null where upstream has 0, before
@@ -16,10 +16,10 @@ import zlib from 'node:zlib';
 import { parse } from 'csv-parse';
 import { Decimal } from 'decimal.js';
 import type { Database } from '../db/client.js';
-import type { StoredCandle } from '../history/candle-codec.js';
-import { ensureItems } from './ingestion.js';
-import { CS2_APP_ID } from './importers.js';
-import { writeMonths, type HistorySeriesKind, type MonthWrite } from './history.js';
+import type { StoredCandle } from './candle-codec.js';
+import { ensureItems } from '../quotes/ingestion.js';
+import { CS2_APP_ID } from '../collectors/importers.js';
+import { writeMonths, type HistorySeriesKind, type MonthWrite } from './candles.js';
 
 /** Provider code of the Buff163 archive's series. */
 const BUFF_ARCHIVE_PROVIDER = 'BUFF_ARCHIVE';

@@ -36,13 +36,13 @@ import { Decimal } from 'decimal.js';
 import type { Database } from '../db/client.js';
 import { toMoney, type Money } from '../lib/money.js';
 import { addDays, dayRange, formatDate } from '../lib/time.js';
-import { itemType } from '../valuation/half-spread.js';
-import type { CloseQuote } from '../valuation/item.js';
-import { DayLearner, NOTHING_LEARNED, type DayLearning, type Learned } from '../valuation/learning.js';
-import { median } from '../valuation/robust.js';
+import { itemType } from '../search/item-type.js';
+import type { CloseQuote } from './item.js';
+import { DayLearner, NOTHING_LEARNED, type DayLearning, type Learned } from './learning.js';
+import { median } from './robust.js';
 import { dayTargets, learnCalibration, learnMarkets } from './day-targets.js';
-import type { FeeBook } from './valuation.js';
-import { computeValuations, loadFeeBook, parseDate, windowCloses, WINDOW_DAYS } from './valuation.js';
+import type { FeeBook } from './daily.js';
+import { computeValuations, loadFeeBook, parseDate, windowCloses, WINDOW_DAYS } from './daily.js';
 
 /** Item ids per page while scoring a day (its targets and window closes are read a page at a time). */
 const SCORE_PAGE_IDS = 2000;

@@ -23,11 +23,11 @@ import { parse } from 'csv-parse';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { Money, toMoney } from '../lib/money.js';
 import { byCodePoint } from '../lib/order.js';
-import { ingestQuotes, type IngestResult } from './ingestion.js';
+import { ingestQuotes, type IngestResult } from '../quotes/ingestion.js';
 import type { QuoteObservation } from '../validation/ingest.js';
-import { importCatalogue } from './catalogue-import.js';
+import { importCatalogue } from '../catalogue/import.js';
 import { importCollectorFile, isCollectorFile } from './collector-files.js';
-import { buffGoodsQuotes, parseBuffGoodsItem } from './buff-goods.js';
+import { buffGoodsQuotes, parseBuffGoodsItem } from '../quotes/buff-goods.js';
 
 /** CS2's Steam app id: every bundled item belongs to it. */
 export const CS2_APP_ID = '730';
@@ -113,7 +113,7 @@ export async function readCsgotraderDaily(dir: string, currencyOf: Map<string, s
 
 /**
  * Reads one Buff163 `/api/market/goods` page (goods_YYYYMMDD_HHMMSS.json, local time UTC+7); the item mapping is
- * services/buff-goods.ts, shared with the live Buff163 collector. Throws BuffFormatError on an item of another format.
+ * quotes/buff-goods.ts, shared with the live Buff163 collector. Throws BuffFormatError on an item of another format.
  */
 export function readBuffGoods(file: string): QuoteObservation[] {
   const m = /goods_(\d{4})(\d{2})(\d{2})_(\d{2})(\d{2})(\d{2})\.json$/.exec(file);

@@ -2,7 +2,7 @@
  * Metering of live subscriptions (issue: live, point 3; issue 41, points 2-4; README, Extensions: live changes;
  * catalogue row `subscribePriceChanges`). Before a subscription starts, like any metered request
  * (plugins/metering.ts): credential, argument rules, then here `reserve` (its cursor: 410 `cursor_expired` below
- * the pruned horizon, 422 beyond the sequence; a concurrent slot of the account, services/live-slots.ts: 429
+ * the pruned horizon, 422 beyond the sequence; a concurrent slot of the account, live/live-slots.ts: 429
  * `too_many_subscriptions` beyond `maxConcurrent` on all replicas together), then the row's rate limit (one point
  * per subscription started) and the balance. A subscription refused by `reserve` spends no rate-limit point and
  * costs nothing (README: refused requests are not counted). Then `open`:
@@ -22,11 +22,11 @@
 import type { Database } from '../db/client.js';
 import type { EndpointInfo } from '../catalogue/endpoints.js';
 import { forbidden, unauthorized, type ServiceError } from '../lib/errors.js';
-import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from './billing.js';
-import { callersByKeyIds, type UserCaller } from './accounts.js';
-import type { CreditLeases } from './credit-leases.js';
-import type { CallerCache } from './caller-cache.js';
-import { checkCursor } from './changes.js';
+import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../accounts/billing.js';
+import { callersByKeyIds, type UserCaller } from '../accounts/accounts.js';
+import type { CreditLeases } from '../accounts/credit-leases.js';
+import type { CallerCache } from '../accounts/caller-cache.js';
+import { checkCursor } from '../quotes/changes.js';
 import { releaseSlot, takeSlot } from './live-slots.js';
 import type { LiveFilter, LiveHub, LiveSubscription } from './live.js';
 import { creditsCharged, liveEntitlementEnds } from '../lib/metrics.js';

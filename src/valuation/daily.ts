@@ -3,7 +3,7 @@
  * daily closes of the seven days before the valuation date, fits the run's model on a sample, values
  * every item with the pure code of src/valuation/, and publishes the date's valuations in one
  * transaction together with its `valuation_run` row. The CSCP quote is then served by the quotes query
- * (src/services/quotes.ts: the latest valuation per item), on /prices, the batch, GraphQL and the export.
+ * (src/quotes/quotes.ts: the latest valuation per item), on /prices, the batch, GraphQL and the export.
  *
  * Window for date D (UTC): closes of days D-7 .. D-1. Per market and side the latest close in the
  * window is used (precedence among providers: listed, then latest day, then direct, then latest
@@ -11,23 +11,24 @@
  * measured from its confirmation to D 00:00 UTC, so recomputing an old date gives the same answer.
  * Published: amounts in CNY (6 decimals, AMOUNT_DP), `computed_at` = computation time (the quote's changed_at and
  * fresh_at), valuation_date = D. Retention: every valuation (the CSCP history series); closes of the 10 newest
- * days, older ones once compacted into the price history (src/services/history.ts).
+ * days, older ones once compacted into the price history (src/history/candles.ts).
  */
-import { quotesChanged, signalQuotes } from './quote-cache.js';
-import { recordChanges } from './changes.js';
-import { readCurrencyRates } from './catalogue.js';
+import { quotesChanged, signalQuotes } from '../quotes/quote-cache.js';
+import { recordChanges } from '../quotes/changes.js';
+import { readCurrencyRates } from '../catalogue/catalogue.js';
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { exactRuleOf } from '../fees/exact-rules.js';
 import { formatDate } from '../lib/time.js';
-import { compactHistory } from './history.js';
-import { BIWEIGHT_C, MIN_KNOWN_FEE_MARKETS, NU0, type SideConsensus } from '../valuation/consensus.js';
-import { askPath, bidPath, UNKNOWN_FEE_ALLOWANCE, type FeePath } from '../valuation/fee-path.js';
+import { compactHistory } from '../history/candles.js';
+import { BIWEIGHT_C, MIN_KNOWN_FEE_MARKETS, NU0, type SideConsensus } from './consensus.js';
+import { askPath, bidPath, UNKNOWN_FEE_ALLOWANCE, type FeePath } from './fee-path.js';
 import { ChainError, type Chain, type Conversion, type MarketFees, type Step, type UsdRates } from '../fees/chain.js';
-import { HalfSpreadTable, itemType, priceBand, type HalfSpread } from '../valuation/half-spread.js';
-import { logHalfSpread, oneSided, twoSided, valueSides, type CloseQuote, type ItemValuation, type SidesResult, type ValuationModel } from '../valuation/item.js';
-import { marketSigma, ModelFitter, type FittedModel, type SampleSeries } from '../valuation/model.js';
-import { LEARNING_WINDOW_DAYS, learnFrom, marketTerm, type DayLearning, type Learned } from '../valuation/learning.js';
+import { HalfSpreadTable, priceBand, type HalfSpread } from './half-spread.js';
+import { itemType } from '../search/item-type.js';
+import { logHalfSpread, oneSided, twoSided, valueSides, type CloseQuote, type ItemValuation, type SidesResult, type ValuationModel } from './item.js';
+import { marketSigma, ModelFitter, type FittedModel, type SampleSeries } from './model.js';
+import { LEARNING_WINDOW_DAYS, learnFrom, marketTerm, type DayLearning, type Learned } from './learning.js';
 
 /** Days of closes before the valuation date that feed it (spec: "the seven days before this date"). */
 export const WINDOW_DAYS = 7;
@@ -319,7 +320,7 @@ export interface ExplainedItem {
 
 /**
  * What the valuation of `date` learns from (valuation/learning.ts): the stored learning of the scored days in
- * [date - LEARNING_WINDOW_DAYS, date - 1] (services/valuation-accuracy.ts writes one per scored day).
+ * [date - LEARNING_WINDOW_DAYS, date - 1] (valuation/accuracy.ts writes one per scored day).
  */
 export async function loadLearned(db: Pick<Database, 'query'>, date: Date): Promise<Learned> {
   const rows = await db.query<{ stats: DayLearning }>(
@@ -486,8 +487,8 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
         c.stats.counts.twoSided,
         stats,
       );
-      await signalQuotes(tx); // the CSCP quotes change when this commits (services/quote-cache.ts)
-      // Last: one change per valued item (services/changes.ts); the change lock is held to the commit.
+      await signalQuotes(tx); // the CSCP quotes change when this commits (quotes/quote-cache.ts)
+      // Last: one change per valued item (quotes/changes.ts); the change lock is held to the commit.
       await recordChanges(
         tx,
         c.items.map((v) => ({ itemId: v.itemId, marketCode: 'CSCP', side: 'mid' as const })),
@@ -500,7 +501,7 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
 }
 
 /**
- * Compacts the closed days' candles into the price history (src/services/history.ts `compactHistory`), then
+ * Compacts the closed days' candles into the price history (src/history/candles.ts `compactHistory`), then
  * keeps the closes of the CLOSE_RETENTION_DAYS newest close days (an older close is deleted only once
  * compacted). Valuations are not pruned: they are the CSCP history series (issue: price history).
  * `today` (UTC) bounds the closed days; default the clock.

@@ -112,7 +112,7 @@ export async function authenticateKey(db: Pick<Database, 'query'>, key: string, 
 /**
  * Resolves API keys by their SHA-256 hashes (hex, `hashSecret`) in one SQL statement: for each ask, in order, the
  * caller with the account's counters and the subscription active at the ask's `now` (the one expiring last), or
- * null when unknown or revoked. The caller cache (services/caller-cache.ts) sends the misses of one turn of the event
+ * null when unknown or revoked. The caller cache (accounts/caller-cache.ts) sends the misses of one turn of the event
  * loop together: a replica whose 3,000 accounts' entries expired at once made 3,000 statements, each costing
  * PostgreSQL more than the index lookups it ran (`npm run bench`, PostgreSQL's CPU per subscription GET).
  */
@@ -164,7 +164,7 @@ export async function authenticateKeyHashes(db: Pick<Database, 'query'>, asks: r
  * The callers behind API keys by key id (`UserCaller.keyId`), as they stand at `now`: each key's account state,
  * counters and the subscription active at `now`; a key that is unknown or revoked is absent from the map. One
  * statement for all of them. For re-checking callers that were admitted earlier (an open live subscription:
- * services/live-billing.ts), where the key's secret is no longer at hand.
+ * live/live-billing.ts), where the key's secret is no longer at hand.
  */
 export async function callersByKeyIds(db: Pick<Database, 'query'>, keyIds: readonly string[], now: Date): Promise<Map<string, UserCaller>> {
   const out = new Map<string, UserCaller>();
@@ -411,7 +411,7 @@ export async function syncUserView(db: Database, accountId: string, now = new Da
   }>(
     `SELECT a.id, a.name, a.email, a.email_verified, a.image, a.steam_id, a.user_created_at, a.base_currency, a.profile_synced_at,
             a.credits_total::text AS credits_total,
-            -- Credits used: settled, plus what credit leases recorded and have not settled yet (services/credit-leases.ts).
+            -- Credits used: settled, plus what credit leases recorded and have not settled yet (accounts/credit-leases.ts).
             (a.credits_used + COALESCE((SELECT sum(l.spent) FROM credit_lease l WHERE l.account_id = a.id), 0))::text AS credits_used, s.*
        FROM account a ${ACTIVE_SUBSCRIPTION_JOIN}
       WHERE a.id = $1`,

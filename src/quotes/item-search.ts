@@ -17,7 +17,7 @@
  */
 import type { Database } from '../db/client.js';
 import { loadValuationQuotes, type MarketQuote } from './quotes.js';
-import { itemType, type ItemType } from '../valuation/half-spread.js';
+import { itemType, type ItemType } from '../search/item-type.js';
 import { encodeSearchCursor, searchKey, searchWords, type SearchPosition } from '../search/query.js';
 
 /** Keys the first statement of a page reads in order before the search falls back on the trigram index. */

@@ -119,7 +119,7 @@ const epochMs = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)
 
 // One round trip: the chosen quote per (item, market, side) by the precedence rule, plus each item's
 // latest valuation (rows with kind 'v'; quote columns null there and vice versa). The export's fragment digest
-// (DIGEST_SQL, services/exports.ts) hashes every row of the tables read here: a new input table must join it.
+// (DIGEST_SQL, exports/exports.ts) hashes every row of the tables read here: a new input table must join it.
 /** The statement of `loadQuotes` (the export's writer fingerprint hashes it, so a new precedence rewrites every stored item text). */
 export const QUOTES_SQL = preparedStatement(
   'qg_quotes',
@@ -158,7 +158,7 @@ export function sortQuotes(quotes: MarketQuote[]): MarketQuote[] {
 
 /**
  * A market quote row of QUOTES_SQL or MARKET_PAGES_SQL (kind `q`) as a MarketQuote of item (`appId`, its name).
- * Exported for the export's writer fingerprint (services/exports.ts), which must change when this does.
+ * Exported for the export's writer fingerprint (exports/exports.ts), which must change when this does.
  */
 export function quoteOfRow(appId: string, r: QuoteRow): MarketQuote {
   return {
@@ -358,7 +358,7 @@ interface ValuationColumns {
 
 /**
  * The CSCP quote (side `mid`, CNY; spec: GET /prices behaviour 4) of one stored valuation of item (`appId`,
- * `marketHashName`): its mid, computed at `changed_at`. Exported for the export's writer fingerprint (services/exports.ts).
+ * `marketHashName`): its mid, computed at `changed_at`. Exported for the export's writer fingerprint (exports/exports.ts).
  */
 export function valuationQuote(appId: string, marketHashName: string, v: ValuationColumns): MarketQuote {
   const mid = toMoney(v.price);

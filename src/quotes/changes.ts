@@ -1,8 +1,8 @@
 /**
  * The change sequence and the change feed (issue: live, points 1 and 2; README, Extensions: GET /prices/changes).
  *
- * Writing: every applied change of a quote (price, quantity, listed/delisted; services/ingestion.ts) and every
- * item whose CSCP valuation is published (services/valuation.ts: market `CSCP`, side `mid`) gets a row in
+ * Writing: every applied change of a quote (price, quantity, listed/delisted; quotes/ingestion.ts) and every
+ * item whose CSCP valuation is published (valuation/daily.ts: market `CSCP`, side `mid`) gets a row in
  * `quote_change` in the same transaction as the change. Its `seq` is handed out under a transaction-scoped
  * advisory lock (`quotegate:changes`) taken in the same statement and held until commit, so sequence numbers
  * become visible in increasing order: a reader that sees seq n has seen every committed change below n, and
@@ -13,7 +13,7 @@
  * side, at most MAX_CHANGES_PAGE; each change carries the quote as served now (the same loader and precedence
  * as GET /prices), so applying a page in order makes a copy equal to the served state; a (item, market, side)
  * that changed several times within a page appears once, at its last seq. The export snapshot records the
- * sequence its build started at (services/exports.ts): following from it misses nothing.
+ * sequence its build started at (exports/exports.ts): following from it misses nothing.
  *
  * Bounded reads (issue 41, point 5): every statement reads at most SCAN_CHUNK rows of the sequence after a cursor
  * (`scanChanges`), whatever the filter matches, and returns at most the changes asked for. A statement on embedded
@@ -21,7 +21,7 @@
  * changes behind) held every other request for its whole length; and its memory is what it returns, so it stays
  * independent of the backlog. A feed page reads chunk after chunk, yielding to other requests between them, until
  * it holds `limit` changes, reaches the end of the sequence, or has read MAX_SCAN_PER_PAGE rows (then `has_more`
- * with fewer changes, possibly none, and `next_cursor` where it stopped). The live replays (services/live.ts) read
+ * with fewer changes, possibly none, and `next_cursor` where it stopped). The live replays (live/live.ts) read
  * the same chunks as their client reads what they sent.
  *
  * Retention: rows older than CHANGE_WINDOW_HOURS are pruned (`pruneChanges`); a cursor below the last pruned

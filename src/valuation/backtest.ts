@@ -13,17 +13,17 @@
  *   (equivalently the target moved onto the mid scale lies inside mid x e^(+-u)), by target side with u = that
  *   side's published uncertainty (ask_uncertainty, bid_uncertainty).
  * Each day also yields its learning (valuation/learning.ts, the same definitions as the published accuracy:
- * services/valuation-accuracy.ts), which the walk-forward feeds to the later days.
+ * valuation/accuracy.ts), which the walk-forward feeds to the later days.
  * Each competitor is compared with the consensus on exactly the targets it has (paired medians).
  * A second target, the per-item median of the day-D quotes of a side, is reported too.
  */
 import type { Database } from '../db/client.js';
 import { formatDate } from '../lib/time.js';
-import { DayLearner, LEARNING_WINDOW_DAYS, learnFrom, NOTHING_LEARNED, type DayLearning, type Learned } from '../valuation/learning.js';
-import { median } from '../valuation/robust.js';
+import { DayLearner, LEARNING_WINDOW_DAYS, learnFrom, NOTHING_LEARNED, type DayLearning, type Learned } from './learning.js';
+import { median } from './robust.js';
 import { dayTargets, learnCalibration, learnMarkets } from './day-targets.js';
-import { BIWEIGHT_C_PRIOR } from '../valuation/consensus.js';
-import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS } from './valuation.js';
+import { BIWEIGHT_C_PRIOR } from './consensus.js';
+import { computeValuations, loadFeeBook, parseDate, WINDOW_DAYS } from './daily.js';
 
 const DAY_MS = 86_400_000;
 /** The constant of the walk-forward's first day (it only trains): the prior, not the constant it later chose. */

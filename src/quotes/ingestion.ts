@@ -12,9 +12,9 @@
  * Daily closes (valuation input): every applied observation also writes the quote's resulting state as
  * the close of its UTC day (`daily_close`, same statement); a full-scan completion (completeMarketScan)
  * confirms the market's quotes for its day. The close row is also the day's candle (open, high, low, number of
- * observations: issue price history), copied into `candle_month` by the history compaction (src/services/history.ts).
+ * observations: issue price history), copied into `candle_month` by the history compaction (src/history/candles.ts).
  * Change sequence: every applied change of price, quantity or listed state (and every new quote) is recorded
- * in `quote_change` in the same transaction (services/changes.ts), one row per quote key and call. A change is
+ * in `quote_change` in the same transaction (quotes/changes.ts), one row per quote key and call. A change is
  * read off the updated row, without a second look-up: `changed_at` moved to this observation (price or quantity
  * changed; a delisting sets quantity 0, a relisting its quantity), or `delisted_at` is this observation (delisted
  * now with quantity already 0).
@@ -213,9 +213,9 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   ingestedObservations.inc({ outcome: 'inserted' }, result.inserted);
   ingestedObservations.inc({ outcome: 'updated' }, result.updated);
   ingestedObservations.inc({ outcome: 'skipped' }, result.skipped);
-  // Quote caches of every replica drop their entries when this commits (services/quote-cache.ts).
+  // Quote caches of every replica drop their entries when this commits (quotes/quote-cache.ts).
   if (result.inserted + result.updated > 0) await signalQuotes(db);
-  // Last: the change sequence (services/changes.ts) holds its lock from here to the commit.
+  // Last: the change sequence (quotes/changes.ts) holds its lock from here to the commit.
   await recordChanges(db, changes);
   return result;
 }

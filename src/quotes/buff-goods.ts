@@ -1,6 +1,6 @@
 /**
  * Buff163 `/api/market/goods` items to quotes: one pure mapping shared by the file importer
- * (services/importers.ts readBuffGoods, the bundled data/prices/buff163_goods_2026-04-27 pages) and the live
+ * (collectors/importers.ts readBuffGoods, the bundled data/prices/buff163_goods_2026-04-27 pages) and the live
  * collector (collectors/sources/buff163.ts), so both read Buff163's format by the same rules.
  *
  * Rules (README "Data choices"): ask = `sell_min_price` with quantity `sell_num`, bid = `buy_max_price` with

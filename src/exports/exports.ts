@@ -10,7 +10,7 @@
  * 40 bytes each), two pages of quotes and one chunk per side, whatever the catalogue size.
  *
  * Change sequence: on PostgreSQL a build reads its pages and the change sequence in one snapshot
- * (Database.readSnapshot, REPEATABLE READ) and records that sequence (services/changes.ts; field `change_seq` beside
+ * (Database.readSnapshot, REPEATABLE READ) and records that sequence (quotes/changes.ts; field `change_seq` beside
  * `generated_at`, header X-Change-Sequence): the file is exactly the state at it, so a client that downloads the
  * file and then follows GET /prices/changes from it misses no change and gets none twice.
  * On embedded PGlite one transaction would hold the process's only connection for the whole build (every request
@@ -41,8 +41,8 @@ import { toMoney } from '../lib/money.js';
 import { deflatePiece, GzipJoiner, type GzipPiece } from '../lib/gzip-pieces.js';
 import { snapshotBuildSeconds } from '../lib/metrics.js';
 import { formatTimestamp } from '../lib/time.js';
-import { currentSequence } from './changes.js';
-import { filterQuotes, loadQuotes, quoteJson, quoteOfRow, QUOTES_SQL, quotesText, valuationQuote, type MarketQuote, type SideFilter } from './quotes.js';
+import { currentSequence } from '../quotes/changes.js';
+import { filterQuotes, loadQuotes, quoteJson, quoteOfRow, QUOTES_SQL, quotesText, valuationQuote, type MarketQuote, type SideFilter } from '../quotes/quotes.js';
 
 /** The sides a snapshot is built for. */
 export const EXPORT_SIDES: readonly SideFilter[] = ['ask', 'bid', 'mid', 'all'];
@@ -87,7 +87,7 @@ export interface Snapshot {
   /** Strong ETag, quoted: `"<base64url sha-256 of the gzip bytes>"`. */
   etag: string;
   generatedAt: Date;
-  /** The change sequence the build started at (services/changes.ts), a decimal string: follow GET /prices/changes from it. */
+  /** The change sequence the build started at (quotes/changes.ts), a decimal string: follow GET /prices/changes from it. */
   changeSeq: string;
   /** Size of the gzip file in bytes. */
   byteSize: number;
@@ -400,7 +400,7 @@ function quoteLines(name: string, text: Buffer): { bytes: Buffer; count: number 
  * valuation). The digest, salted with `$2` (writerFingerprint), is the md5 of the count,
  * sum and xor of the row versions (`xmin`, the transaction that wrote the row) and places (`ctid`) of every
  * `source_quote` row of the item, chosen by the precedence or not, and of its latest valuation: the two tables
- * `loadQuotes` reads (services/quotes.ts). PostgreSQL writes a new row version on every update, with a newer
+ * `loadQuotes` reads (quotes/quotes.ts). PostgreSQL writes a new row version on every update, with a newer
  * transaction id, so any insert, update or delete of those rows changes the digest; reading the versions costs
  * no text conversion of the rows (hashing their text was a large part of a full-scale build; docs/benchmarks.md).
  * A rewrite of the table (VACUUM FULL, a restore) changes every digest: the next build writes every item again,

@@ -20,7 +20,7 @@ import { parse } from 'csv-parse';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { validationError, type ValidationDetail } from '../lib/errors.js';
 import { checkCatalogue, FILE_COLUMNS, fileLabel, MAX_BATCH_ROWS, parseQuoteRows } from '../validation/ingest.js';
-import { ingestBatch, marketCatalogue, type IngestResult } from './ingestion.js';
+import { ingestBatch, marketCatalogue, type IngestResult } from '../quotes/ingestion.js';
 
 /** Rows per transaction when applying a file. */
 const FILE_BATCH = MAX_BATCH_ROWS;

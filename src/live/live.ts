@@ -1,6 +1,6 @@
 /**
  * Live changes (issue: live, point 3; README, Extensions: live changes): one hub per replica follows the change
- * sequence (services/changes.ts) and hands each change to the replica's open subscriptions whose filter it
+ * sequence (quotes/changes.ts) and hands each change to the replica's open subscriptions whose filter it
  * matches (GraphQL `quoteChanged` / `valuationPublished` over SSE or WebSocket, REST GET /prices/changes/stream).
  *
  * - Waking: the hub reads the sequence again when a quote writer's commit is signalled on `qg_quotes` (PostgreSQL
@@ -14,7 +14,7 @@
  *   changes the hub has already passed are read by it, later ones come from the hub, and a change at or below its
  *   cursor is never handed over twice.
  * - Replays are bounded (issue 41, points 3, 5 and 14): a subscription behind the hub reads the sequence in chunks
- *   of SCAN_CHUNK rows (services/changes.ts scanChanges: one statement each, its filter applied there, names
+ *   of SCAN_CHUNK rows (quotes/changes.ts scanChanges: one statement each, its filter applied there, names
  *   included), at most REPLAY_PAGE (250) changes and half its queue bound at a time, and reads on only when its
  *   client has taken enough for the next ones to fit (backpressure). So however far behind it starts (down to the pruned horizon,
  *   24 h), it gets every change in order as its client reads, its memory is its queue bound at most, other
@@ -30,11 +30,11 @@
  */
 import type { Database } from '../db/client.js';
 import { dependencyUnavailable, ServiceError } from '../lib/errors.js';
-import { checkCursor, lastOfEachKey, nextTurn, scanChanges, scanChunk, type Change, type ScanFilter } from './changes.js';
-import { loadQuotes, type MarketQuote } from './quotes.js';
-import type { QuoteCache } from './quote-cache.js';
+import { checkCursor, lastOfEachKey, nextTurn, scanChanges, scanChunk, type Change, type ScanFilter } from '../quotes/changes.js';
+import { loadQuotes, type MarketQuote } from '../quotes/quotes.js';
+import type { QuoteCache } from '../quotes/quote-cache.js';
 import { refreshSlots, SLOT_REFRESH_SECONDS } from './live-slots.js';
-import { onQuotesChanged } from './quote-cache.js';
+import { onQuotesChanged } from '../quotes/quote-cache.js';
 import { liveReplayRows, liveReplays, liveWakes } from '../lib/metrics.js';
 import { Redis } from 'ioredis';
 
@@ -345,7 +345,7 @@ export class LiveHub {
   private lastValuation: string | null = null;
   readonly maxQueue: number;
   private readonly pollMs: number;
-  /** Concurrent slots (services/live-slots.ts) of this replica's open subscriptions, refreshed while held. */
+  /** Concurrent slots (live/live-slots.ts) of this replica's open subscriptions, refreshed while held. */
   private readonly slots = new Set<string>();
   private slotTimer: NodeJS.Timeout | null = null;
 
@@ -360,7 +360,7 @@ export class LiveHub {
       this.unlisten = unlistenNotify;
       return;
     }
-    // Redis pub/sub between the replicas: a writer's commit in this process (its in-process signal, services/
+    // Redis pub/sub between the replicas: a writer's commit in this process (its in-process signal, src/quotes/
     // quote-cache.ts) is published; every hub, this one included, wakes on the message. Failures only cost
     // latency: NOTIFY and the poll still wake the hubs.
     const options = { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n: number) => Math.min(n * 200, 2000) };

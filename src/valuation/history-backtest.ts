@@ -35,13 +35,13 @@
 import type { Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { formatDate } from '../lib/time.js';
-import { valueSides, type CloseQuote, type ValuationModel } from '../valuation/item.js';
-import { marketSigma, ModelFitter, type SampleSeries } from '../valuation/model.js';
-import { median, q68 } from '../valuation/robust.js';
+import { valueSides, type CloseQuote, type ValuationModel } from './item.js';
+import { marketSigma, ModelFitter, type SampleSeries } from './model.js';
+import { median, q68 } from './robust.js';
 import type { Paired } from './backtest.js';
-import { readDayCandles, type HistorySeriesKind, type ItemDayCandle } from './history.js';
-import type { FeePath } from '../valuation/fee-path.js';
-import { loadFeeBook, SAMPLE_ITEMS, WINDOW_DAYS, type FeeBook } from './valuation.js';
+import { readDayCandles, type HistorySeriesKind, type ItemDayCandle } from '../history/candles.js';
+import type { FeePath } from './fee-path.js';
+import { loadFeeBook, SAMPLE_ITEMS, WINDOW_DAYS, type FeeBook } from './daily.js';
 
 /** The series a history backtest scores. */
 export const HISTORY_BACKTEST_SERIES = ['sales', 'listing_minimum', 'ask', 'bid'] as const;

@@ -16,7 +16,7 @@
  */
 import { Decimal } from 'decimal.js';
 import type { Database } from '../db/client.js';
-import { decodeMonth, encodeMonth, visitMonth, type StoredCandle } from '../history/candle-codec.js';
+import { decodeMonth, encodeMonth, visitMonth, type StoredCandle } from './candle-codec.js';
 import { dayRange, formatDate } from '../lib/time.js';
 
 /** The stored series kinds (database enum `history_series`). */
@@ -315,7 +315,7 @@ function byDate(a: { date: string }, b: { date: string }): number {
   return a.date < b.date ? -1 : a.date > b.date ? 1 : 0;
 }
 
-/** The quotes' provider precedence (src/services/quotes.ts): listed, direct, latest confirmation, provider code. */
+/** The quotes' provider precedence (src/quotes/quotes.ts): listed, direct, latest confirmation, provider code. */
 function precedes(a: Ranked, b: Ranked, market: string): boolean {
   if (a.delisted !== b.delisted) return !a.delisted;
   const ad = a.provider === market;
@@ -589,7 +589,7 @@ export interface ItemDayCandle {
 
 /**
  * The daily candles of several items at once (bulk readers such as the history backtest,
- * src/services/history-backtest.ts): items `itemIds`, days in [from, to], series kinds `series`, markets
+ * src/valuation/history-backtest.ts): items `itemIds`, days in [from, to], series kinds `series`, markets
  * `markets` (null: every market). Merged as an item's history read is: a hot `daily_close` row replaces the
  * cold candle of its day, then one provider per (item, market, series, day) by the quotes' precedence.
  * Ordered by item id, market, series and day. Two queries; the caller bounds the items and the range.

@@ -18,7 +18,7 @@
  *   row (with its foreign-key check) per lease, several times the database's work of recording alone (EXPLAIN ANALYZE
  *   of a flush), which on the 2-vCPU bench machine was CPU taken from the service (`npm run bench`; figures in
  *   docs/benchmarks.md).
- * - What an account has used, as GET /me shows it: credits_used + the `spent` of its leases (src/services/accounts.ts).
+ * - What an account has used, as GET /me shows it: credits_used + the `spent` of its leases (src/accounts/accounts.ts).
  *
  * Rules:
  * - Only accounts with at least `minBalance` credits available take leases; a lease is at most

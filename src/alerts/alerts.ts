@@ -8,7 +8,7 @@
  *   rising above a margin fraction).
  * - Edge-triggered: each alert keeps `holding`, the condition's state at its last evaluation, starting with its
  *   state at registration. An event is made only when it turns from false to true; turning false re-arms it.
- * - Evaluation follows the change sequence (`quote_change`, src/services/changes.ts): `evaluateAlerts` judges the
+ * - Evaluation follows the change sequence (`quote_change`, src/quotes/changes.ts): `evaluateAlerts` judges the
  *   alerts of the items changed after the shared cursor (`alert_cursor`), on any replica, one at a time (an advisory
  *   lock), and writes the states, the new events and the cursor in one statement that first moves the cursor only
  *   from the position it read (so a second evaluator of the same changes writes nothing).
@@ -35,11 +35,11 @@ import { ServiceError, notFound, validationError, type ValidationDetail } from '
 import { Money, toMoney, formatDecimal } from '../lib/money.js';
 import { formatTimestamp } from '../lib/time.js';
 import * as v from '../validation/params.js';
-import { CS2_APP_ID } from './importers.js';
-import { loadQuotes, type MarketQuote } from './quotes.js';
-import { loadFeeBook } from './valuation.js';
+import { CS2_APP_ID } from '../collectors/importers.js';
+import { loadQuotes, type MarketQuote } from '../quotes/quotes.js';
+import { loadFeeBook } from '../valuation/daily.js';
 import { tradeRoutes, type TradeRoute } from '../fees/routes.js';
-import { availableCredits, chargeCredits } from './billing.js';
+import { availableCredits, chargeCredits } from '../accounts/billing.js';
 import { fetch as undiciFetch, type Response as UndiciResponse } from 'undici';
 import { addressRefusal, guardedAgent, hostNameProblem, type EgressState, type ResolveHost } from '../lib/egress-guard.js';
 

@@ -1,15 +1,15 @@
 /**
  * The targets a valuation day is scored against, and what a scored day teaches later valuations: shared by the
- * backtest (services/backtest.ts) and the published accuracy (services/valuation-accuracy.ts), which both read
+ * backtest (valuation/backtest.ts) and the published accuracy (valuation/accuracy.ts), which both read
  * them the same way (docs/valuation.md sections 8 and 10).
  */
 import type { Database } from '../db/client.js';
 import { toMoney, type Money } from '../lib/money.js';
 import { formatDate } from '../lib/time.js';
-import type { CloseQuote } from '../valuation/item.js';
-import type { CalibrationSegment, DayLearner } from '../valuation/learning.js';
-import { median } from '../valuation/robust.js';
-import type { FeeBook } from './valuation.js';
+import type { CloseQuote } from './item.js';
+import type { CalibrationSegment, DayLearner } from './learning.js';
+import { median } from './robust.js';
+import type { FeeBook } from './daily.js';
 
 /**
  * The parts of one item's valuation that its calibration learning reads: the side amounts (CNY cash), whether
