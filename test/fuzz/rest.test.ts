@@ -404,7 +404,9 @@ function expectValid(template: string, method: string, url: URL, headers: Header
       // well-formed currency code without an official rate is then 422.
       const profile = q.get('fee_profile');
       const markets = profile === null ? [] : profile.split(';').map((p) => p.split(':')[0]);
-      if (new Set(markets).size !== markets.length) statuses = [422];
+      // A purpose given twice for one market is 422 too ("sale is given twice for C5GAME").
+      const twice = profile !== null && profile.split(';').some((p) => { const purposes = (p.split(':')[1] ?? '').split(',').map((x) => x.split('=')[0]); return new Set(purposes).size !== purposes.length; });
+      if (new Set(markets).size !== markets.length || twice) statuses = [422];
       else if (!(quoted.get(appId) ?? []).includes(q.get('market_hash_name')!)) statuses = [404];
       else statuses = t.currencyCodes.includes(q.get('currency')!) ? [200] : [422];
       break;
@@ -414,7 +416,9 @@ function expectValid(template: string, method: string, url: URL, headers: Header
       const limit = q.get('limit');
       const profile = q.get('fee_profile');
       const markets = profile === null ? [] : profile.split(';').map((p) => p.split(':')[0]);
-      const bad = (limit !== null && (Number(limit) < 1 || Number(limit) > 100)) || new Set(markets).size !== markets.length || !t.currencyCodes.includes(q.get('currency')!);
+      // A purpose given twice for one market is 422 too ("sale is given twice for C5GAME").
+      const twice = profile !== null && profile.split(';').some((p) => { const purposes = (p.split(':')[1] ?? '').split(',').map((x) => x.split('=')[0]); return new Set(purposes).size !== purposes.length; });
+      const bad = (limit !== null && (Number(limit) < 1 || Number(limit) > 100)) || new Set(markets).size !== markets.length || twice || !t.currencyCodes.includes(q.get('currency')!);
       statuses = bad ? [422] : [200];
       break;
     }
@@ -613,7 +617,7 @@ async function runOne(template: string, method: string, g: Generated): Promise<v
   if (template === '/alerts' && method === 'POST' && !verdict?.tooLarge && problems.length === 0) {
     const body = JSON.parse(typeof g.request.body === 'string' ? g.request.body : new TextDecoder().decode(g.request.body));
     const rule = alertRuleProblem(body);
-    expected = credentialVerdict(template, method, g.caller) ?? (rule ? { statuses: [422], reason: rule } : { statuses: [200, 409], reason: `caller ${g.caller}, valid registration` });
+    expected = credentialVerdict(template, method, g.caller) ?? (rule ? { statuses: [422], reason: rule } : { statuses: g.request.limited ? [200, 409, 429] : [200, 409], reason: `caller ${g.caller}, valid registration${g.request.limited ? ', rate-limited app (30 a minute per account)' : ''}` });
   }
   if (problems.length > 0) expected ??= credentialVerdict(template, method, g.caller) ?? undefined;
   expected ??= problems.length > 0 ? { statuses: [422], reason: problems.join('; ') } : expectValid(template, method, url, headers, g.caller, Boolean(g.request.limited));
