@@ -154,8 +154,6 @@ export const historyInterval = z.enum(['day', 'week', 'month'], { message: 'must
 export const changeCursor = z
   .string()
   .refine((s) => /^\d{1,19}$/.test(s) && BigInt(s) <= 9223372036854775807n, { message: 'must be a change sequence number: digits, at most 9223372036854775807 (as given by change_seq or next_cursor)' });
-/** A change-feed page size: 1-1000. */
-export const changeLimit = z.number({ message: 'must be a whole number from 1 to 1000' }).int({ message: 'must be a whole number from 1 to 1000' }).min(1, { message: 'must be a whole number from 1 to 1000' }).max(1000, { message: 'must be a whole number from 1 to 1000' });
 /** Most quotes one page of `Website.quotes` holds (`first` or `last`). */
 export const MAX_QUOTES_PAGE = 100;
 /** Quotes a page of `Website.quotes` holds when neither `first` nor `last` is given. */
@@ -215,12 +213,6 @@ export const searchText = z
     if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
   })
   .meta({ minLength: 1, maxLength: MAX_QUERY_CHARS, pattern: '^[^\\u0000]*$' });
-/** A search page size (REST `limit`, GraphQL `first`): 1-50. */
-export const searchLimit = z
-  .number({ message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
-  .int({ message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
-  .min(1, { message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` })
-  .max(MAX_SEARCH_PAGE, { message: `must be a whole number from 1 to ${MAX_SEARCH_PAGE}` });
 /**
  * Why `cursor` cannot continue the search of `q` in app `appId` (a 422 message), or null when it can (or when `q`
  * itself is refused: that problem is reported on `q`).
