@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { profileOf } from '../fees/profile.js';
-import { decodeSearchCursor, MAX_QUERY_CHARS, MAX_SEARCH_PAGE, queryProblem, searchWords } from '../search/query.js';
+import { decodeSearchCursor, MAX_QUERY_CHARS, queryProblem, searchWords } from '../search/query.js';
 
 /** Unicode code points in `s` (a lone surrogate counts as one, as string iteration does), without copying it. */
 function codePoints(s: string): number {
