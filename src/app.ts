@@ -17,8 +17,9 @@ import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import type { Database } from './db/client.js';
 import { schema } from './graphql/schema.js';
-import { createContext, newRequestState, type Context, type RequestState } from './graphql/context.js';
+import { ANSWER_SENT, HEADERS_ONLY, createContext, newRequestState, type Context, type RequestState } from './graphql/context.js';
 import { useMetering } from './plugins/metering.js';
+import { useEventStreamAccept } from './plugins/event-stream-accept.js';
 import { useErrorCodes } from './plugins/error-codes.js';
 import { safetyPlugins } from './plugins/safety.js';
 import { corsPlugins } from './plugins/cors.js';
@@ -213,15 +214,14 @@ export function createApp(deps: AppDeps): App {
     maskedErrors: { maskError },
     // Metering is the last of the plugins with an onExecute hook (before Yoga's error masking): its hook waits on the
     // rate limiter, and envelop runs every hook after a promise through promises too.
-    plugins: [rest.plugin, useErrorCodes(logger), ...safetyPlugins(), useMetering(limiter), useLiveResults({ maskError })],
+    plugins: [rest.plugin, useErrorCodes(logger), ...safetyPlugins(), useEventStreamAccept(), useMetering(limiter), useLiveResults({ maskError })],
   });
 
 
   // The node adapter's server context carries the request's `req` (absent for `app.fetch`: no peer).
   async function handle(request: Request, serverContext?: object): Promise<Response> {
-    const state = newRequestState(crypto.randomUUID());
+    const state = newRequestState(crypto.randomUUID(), request.method === 'HEAD' ? HEADERS_ONLY : ANSWER_SENT);
     state.log = logger?.child({ request_id: state.requestId });
-    state.head = request.method === 'HEAD';
     const started = performance.now();
     const url = new URL(request.url);
     if (url.pathname === '/metrics' && (request.method === 'GET' || request.method === 'HEAD') && metricsToken) {
@@ -241,10 +241,10 @@ export function createApp(deps: AppDeps): App {
         return new Response(null, { status: 304, headers });
       }
       httpRequests.inc({ operation: 'openapi', method: request.method, status: '200' });
-      return new Response(state.head ? null : body, { status: 200, headers: { 'Content-Type': JSON_TYPE, ...headers } });
+      return new Response(state.delivery.body ? body : null, { status: 200, headers: { 'Content-Type': JSON_TYPE, ...headers } });
     }
     let response = await dispatch(request, state, (serverContext as { req?: http.IncomingMessage } | undefined)?.req?.socket?.remoteAddress);
-    if (state.head && response.body !== null) {
+    if (!state.delivery.body && response.body !== null) {
       // HEAD (README): the GET's status and headers, no body; never billed (metering), counted like a GET.
       void response.body.cancel().catch(() => undefined);
       response = new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
@@ -261,7 +261,6 @@ export function createApp(deps: AppDeps): App {
       const url = new URL(request.url);
       if (url.pathname === '/graphql' || url.pathname === '/graphql/') {
         state.operationId = 'graphql';
-        state.eventStream = (request.headers.get('accept') ?? '').includes('text/event-stream');
         // Yoga reads bodies whole: hand it one already read within MAX_BODY_BYTES (413 above it, before parsing).
         const bounded =
           request.body === null || request.method === 'GET' || request.method === 'HEAD'
@@ -373,7 +372,6 @@ export function createApp(deps: AppDeps): App {
           const state = newRequestState(crypto.randomUUID());
           state.log = logger?.child({ request_id: state.requestId });
           state.operationId = 'graphql-ws';
-          state.eventStream = true;
           const upgrade = ctx.extra.request.headers;
           const params = ctx.connectionParams ?? {};
           const fromParams = (name: string) => {

@@ -157,36 +157,16 @@ export interface RequestState {
    * 304). Each metered field is waived on its own: one waived field never waives another.
    */
   waived?: Set<string>;
-  /** True for a HEAD request: metered fields are rate limited like a GET but never billed (README, HEAD). */
-  head: boolean;
-  /**
-   * True when a REST route built and checked the variables itself (with the shared rules): metering reads the
-   * arguments from them without coercing or checking them again.
-   */
-  trustedVariables?: boolean;
+  /** What of the answer leaves the service, as the face that took the request sends it (see Delivery). */
+  delivery: Delivery;
   /** The catalogue operation the request runs (`graphql` for /graphql), for logs and metrics. */
   operationId?: string;
   /** The request's logger: every line carries `request_id`. */
   log?: Logger;
   /**
-   * True when the transport can carry a subscription's events (GraphQL over SSE with Accept: text/event-stream,
-   * graphql-ws, the REST event stream); a subscription asked for otherwise is refused (406) before it starts.
-   */
-  eventStream?: boolean;
-  /**
-   * True when the REST facade writes this answer as a stream (a heavy batch, RouteSpec.heavy): resolvers may then
-   * return DeferredJson (lib/raw-json.ts) made block by block as it is written, and its charge is taken directly,
-   * not from a lease, so an answer not delivered whole can be refunded (README, Billing).
-   */
-  streamedAnswer?: boolean;
-  /**
-   * True when a REST route runs the operation: its answer is the route's document, with the billing in `meta` (read
-   * from `billing`), so metering does not copy it into the GraphQL result's `extensions` as it does for /graphql.
-   */
-  restRoute?: boolean;
-  /**
-   * The live subscription a subscription request started (live/live.ts): the REST event stream reads it
-   * directly once the pipeline admitted and started it, without a GraphQL execution per event.
+   * The live subscription this request's execution started (live/live.ts), an outcome like `billing`: a face that
+   * writes events (the REST event stream, GraphQL over SSE) reads them from it directly, without a GraphQL
+   * execution per event.
    */
   live?: LiveSubscription;
   /**
@@ -196,9 +176,35 @@ export interface RequestState {
   liveReservation?: LiveReservation;
 }
 
-/** A fresh RequestState. */
-export function newRequestState(requestId: string): RequestState {
-  return { requestId, rateLimits: [], billing: null, head: false };
+/**
+ * What of a request's answer leaves the service: metering charges priced data only when it does (README, Billing: a
+ * charge follows the data), and a resolver may hand over values made while the answer is written when it is written
+ * that way. Set by the face that took the request; it names no transport, only what is sent.
+ */
+export interface Delivery {
+  /**
+   * The answer's body is sent. False for a HEAD (its status and headers only): a metered field is then rate limited
+   * like its GET but never billed, and a subscription is admitted but not started (README, HEAD).
+   */
+  readonly body: boolean;
+  /**
+   * The body is written as it is made, block by block: a resolver may return DeferredJson (lib/raw-json.ts) loaded
+   * while it is written, and the charge is taken as a named ledger row, never from a lease, so an answer not
+   * delivered whole can be refunded (README, Billing: paid on delivery).
+   */
+  readonly deferred: boolean;
+}
+
+/** The whole answer is sent at once (every request but a HEAD and a streamed answer). */
+export const ANSWER_SENT: Delivery = Object.freeze({ body: true, deferred: false });
+/** Status and headers only: a HEAD request. */
+export const HEADERS_ONLY: Delivery = Object.freeze({ body: false, deferred: false });
+/** The answer is written as it is made (a heavy REST batch, RouteSpec.heavy). */
+export const ANSWER_STREAMED: Delivery = Object.freeze({ body: true, deferred: true });
+
+/** A fresh RequestState: the whole answer sent unless its face says otherwise (`delivery`). */
+export function newRequestState(requestId: string, delivery: Delivery = ANSWER_SENT): RequestState {
+  return { requestId, rateLimits: [], billing: null, delivery };
 }
 
 /** What every resolver receives. */

@@ -102,7 +102,7 @@ function exportReply(payload: unknown, { db, state, signal, logger }: RespondCon
     'Content-Encoding': 'gzip',
     'Content-Length': String(s.byteSize),
   };
-  if (state.head) return { status: 200, headers: fileHeaders, body: null };
+  if (!state.delivery.body) return { status: 200, headers: fileHeaders, body: null };
   // Paid on delivery (README, Billing): a file that fails or is cut off before its last byte is refunded.
   const charge = billing?.charge;
   const file = snapshotStream(db, s.snapshotId);

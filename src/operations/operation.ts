@@ -155,8 +155,8 @@ export interface BodySpec<T = unknown, B extends Record<string, ArgSpec> = Recor
 
 /** What a custom REST answer sees of its request (a part of src/graphql/context.ts `RequestState`). */
 export interface RespondState {
-  /** A HEAD request: headers only. */
-  head: boolean;
+  /** What of the answer leaves: `body` false for a HEAD (headers only). */
+  delivery: { readonly body: boolean };
   /** What metering decided: billable, the credits charged and the balance left, the ledger row (for a refund). */
   billing: { billable: boolean; cost: bigint; remaining: bigint; charge?: Charge } | null;
 }

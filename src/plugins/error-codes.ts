@@ -23,6 +23,7 @@ import { GraphQLError, getOperationAST, type ExecutionResult } from 'graphql';
 import type { Logger } from 'pino';
 import { ServiceError, isDatabaseUnavailable } from '../lib/errors.js';
 import { coerceVariables } from './variables.js';
+import { isRouteDocument } from './safety.js';
 
 /** `error` with `code` added to its extensions (a new error; the original is left as it is). */
 function withCode(error: GraphQLError, code: string, http?: { status: number }): GraphQLError {
@@ -69,7 +70,7 @@ const hasCode = (e: GraphQLError) => typeof e.extensions?.code === 'string';
 
 /** What the plugin reads of the resolvers' context (src/graphql/context.ts). */
 interface ErrorContext {
-  state?: { trustedVariables?: boolean; log?: Logger };
+  state?: { log?: Logger };
 }
 
 /**
@@ -97,8 +98,8 @@ export function useErrorCodes(fallback?: Logger): Plugin {
       };
     },
     onExecute({ args, setResultAndStopExecution }) {
-      // A REST route's variables were built and checked by the route itself (RequestState.trustedVariables).
-      if ((args.contextValue as ErrorContext | undefined)?.state?.trustedVariables) return logUnexpected;
+      // A REST route's variables were built and checked by the route itself (isRouteDocument).
+      if (isRouteDocument(args.document)) return logUnexpected;
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
       if (!operation) return logUnexpected;
       const coerced = coerceVariables(args.schema, operation, args.variableValues as Record<string, unknown> | undefined);

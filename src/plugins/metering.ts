@@ -12,9 +12,9 @@
  *   such as quotes whose `converted(currency: "ZZZ")` failed, is data). A field whose value is null or absent (it
  *   failed at its root, or the item is unknown) is free. Errors elsewhere in the operation never waive a field,
  *   and one field's failure never makes another free or dearer.
- * - REST: an execution with any error is answered with the error envelope, which carries no data
- *   (`restSendsData`, the same test `runRoute` of src/rest/facade.ts makes), so it is never charged; an answer
- *   that sends data always is.
+ * - REST: a route's document (`isRouteDocument`, src/plugins/safety.ts) answers all or nothing: an execution with
+ *   any error is answered with the error envelope, which carries no data (`restSendsData`, the same test `runRoute`
+ *   of src/rest/facade.ts makes), so it is never charged; an answer that sends data always is.
  * - When the charge cannot be taken at the end (concurrent requests spent the balance), the answer is replaced
  *   by 402 `credit_insufficient` and none of the data is sent.
  * - Metered edges (nested fields that reach priced data from anywhere, free roots included: `Website.quotes`,
@@ -24,10 +24,10 @@
  *   subscription may not select one (422).
  * Besides: 401/403/422/429 and 5xx refused before execution cost nothing; an export answered "not modified"
  * (`state.waived`, the 304 of GraphQL) costs nothing, whatever the balance, and needs no balance up front
- * (spec: a 304 is never billed); an active subscription makes non-premium operations free; a HEAD request is
- * never billed (it sends no data) and is rate limited, except a HEAD of the export (HEAD_FREE_OF_LIMIT: it only
- * reads the snapshot's headers, from memory, as a 304 does; issue 44, point 4); a streamed REST answer's charge is refunded when the
- * answer is not delivered whole (src/rest/facade.ts). Order of checks: credential (401/403, also for
+ * (spec: a 304 is never billed); an active subscription makes non-premium operations free; an answer whose body is
+ * not sent (`state.delivery.body` false: a HEAD) is never billed (it sends no data) and is rate limited, except a HEAD of the export (HEAD_FREE_OF_LIMIT: it only
+ * reads the snapshot's headers, from memory, as a 304 does; issue 44, point 4); the charge of an answer written as it
+ * is made (`state.delivery.deferred`) is refunded when the answer is not delivered whole (src/rest/facade.ts). Order of checks: credential (401/403, also for
  * machine-only mutations), arguments (422), rate limit (429), balance (402). A 402 still counts towards the
  * rate limit; a 422 or 401 does not (but a 422 of the account's own mutations, createAlert and deleteAlert, whose
  * resolvers check their input after metering: a REST body refused for its shape still costs nothing, as it is checked
@@ -61,6 +61,7 @@ import { operationArgsRule } from '../operations/operation.js';
 import type { z } from 'zod';
 import { ServiceError, validationError, type ValidationDetail } from '../lib/errors.js';
 import { toGraphQLError } from '../graphql/errors.js';
+import { isRouteDocument } from './safety.js';
 import { availableCredits, chargeCredits, creditInsufficient, isBillable, operationCost, remainingCredits, type Charge } from '../accounts/billing.js';
 import type { Context } from '../graphql/context.js';
 import type { UserCaller } from '../accounts/accounts.js';
@@ -378,23 +379,24 @@ export function restSendsData(result: ExecutionResult): boolean {
 /**
  * The billing rule (see the module doc): true when the answer made of `result` carries the data of the metered
  * root field `responseKey`, which is then charged. GraphQL: its value is in `data` and not null, whatever errors
- * the answer holds (errors inside the field included). REST (`rest`): the same, and the answer is not the error
+ * the answer holds (errors inside the field included). An all-or-nothing answer (`allOrNothing`: a REST route's
+ * document): the same, and the answer is not the error envelope (no error at all).
  * envelope. Constant time: the root value and, on REST, the error count; the result is never walked.
  */
-export function deliversField(result: ExecutionResult, responseKey: string, rest: boolean): boolean {
+export function deliversField(result: ExecutionResult, responseKey: string, allOrNothing: boolean): boolean {
   const data = result.data as Record<string, unknown> | null | undefined;
   if (data === null || data === undefined) return false;
   const value = data[responseKey];
   if (value === null || value === undefined) return false;
-  return !rest || restSendsData(result);
+  return !allOrNothing || restSendsData(result);
 }
 
 /**
  * Instances of the value at `path` in `data` that are not null (lists on the way crossed: the edge's value under each
- * element counts once; the edge's own value counts once, a list too), the delivered instances of a metered edge. `rest`: a REST answer with errors sends no data (restSendsData).
+ * element counts once; the edge's own value counts once, a list too), the delivered instances of a metered edge. `allOrNothing` (a REST route's document): an answer with errors sends no data (restSendsData).
  */
-export function deliveredInstances(result: ExecutionResult, path: readonly string[], rest: boolean): number {
-  if (rest && !restSendsData(result)) return 0;
+export function deliveredInstances(result: ExecutionResult, path: readonly string[], allOrNothing: boolean): number {
+  if (allOrNothing && !restSendsData(result)) return 0;
   const count = (value: unknown, i: number): number => {
     if (value === null || value === undefined) return 0;
     if (i === path.length) return 1; // the edge's own value (a list too: one instance)
@@ -454,7 +456,7 @@ export const HEAD_FREE_OF_LIMIT: ReadonlySet<string> = new Set(['exportPrices'])
 /** The last checks of `admit`, for `caller`: rate limits (429; not for a HEAD of a HEAD_FREE_OF_LIMIT row), then the balance (402). */
 async function admitLimits(ctx: Context, plan: MeteringPlan, limiter: RateLimiter, caller: UserCaller): Promise<Admitted> {
   for (const row of plan.rows) {
-    if (ctx.state.head && HEAD_FREE_OF_LIMIT.has(row.operationId)) continue;
+    if (!ctx.state.delivery.body && HEAD_FREE_OF_LIMIT.has(row.operationId)) continue;
     // One point per metered root field and per metered edge of the document (an alias counts as another request).
     const points = plan.fields.filter((f) => f.row === row).length + plan.edges.filter((e) => e.row === row).length;
     const outcome = await limiter.consume(caller.accountId, row, points);
@@ -471,9 +473,10 @@ async function admitLimits(ctx: Context, plan: MeteringPlan, limiter: RateLimite
       );
     }
   }
-  const billable = ctx.state.head ? [] : plan.fields.filter((f) => isBillable(caller, f.row, f.cost));
+  const sent = ctx.state.delivery.body;
+  const billable = !sent ? [] : plan.fields.filter((f) => isBillable(caller, f.row, f.cost));
   // An edge needs the cost of one instance up front; what it delivers is charged after execution (402 then, and no data, when it is more than is left).
-  const billableEdges = ctx.state.head ? [] : plan.edges.filter((e) => isBillable(caller, e.row, edgeCost(e, 1)));
+  const billableEdges = !sent ? [] : plan.edges.filter((e) => isBillable(caller, e.row, edgeCost(e, 1)));
   const required = billable.filter((f) => !f.conditional).reduce((sum, f) => sum + f.cost, 0n) + billableEdges.reduce((sum, e) => sum + edgeCost(e, 1), 0n);
   const remaining = remainingCredits(caller.creditsTotal, caller.creditsUsed);
   if (required > remaining) throw creditInsufficient(required, remaining);
@@ -495,17 +498,7 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
     // A subscription is admitted like a query; what it costs while open is charged by live/live-billing.ts.
     async onSubscribe({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
-      if (ctx.state.eventStream !== true) {
-        // Nothing could carry its events (a JSON request): refused before anything starts or is charged.
-        return setResultAndStopExecution({
-          errors: [
-            toGraphQLError(
-              new ServiceError('not_acceptable', 406, 'A subscription streams its events: send Accept: text/event-stream (or use graphql-ws on /graphql, or GET /prices/changes/stream).'),
-            ),
-          ],
-        });
-      }
-      const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, ctx.state.trustedVariables === true);
+      const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, isRouteDocument(args.document));
       if (!plan || plan.rows.length === 0) return;
       try {
         const caller = await admitCaller(ctx, plan);
@@ -518,13 +511,15 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
         // A subscription that will start (not a HEAD) is judged on its cursor and the account's concurrent slots
         // before its rate limit: a refusal there (410, 422, 429 too_many_subscriptions) spends no rate-limit point.
         const field = plan.fields[0];
-        const reservation = ctx.live && !ctx.state.head && field ? await ctx.live.meter.reserve(caller.accountId, sinceOf(field)) : undefined;
+        const reservation = ctx.live && ctx.state.delivery.body && field ? await ctx.live.meter.reserve(caller.accountId, sinceOf(field)) : undefined;
         try {
           await admitLimits(ctx, plan, limiter, caller);
         } catch (e) {
           if (reservation) await ctx.live!.meter.release(reservation);
           throw e;
         }
+        // Its events would never be sent (a HEAD): admitted, counted, not started.
+        if (!ctx.state.delivery.body) return setResultAndStopExecution({ data: null });
         ctx.state.liveReservation = reservation;
       } catch (e) {
         if (e instanceof ServiceError) return setResultAndStopExecution({ errors: [toGraphQLError(e)] });
@@ -534,14 +529,18 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
     // Synchronous when there is nothing to meter: no promise, so envelop runs the hooks after it without a microtask each.
     onExecute({ args, setResultAndStopExecution }) {
       const ctx = args.contextValue as Context;
-      const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, ctx.state.trustedVariables === true);
+      const route = isRouteDocument(args.document);
+      const plan = planMeteredFields(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, route);
       if (!plan || (!plan.mutation && plan.rows.length === 0)) return;
-      return meter(ctx, plan, setResultAndStopExecution);
+      return meter(ctx, plan, route, setResultAndStopExecution);
     },
   };
 
-  /** Metering of one operation with metered fields, or a mutation (its credential): see the module doc. */
-  async function meter(ctx: Context, plan: MeteringPlan, setResultAndStopExecution: (result: ExecutionResult) => void): Promise<ExecuteHookResult> {
+  /**
+   * Metering of one operation with metered fields, or a mutation (its credential): see the module doc. `route`: the
+   * operation is a REST route's document (all-or-nothing answer, billing reported in its `meta`, not `extensions`).
+   */
+  async function meter(ctx: Context, plan: MeteringPlan, route: boolean, setResultAndStopExecution: (result: ExecutionResult) => void): Promise<ExecuteHookResult> {
     const stop = (error: ServiceError) => setResultAndStopExecution({ errors: [toGraphQLError(error)] });
     try {
       // Credential first, on every operation: mutations need a service token before their arguments are judged.
@@ -556,23 +555,22 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
         onExecuteDone({ result, setResult }) {
           if (!('data' in result) && !('errors' in result)) return; // streamed results are not metered here
           const r = result as ExecutionResult;
-          const rest = ctx.state.restRoute === true;
           const waived = ctx.state.waived;
-          const charged: { row: EndpointInfo; cost: bigint }[] = billable.filter((f) => deliversField(r, f.responseKey, rest) && waived?.has(f.responseKey) !== true);
+          const charged: { row: EndpointInfo; cost: bigint }[] = billable.filter((f) => deliversField(r, f.responseKey, route) && waived?.has(f.responseKey) !== true);
           for (const e of billableEdges) {
-            const cost = edgeCost(e, deliveredInstances(r, e.path, rest));
+            const cost = edgeCost(e, deliveredInstances(r, e.path, route));
             if (cost > 0n) charged.push({ row: e.row, cost });
           }
           const cost = charged.length === 1 ? charged[0]!.cost : charged.reduce((sum, f) => sum + f.cost, 0n);
-          if (cost === 0n) return settle(ctx, r, setResult, 0n, remaining);
+          if (cost === 0n) return settle(ctx, route, r, setResult, 0n, remaining);
           const charge = chargeOf(ctx, caller, charged, cost);
           // From this replica's lease at once when it covers the charge: no promise, so envelop runs the hooks after
-          // this one synchronously too. The export's charge and a streamed answer's (a heavy REST batch) can be
+          // this one synchronously too. The export's charge and that of an answer written as it is made can be
           // refunded when not delivered whole (their ledger row is named), so they never come from a lease.
-          const direct = ctx.state.streamedAnswer === true || charged.some((f) => f.row.operationId === 'exportPrices');
+          const direct = ctx.state.delivery.deferred || charged.some((f) => f.row.operationId === 'exportPrices');
           const spent = ctx.leases && !direct ? ctx.leases.spendHeld(charge) : undefined;
-          if (spent !== undefined) return settleCharged(ctx, caller, r, setResult, charge, spent);
-          return chargeThenSettle(ctx, caller, remaining, r, setResult, charge, direct);
+          if (spent !== undefined) return settleCharged(ctx, route, caller, r, setResult, charge, spent);
+          return chargeThenSettle(ctx, route, caller, remaining, r, setResult, charge, direct);
         },
       };
     } catch (e) {
@@ -582,10 +580,13 @@ export function useMetering(limiter: RateLimiter): Plugin<Context> {
   }
 }
 
-/** The answer's billing in `state.billing` and, for /graphql, in `extensions`: `cost` credits charged (0: not billable), `after` left. */
-function settle(ctx: Context, r: ExecutionResult, setResult: (result: ExecutionResult) => void, cost: bigint, after: bigint, charge?: Charge): void {
+/**
+ * The answer's billing in `state.billing` and, but for a REST route's document (`route`: its answer reports it in
+ * `meta`, from state.billing), in `extensions`: `cost` credits charged (0: not billable), `after` left.
+ */
+function settle(ctx: Context, route: boolean, r: ExecutionResult, setResult: (result: ExecutionResult) => void, cost: bigint, after: bigint, charge?: Charge): void {
   ctx.state.billing = { billable: cost > 0n, cost, remaining: after, ...(charge ? { charge } : {}) };
-  if (ctx.state.restRoute === true) return; // a REST answer reports its billing in meta, from state.billing
+  if (route) return;
   setResult({
     ...r,
     extensions: {
@@ -608,6 +609,7 @@ function chargeOf(ctx: Context, caller: UserCaller, charged: readonly { row: End
  */
 async function chargeThenSettle(
   ctx: Context,
+  route: boolean,
   caller: UserCaller,
   remaining: bigint,
   r: ExecutionResult,
@@ -622,12 +624,12 @@ async function chargeThenSettle(
     setResult({ errors: [toGraphQLError(creditInsufficient(charge.cost, await availableCredits(ctx.db, caller.accountId)))] });
     return;
   }
-  settleCharged(ctx, caller, r, setResult, charge, left);
+  settleCharged(ctx, route, caller, r, setResult, charge, left);
 }
 
 /** After `charge` was taken, with `left` credits still available: the caller cache, the metric and the answer's billing. */
-function settleCharged(ctx: Context, caller: UserCaller, r: ExecutionResult, setResult: (result: ExecutionResult) => void, charge: Charge, left: bigint): void {
+function settleCharged(ctx: Context, route: boolean, caller: UserCaller, r: ExecutionResult, setResult: (result: ExecutionResult) => void, charge: Charge, left: bigint): void {
   ctx.callers?.charged(caller.accountId, caller.creditsTotal - left);
   creditsCharged.inc({ operation: charge.operationId }, Number(charge.cost));
-  settle(ctx, r, setResult, charge.cost, left, charge);
+  settle(ctx, route, r, setResult, charge.cost, left, charge);
 }

@@ -253,6 +253,16 @@ export function registerRouteDocument(
   return estimate;
 }
 
+/**
+ * True for the fixed document of a REST route (registered by `registerRouteDocument`; clients cannot send one: their
+ * documents are parsed into other objects). Such a document runs only with variables its route built and checked with
+ * its operation's own rules (src/operations/, `restVariables`), and its answer is all or nothing: an execution with
+ * any error is answered with the error envelope alone (src/rest/facade.ts).
+ */
+export function isRouteDocument(document: DocumentNode): boolean {
+  return routeDocuments.has(document);
+}
+
 /** Where the client put its query: the query string of a GET, else the body. */
 function queryLocation(context: unknown): ValidationDetail['location'] {
   const request = (context as { request?: Request } | undefined)?.request;

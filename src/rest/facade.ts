@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import pLimit from 'p-limit';
 import type { Database } from '../db/client.js';
 import { schema } from '../graphql/schema.js';
-import { newRequestState, type Context, type RequestState } from '../graphql/context.js';
+import { ANSWER_SENT, ANSWER_STREAMED, HEADERS_ONLY, newRequestState, type Context, type RequestState } from '../graphql/context.js';
 import { registerRouteDocument } from '../plugins/safety.js';
 import { restSendsData } from '../plugins/metering.js';
 import { MAX_BATCH_NAMES } from '../validation/params.js';
@@ -232,8 +232,6 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     // one Yoga's `context` option builds, made here directly (no context-building hooks are registered).
     const { execute, subscribe } = envelopedFor(requestId, state);
     const contextValue = makeContext(state, input.headers);
-    state.trustedVariables = invalid === null;
-    state.restRoute = true;
     if (invalid) {
       if (route.userOnly) await contextValue.requireUser(route.operationId);
       throw invalid;
@@ -242,14 +240,14 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       // A subscription document (the REST event stream): admitted and started by the same pipeline (the metering
       // plugin's onSubscribe, the resolver's subscribe); then its live subscription is read directly, without a
       // GraphQL execution per event (each change's ChangeOut text is made once for every stream that sends it).
-      state.eventStream = true;
       const subscribed = await subscribe({ schema, document: route.document, variableValues, contextValue, operationName: route.operationId });
       if (!isAsyncIterable(subscribed)) {
-        const refused = subscribed as ExecutionResult;
-        return errorReply(requestId, asRestError(route, resultError(refused.errors ?? [], state.log)), route.metered);
+        const { errors } = subscribed as ExecutionResult;
+        if (errors && errors.length > 0) return errorReply(requestId, asRestError(route, resultError(errors, state.log)), route.metered);
+        // Admitted and not started: its events would not be sent (a HEAD; metering's onSubscribe).
+        return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null };
       }
       const live = state.live;
-      if (state.head) return { status: 200, headers: { ...SSE_HEADERS, 'X-Request-ID': requestId }, body: null }; // admitted, never started
       if (!live) throw new Error(`route ${route.operationId} started no live subscription`);
       state.live = undefined;
       // The client may have left while the subscription started: then it ends at once (its replay stops reading).
@@ -259,7 +257,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     }
     // A heavy answer (a batch of 100 names or more) is streamed: its quotes are loaded and written a block at a time.
     const heavy = route.heavy?.(variableValues) === true;
-    state.streamedAnswer = heavy;
+    if (heavy && state.delivery.body) state.delivery = ANSWER_STREAMED;
     const answer = async (): Promise<Reply> => {
       const args = { schema, document: route.document, variableValues, contextValue, operationName: route.operationId };
       let result: ExecutionResult;
@@ -349,9 +347,9 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
    * Same state, route runner, headers, metrics and log line as `handle`; the answer is written in one go.
    */
   async function serveFast(req: http.IncomingMessage, res: http.ServerResponse, route: CompiledRoute, match: RegExpExecArray, url: RequestTarget): Promise<void> {
-    const state = newRequestState(crypto.randomUUID());
+    const head = req.method === 'HEAD';
+    const state = newRequestState(crypto.randomUUID(), head ? HEADERS_ONLY : ANSWER_SENT);
     state.log = logger?.child({ request_id: state.requestId });
-    state.head = req.method === 'HEAD';
     state.operationId = route.operationId;
     const started = performance.now();
     // Aborted when the connection closes before the answer was written whole (the export's refund on
@@ -377,14 +375,14 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     const stream = reply.stream;
     const text = reply.body ?? '';
     const body = stream || reply.events ? null : text.length < SMALL_ANSWER_CHARS ? text : Buffer.from(text, 'utf8');
-    if (body !== null && reply.status !== 304 && !(state.head && reply.headers['Content-Length'] !== undefined)) {
+    if (body !== null && reply.status !== 304 && !(head && reply.headers['Content-Length'] !== undefined)) {
       headers['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length);
     }
     if (!res.destroyed) res.writeHead(reply.status, headers);
     if (reply.events) {
       if (res.destroyed) reply.events.close(); // the client left before the stream began
       else writeEvents(res, reply.events); // the live REST stream: written as it comes, until either side ends it
-    } else if (stream && !state.head && !res.destroyed) {
+    } else if (stream && !head && !res.destroyed) {
       Readable.fromWeb(stream as NodeReadableStream<Uint8Array>)
         .on('error', (e) => {
           state.log?.warn({ err: e }, 'streamed answer failed');
@@ -394,7 +392,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     } else {
       void stream?.cancel().catch(() => undefined);
       // HEAD (README): the GET's status and headers, no body.
-      if (!res.destroyed) res.end(state.head ? undefined : body);
+      if (!res.destroyed) res.end(head ? undefined : body);
     }
     recordRequest(state, req.method!, url.pathname, reply.status, started);
   }

@@ -48,8 +48,6 @@ async function start(ctx: Context, filter: LiveFilter | null, since: bigint | nu
     ctx.state.liveReservation = undefined;
     throw e;
   }
-  // HEAD of the REST stream: admitted like a GET (credential, rate limit), never started, never billed.
-  if (ctx.state.head) return (async function* (): AsyncGenerator<LiveEvent> {})();
   // The slot the metering plugin reserved before the rate limit (live/live-billing.ts `reserve`).
   const reservation = ctx.state.liveReservation;
   ctx.state.liveReservation = undefined;

@@ -264,8 +264,8 @@ builder.queryFields((t) => ({
     resolve: async (_r, args, ctx) => {
       await ctx.requireUser('batchPrices');
       const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
-      if (ctx.state.streamedAnswer) {
-        // The REST facade streams this answer: each item's quotes are loaded and written a block at a time.
+      if (ctx.state.delivery.deferred) {
+        // The answer is written as it is made: each item's quotes are loaded and written a block at a time.
         const source: DeferredJsonSource = {
           blockSize: STREAM_BLOCK_NAMES,
           texts: async (names) => {
