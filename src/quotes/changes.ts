@@ -31,6 +31,9 @@ import type { Database } from '../db/client.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ServiceError, validationError } from '../lib/errors.js';
 import { loadQuotes, quoteText, type MarketQuote } from './quotes.js';
+import type { z } from 'zod';
+import type { ChangeOut } from '../shapes/changes.js';
+import { RawJson, stringifyWithRaw } from '../lib/raw-json.js';
 
 /** Hours of changes kept for the feed (issue: live, "say 24 h"). */
 export const CHANGE_WINDOW_HOURS = 24;
@@ -133,15 +136,25 @@ export interface Change {
 /** JSON texts of changes (ChangeOut), made once per change object and shared by every stream that sends it. */
 const changeTexts = new WeakMap<Change, string>();
 
+/** ChangeOut (src/shapes/changes.ts) as this module writes it: the quote already written as JSON text (quoteText). */
+type ChangeJson = Omit<z.infer<typeof ChangeOut>, 'quote'> & { quote: RawJson | null };
+
 /**
- * A change as ChangeOut JSON text (src/shapes/changes.ts: seq, market_hash_name, market_code, side, quote), the
- * quote as GET /prices serves it (quoteText); written once per change object. The live REST stream sends it;
- * test/integration/live.test.ts checks it equals the feed's entry for the same change.
+ * A change as ChangeOut JSON text, typed by its shape (src/shapes/changes.ts), the quote as GET /prices serves it
+ * (quoteText); written once per change object. The live REST stream sends it; test/integration/live.test.ts checks
+ * it equals the feed's entry for the same change.
  */
 export function changeText(c: Change): string {
   let text = changeTexts.get(c);
   if (text === undefined) {
-    text = `{"seq":"${c.seq}","market_hash_name":${JSON.stringify(c.marketHashName)},"market_code":${JSON.stringify(c.marketCode)},"side":"${c.side}","quote":${c.quote === null ? 'null' : quoteText(c.quote)}}`;
+    const json: ChangeJson = {
+      seq: c.seq.toString(),
+      market_hash_name: c.marketHashName,
+      market_code: c.marketCode,
+      side: c.side,
+      quote: c.quote === null ? null : new RawJson(quoteText(c.quote)),
+    };
+    text = stringifyWithRaw(json);
     changeTexts.set(c, text);
   }
   return text;
