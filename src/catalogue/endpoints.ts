@@ -42,7 +42,7 @@ export interface EndpointInfo {
   /**
    * GraphQL fields that do this operation's work (charged and limited as this row): root fields by name, and metered
    * edges by schema coordinate `Type.field` (nested fields that reach the same priced data from anywhere, charged per
-   * delivered instance; src/plugins/metering.ts METERED_EDGES, docs/graphql.md).
+   * delivered instance; src/plugins/metering/plan.ts METERED_EDGES, docs/graphql.md).
    */
   graphqlFields: string[];
 }

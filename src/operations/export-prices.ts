@@ -38,6 +38,7 @@ export default defineOperation({
     }),
   ],
   rest: { envelope: false, respond: exportReply },
+  billing: { paidOnDelivery: true, headOutsideLimit: true },
   openapi: {
     payload: ExportOut,
     description:

@@ -217,6 +217,22 @@ export interface Operation<P extends readonly Param[] = readonly Param[], B exte
     /** The answer is the event stream of the subscription the document starts. */
     stream?: true;
   };
+  /**
+   * How its charge departs from the catalogue row's rule (src/plugins/metering.ts; absent: charged from the replica's
+   * credit lease when its priced data is in the answer, and a HEAD counts towards the rate limit like its GET).
+   */
+  billing?: {
+    /**
+     * The charge is a named ledger row, never taken from a lease, so an answer not delivered whole (the client left
+     * before the last byte) is refunded: for a large answer written as a stream (README, Billing: paid on delivery).
+     */
+    paidOnDelivery?: true;
+    /**
+     * A HEAD spends no rate-limit point: it answers headers kept in memory, as a 304 does, and is never billed
+     * (issue 44, point 4: a client may ask whether a new export is out as often as it likes).
+     */
+    headOutsideLimit?: true;
+  };
   /** The OpenAPI description of the answer and the text people read. */
   openapi: {
     /** The 200 payload (inside the envelope when `rest.envelope`). */

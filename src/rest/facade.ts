@@ -21,7 +21,7 @@ import type { Database } from '../db/client.js';
 import { schema } from '../graphql/schema.js';
 import { ANSWER_SENT, ANSWER_STREAMED, HEADERS_ONLY, newRequestState, type Context, type RequestState } from '../graphql/context.js';
 import { registerRouteDocument } from '../plugins/safety.js';
-import { restSendsData } from '../plugins/metering.js';
+import { restSendsData } from '../plugins/metering/billing-rule.js';
 import { MAX_BATCH_NAMES } from '../validation/params.js';
 import { endpoint } from '../catalogue/endpoints.js';
 import { nodeHeaders, type HeaderReader } from '../lib/headers.js';
@@ -267,7 +267,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       } else {
         result = (await execute(args)) as ExecutionResult;
       }
-      // Any error: the error envelope, no data, and so no charge (the billing rule, restSendsData in plugins/metering.ts).
+      // Any error: the error envelope, no data, and so no charge (the billing rule, restSendsData in plugins/metering/billing-rule.ts).
       if (!restSendsData(result)) return errorReply(requestId, asRestError(route, resultError(result.errors!)), route.metered);
       const payload = route.payload(result.data as Record<string, unknown>);
       if (route.respond) return route.respond(payload, { db, state, signal: input.signal, logger: state.log ?? logger });

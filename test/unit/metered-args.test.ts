@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { GraphQLObjectType } from 'graphql';
 import { ENDPOINTS } from '../../src/catalogue/endpoints.js';
 import { schema } from '../../src/graphql/schema.js';
-import { meteredFieldArgs } from '../../src/plugins/metering.js';
+import { meteredFieldArgs } from '../../src/plugins/metering/plan.js';
 
 describe('arguments of metered root fields', () => {
   it('every metered root field that takes arguments has its rule in meteredFieldArgs (the only check of them)', () => {
     const roots = [schema.getQueryType(), schema.getSubscriptionType()].flatMap((type) => (type ? Object.values(type.getFields()) : []));
     // The account's own mutations (createAlert, deleteAlert) are metered for their rate limits but check their input
-    // in their resolvers (src/plugins/metering.ts, planMeteredFields).
+    // in their resolvers (src/plugins/metering/plan.ts, planMeteredFields).
     const mutations = Object.keys(schema.getMutationType()?.getFields() ?? {});
     const metered = ENDPOINTS.filter((e) => e.creditCost > 0 || e.rateLimit !== null).flatMap((e) => e.graphqlFields.filter((f) => !f.includes('.') && !mutations.includes(f)));
     expect(metered.length).toBeGreaterThan(5);
