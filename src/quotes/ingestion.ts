@@ -21,7 +21,7 @@
  * Bulk writes are SQL over `unnest` arrays (one statement per chunk), not row-by-row Prisma calls.
  */
 import { recordChanges, type ChangeKey } from './changes.js';
-import { quotesChanged, signalQuotes } from './quote-cache.js';
+import { CHANGES_PAYLOAD, quotesChanged, signalQuotes } from './quote-cache.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ingestedObservations } from '../lib/metrics.js';
 import { searchKey } from '../search/query.js';
@@ -213,10 +213,11 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   ingestedObservations.inc({ outcome: 'inserted' }, result.inserted);
   ingestedObservations.inc({ outcome: 'updated' }, result.updated);
   ingestedObservations.inc({ outcome: 'skipped' }, result.skipped);
-  // Quote caches of every replica drop their entries when this commits (quotes/quote-cache.ts).
-  if (result.inserted + result.updated > 0) await signalQuotes(db);
-  // Last: the change sequence (quotes/changes.ts) holds its lock from here to the commit.
+  // The change sequence (quotes/changes.ts) holds its lock from here to the commit.
   await recordChanges(db, changes);
+  // Quote caches of every replica drop the changed names when this commits (quotes/quote-cache.ts): after the change
+  // rows, so a caller without a transaction signals once they are there.
+  if (result.inserted + result.updated > 0) await signalQuotes(db, CHANGES_PAYLOAD);
   return result;
 }
 
@@ -304,8 +305,9 @@ async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanRes
     providerCode,
     completed,
   );
-  if (freshened + delisted > 0) await signalQuotes(db);
-  await recordChanges(db, changes); // last: the change lock is held to the commit
+  await recordChanges(db, changes); // the change lock is held to the commit
+  // fresh_at moves have no change rows: caches may show them late, within their age bound (quotes/quote-cache.ts).
+  if (freshened + delisted > 0) await signalQuotes(db, CHANGES_PAYLOAD);
   return { freshened, delisted };
 }
 
@@ -315,14 +317,14 @@ async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanRes
  */
 export async function ingestBatch(prisma: PrismaClient, observations: QuoteObservation[], opts: { now?: Date } = {}): Promise<IngestResult> {
   const result = await prisma.$transaction((tx) => ingestQuotes(tx, observations, opts), { maxWait: 30_000, timeout: 300_000 });
-  quotesChanged(); // again after the commit: a read between the signal and the commit cached the old rows
+  quotesChanged(CHANGES_PAYLOAD); // again after the commit: a read between the signal and the commit cached the old rows
   return result;
 }
 
 /** `completeMarketScan` in one transaction. */
 export async function completeMarketScanTx(prisma: PrismaClient, scan: ScanCompletion): Promise<ScanResult> {
   const result = await prisma.$transaction((tx) => completeMarketScan(tx, scan), { maxWait: 30_000, timeout: 300_000 });
-  quotesChanged(); // after the commit, as in ingestBatch
+  quotesChanged(CHANGES_PAYLOAD); // after the commit, as in ingestBatch
   return result;
 }
 
