@@ -8,15 +8,16 @@
  *   every other replica hears it exactly when the change commits (PostgreSQL delivers a notification
  *   on commit and never for a rolled-back transaction), and in this process at once (`quotesChanged`).
  * - Precise invalidation (issue 45): a writer whose every change of what `loadQuotes` reads has a row in the change
- *   sequence (quotes/changes.ts: quote ingestion and scan completion) signals `CHANGES_PAYLOAD`. The cache then
+ *   sequence (quotes/changes.ts: quote ingestion without confirmations, scan completion that only delists, and the
+ *   chunks of a collector run: quotes/ingestion.ts IngestOptions.confirmations) signals `CHANGES_PAYLOAD`. The cache then
  *   reads the (app, name) of the changes after the last seq it saw (one indexed statement; signals arriving while it
  *   runs are coalesced into one more) and drops only those names. Sequence numbers become visible in commit order,
  *   so reading `seq > last` misses no committed change. Any other payload (`*`, an app id: valuation publish and
  *   prune, a LISTEN connection (re)established), a cache that does not know its last seq yet, or more than
  *   PRECISE_MAX changes behind drops the whole cache of the replica.
- * - fresh_at moves (a scan completion that only freshens) have no change rows, so a cached answer may show an item's
- *   fresh_at late, by at most the entry's age bound below (60 s while signals are heard); prices, quantities and
- *   listing state are never served late by it.
+ * - observed_at and fresh_at moves without a change (confirmations, scan completions) have no change rows: their
+ *   writers signal `*`, but for a collector run's chunks, whose run signals `*` after its last write, so a cached
+ *   answer may show them late by at most that run; prices, quantities and listing state are never served late.
  * - A load that started before a signal, or before an invalidation finished, is not stored (a generation counter),
  *   so a read racing a commit cannot put the old rows back; while a signal's invalidation is pending, lookups go to
  *   the database, so the writer's own process answers the new quotes as soon as its write returns.
