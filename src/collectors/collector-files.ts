@@ -141,7 +141,7 @@ export async function importCollectorFile(prisma: PrismaClient, file: string, pr
   if (chunk.length > 0 && details.length < MAX_DETAILS) checkChunk(chunk, markets, now, details);
   if (details.length > 0) throw validationError(details);
 
-  const result = { inserted: 0, updated: 0, skipped: 0, observations: 0 };
+  const result = { inserted: 0, updated: 0, skipped: 0, confirmed: 0, observations: 0 };
   const apply = async (part: Row[]) => {
     const obs = checkChunk(part, markets, now, details);
     if (!obs) throw validationError(details);
@@ -149,6 +149,7 @@ export async function importCollectorFile(prisma: PrismaClient, file: string, pr
     result.inserted += r.inserted;
     result.updated += r.updated;
     result.skipped += r.skipped;
+    result.confirmed += r.confirmed;
     result.observations += obs.length;
     progress?.(result.observations, total);
   };

@@ -138,6 +138,7 @@ function add(into: ImportResult, r: IngestResult, n: number): void {
   into.inserted += r.inserted;
   into.updated += r.updated;
   into.skipped += r.skipped;
+  into.confirmed += r.confirmed;
   into.observations += n;
 }
 
@@ -159,7 +160,7 @@ async function ingestWithProgress(prisma: PrismaClient, obs: QuoteObservation[],
  * Throws for a path it does not recognise.
  */
 export async function importPath(prisma: PrismaClient, target: string, progress?: ProgressFn): Promise<ImportResult> {
-  const result: ImportResult = { inserted: 0, updated: 0, skipped: 0, observations: 0, files: [] };
+  const result: ImportResult = { inserted: 0, updated: 0, skipped: 0, confirmed: 0, observations: 0, files: [] };
   const stat = fs.statSync(target);
   const batches: { file: string; load: () => Promise<QuoteObservation[][]> }[] = [];
   const collectorFiles: string[] = [];

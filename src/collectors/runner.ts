@@ -299,9 +299,15 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
         }
       }
     }
+    let wrote = false;
     try {
       t = performance.now();
-      for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) await ingestBatch(rt.db.prisma, chunk);
+      // Each chunk drops only the changed names from the replicas' quote caches; the run's confirmations (its
+      // observed_at and fresh_at) are signalled once, after its last write (below).
+      for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) {
+        wrote = true;
+        await ingestBatch(rt.db.prisma, chunk, { confirmations: 'later' });
+      }
       result.phases.ingestMs = Math.round(performance.now() - t);
       t = performance.now();
       if (source.completeListing) {
@@ -317,6 +323,9 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       result.phases.scanMs = Math.round(performance.now() - t);
     } catch (e) {
       return await finish('failed', { kind: 'database', message: e instanceof Error ? e.message : String(e) }, buffer);
+    } finally {
+      // The run's confirmations, committed chunk by chunk, reach every replica's quote cache: it drops everything.
+      if (wrote) await rt.db.notify('qg_quotes', '*').catch((e: unknown) => rt.logger.warn({ err: e, source: source.id }, 'quote cache signal failed'));
     }
     return await finish('ok', null, buffer);
   } finally {

@@ -21,7 +21,7 @@
  * Bulk writes are SQL over `unnest` arrays (one statement per chunk), not row-by-row Prisma calls.
  */
 import { recordChanges, type ChangeKey } from './changes.js';
-import { quotesChanged, signalQuotes } from './quote-cache.js';
+import { CHANGES_PAYLOAD, quotesChanged, signalQuotes } from './quote-cache.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ingestedObservations } from '../lib/metrics.js';
 import { searchKey } from '../search/query.js';
@@ -32,6 +32,27 @@ export interface IngestResult {
   inserted: number;
   updated: number;
   skipped: number;
+  /** Of `updated`: rows whose price, quantity and listing state did not change (only observed_at and fresh_at moved). */
+  confirmed: number;
+}
+
+/** Options of `ingestQuotes` and `ingestBatch`. */
+export interface IngestOptions {
+  /** Dates the ingestion counters (default: the clock). */
+  now?: Date;
+  /**
+   * `now` (default): confirmations (a quote seen again unchanged: its observed_at and fresh_at move, with no change
+   * row) make every replica's quote cache drop everything, so they are served at once. `later`: the caller signals a
+   * full drop itself when its run is over (the collector runner, after its last chunk), so the chunks of a run drop
+   * only the names that changed (quotes/quote-cache.ts, precise invalidation) and the cache keeps serving the rest
+   * meanwhile; a confirmation's observed_at and fresh_at are then served late by at most the run.
+   */
+  confirmations?: 'now' | 'later';
+}
+
+/** The `qg_quotes` payload of an ingestion that did `result` (see IngestOptions.confirmations). */
+function ingestSignal(result: IngestResult, opts: IngestOptions): string {
+  return result.confirmed > 0 && opts.confirmations !== 'later' ? '*' : CHANGES_PAYLOAD;
 }
 
 /** Observations per SQL statement: keeps parameter arrays and PGlite transactions short. */
@@ -169,8 +190,8 @@ async function countActivity(db: Tx, observations: QuoteObservation[], now: Date
  * observations to the ingestion counters (`countActivity`; `opts.now`, default the clock, dates them).
  * Throws on a database error; validation of shapes is the caller's job.
  */
-export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opts: { now?: Date } = {}): Promise<IngestResult> {
-  const result: IngestResult = { inserted: 0, updated: 0, skipped: 0 };
+export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opts: IngestOptions = {}): Promise<IngestResult> {
+  const result: IngestResult = { inserted: 0, updated: 0, skipped: 0, confirmed: 0 };
   if (observations.length === 0) return result;
   await countActivity(db, observations, opts.now ?? new Date());
   const itemIds = await ensureItems(db, observations);
@@ -206,6 +227,7 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
         if (r.inserted) result.inserted += 1;
         else result.updated += 1;
         if (r.changed) changes.push({ itemId: r.item_id, marketCode: r.market_code, side: r.side });
+        else if (!r.inserted) result.confirmed += 1;
       }
       result.skipped += part.length - rows.length;
     }
@@ -213,10 +235,11 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   ingestedObservations.inc({ outcome: 'inserted' }, result.inserted);
   ingestedObservations.inc({ outcome: 'updated' }, result.updated);
   ingestedObservations.inc({ outcome: 'skipped' }, result.skipped);
-  // Quote caches of every replica drop their entries when this commits (quotes/quote-cache.ts).
-  if (result.inserted + result.updated > 0) await signalQuotes(db);
-  // Last: the change sequence (quotes/changes.ts) holds its lock from here to the commit.
+  // The change sequence (quotes/changes.ts) holds its lock from here to the commit.
   await recordChanges(db, changes);
+  // Quote caches of every replica drop the changed names (or everything: confirmations) when this commits
+  // (quotes/quote-cache.ts): after the change rows, so a caller without a transaction signals once they are there.
+  if (result.inserted + result.updated > 0) await signalQuotes(db, ingestSignal(result, opts));
   return result;
 }
 
@@ -304,25 +327,31 @@ async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanRes
     providerCode,
     completed,
   );
-  if (freshened + delisted > 0) await signalQuotes(db);
-  await recordChanges(db, changes); // last: the change lock is held to the commit
+  await recordChanges(db, changes); // the change lock is held to the commit
+  // fresh_at moves have no change rows: they drop everything; delistings alone are in the change sequence.
+  if (freshened + delisted > 0) await signalQuotes(db, scanSignal(freshened));
   return { freshened, delisted };
+}
+
+/** The `qg_quotes` payload of a scan completion that freshened `freshened` quotes (fresh_at moves have no change rows). */
+function scanSignal(freshened: number): string {
+  return freshened > 0 ? '*' : CHANGES_PAYLOAD;
 }
 
 /**
  * Applies one batch all-or-nothing: every observation in one database transaction (a failure rolls
  * back every row, the ingestion counters included). Validation is the caller's job (src/validation/ingest.ts).
  */
-export async function ingestBatch(prisma: PrismaClient, observations: QuoteObservation[], opts: { now?: Date } = {}): Promise<IngestResult> {
+export async function ingestBatch(prisma: PrismaClient, observations: QuoteObservation[], opts: IngestOptions = {}): Promise<IngestResult> {
   const result = await prisma.$transaction((tx) => ingestQuotes(tx, observations, opts), { maxWait: 30_000, timeout: 300_000 });
-  quotesChanged(); // again after the commit: a read between the signal and the commit cached the old rows
+  if (result.inserted + result.updated > 0) quotesChanged(ingestSignal(result, opts)); // again after the commit: a read between the signal and the commit cached the old rows
   return result;
 }
 
 /** `completeMarketScan` in one transaction. */
 export async function completeMarketScanTx(prisma: PrismaClient, scan: ScanCompletion): Promise<ScanResult> {
   const result = await prisma.$transaction((tx) => completeMarketScan(tx, scan), { maxWait: 30_000, timeout: 300_000 });
-  quotesChanged(); // after the commit, as in ingestBatch
+  if (result.freshened + result.delisted > 0) quotesChanged(scanSignal(result.freshened)); // after the commit, as in ingestBatch
   return result;
 }
 

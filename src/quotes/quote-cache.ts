@@ -7,9 +7,20 @@
  *   prune) signals `qg_quotes` with `signalQuotes`: inside its own transaction through `pg_notify`, so
  *   every other replica hears it exactly when the change commits (PostgreSQL delivers a notification
  *   on commit and never for a rolled-back transaction), and in this process at once (`quotesChanged`).
- *   A signal drops the whole cache of every replica.
- * - A load that started before a signal is not stored (a generation counter), so a read racing a
- *   commit cannot put the old rows back.
+ * - Precise invalidation (issue 45): a writer whose every change of what `loadQuotes` reads has a row in the change
+ *   sequence (quotes/changes.ts: quote ingestion without confirmations, scan completion that only delists, and the
+ *   chunks of a collector run: quotes/ingestion.ts IngestOptions.confirmations) signals `CHANGES_PAYLOAD`. The cache then
+ *   reads the (app, name) of the changes after the last seq it saw (one indexed statement; signals arriving while it
+ *   runs are coalesced into one more) and drops only those names. Sequence numbers become visible in commit order,
+ *   so reading `seq > last` misses no committed change. Any other payload (`*`, an app id: valuation publish and
+ *   prune, a LISTEN connection (re)established), a cache that does not know its last seq yet, or more than
+ *   PRECISE_MAX changes behind drops the whole cache of the replica.
+ * - observed_at and fresh_at moves without a change (confirmations, scan completions) have no change rows: their
+ *   writers signal `*`, but for a collector run's chunks, whose run signals `*` after its last write, so a cached
+ *   answer may show them late by at most that run; prices, quantities and listing state are never served late.
+ * - A load that started before a signal, or before an invalidation finished, is not stored (a generation counter),
+ *   so a read racing a commit cannot put the old rows back; while a signal's invalidation is pending, lookups go to
+ *   the database, so the writer's own process answers the new quotes as soon as its write returns.
  * - Entries are served for at most `maxAgeMs` (default 60 s) while the replica hears signals
  *   (`Database.listening`), and at most `unlistenedMaxAgeMs` (default 1 s) while its LISTEN
  *   connection is down; when it comes back every entry is dropped. So no replica serves a quote
@@ -33,7 +44,17 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { Database } from '../db/client.js';
 import { loadQuotes, type MarketQuote } from './quotes.js';
 
-/** In-process signals of quote changes (payload: app id or `*`), for writers that hold only a transaction. */
+/**
+ * The `qg_quotes` payload of a writer whose every change of published quotes has a row in the change sequence
+ * (quotes/changes.ts), recorded in the same transaction: caches drop only the names of the changes after the last
+ * seq they saw (see the module doc). Any other payload drops everything.
+ */
+export const CHANGES_PAYLOAD = '+changes';
+
+/** Changes one invalidation reads at most; more behind drops the whole cache (see the module doc). */
+export const PRECISE_MAX = 10_000;
+
+/** In-process signals of quote changes (payload: app id, `*` or CHANGES_PAYLOAD), for writers that hold only a transaction. */
 const local = new EventEmitter();
 local.setMaxListeners(0);
 
@@ -43,7 +64,10 @@ export function onQuotesChanged(listener: (appId: string) => void): () => void {
   return () => local.off('change', listener);
 }
 
-/** Tells this process's quote caches that quotes of `appId` (or every app: `*`) changed. */
+/**
+ * Tells this process's quote caches that quotes of `appId` (or every app: `*`) changed; CHANGES_PAYLOAD: the changes
+ * are in the change sequence (committed before this call, or by the transaction that also calls `signalQuotes`).
+ */
 export function quotesChanged(appId = '*'): void {
   local.emit('change', appId);
 }
@@ -54,7 +78,7 @@ export interface RawHandle {
 }
 
 /**
- * Signals that quotes of `appId` (or `*`) changed: `pg_notify('qg_quotes', appId)` on `handle` (inside a
+ * Signals that quotes of `appId` (or `*`; CHANGES_PAYLOAD: see there) changed: `pg_notify('qg_quotes', appId)` on `handle` (inside a
  * transaction it is delivered to the other replicas when, and only if, it commits) and `quotesChanged`
  * in this process. Call it after the writes, in the same transaction; owners of the transaction call
  * `quotesChanged` again after the commit (a read between the two would otherwise cache the old rows).
@@ -118,8 +142,97 @@ export class QuoteCache {
       maxSize: opts.maxBytes ?? 32 * 1024 * 1024,
       sizeCalculation: (e, key) => 200 + key.length * 2 + e.quotes.length * QUOTE_BYTES,
     });
-    const drop = () => this.clear();
-    this.stops = [db.onNotify('qg_quotes', drop), onQuotesChanged(drop)];
+    const signal = (payload: string) => this.signal(payload);
+    this.stops = [db.onNotify('qg_quotes', signal), onQuotesChanged(signal)];
+    // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
+    // arrives meanwhile, nothing is dropped and loads in flight are stored.
+    this.invalidating = this.invalidate(true).finally(() => {
+      this.invalidating = null;
+    });
+  }
+
+  /** The last change seq whose names were dropped; null: unknown (the next precise signal drops everything). */
+  private lastSeq: bigint | null = null;
+  /** App ids of the entries stored (a change's names are dropped for each). */
+  private readonly apps = new Set<string>();
+  /** The invalidation in flight, and whether a signal arrived since it began (run again). */
+  private invalidating: Promise<void> | null = null;
+  private again = false;
+  /** A precise signal not yet applied: lookups go to the database meanwhile. */
+  private pending = false;
+  /** Invalidations run (for tests): `precise` dropped names, `full` dropped everything. */
+  readonly invalidations = { precise: 0, full: 0, namesDropped: 0 };
+
+  /** Applies a `qg_quotes` signal (see the module doc). */
+  private signal(payload: string): void {
+    this.generation += 1;
+    if (payload !== CHANGES_PAYLOAD) {
+      this.clear();
+      // A full drop covers every change up to now, but the seq it reached is unknown: the pass below reads it.
+      this.lastSeq = null;
+    }
+    this.pending = true;
+    if (this.invalidating) {
+      this.again = true;
+      return;
+    }
+    this.invalidating = this.invalidate().finally(() => {
+      this.invalidating = null;
+    });
+  }
+
+  /** Drops the names of the changes after `lastSeq`, until no signal arrived during a pass (see the module doc). */
+  private async invalidate(initial = false): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        await this.invalidateOnce();
+      } catch {
+        // The sequence could not be read: drop everything (the next signal reads the seq again).
+        this.clear();
+        this.lastSeq = null;
+      }
+      // Loads that began before this pass may have read rows it just dropped: they are not stored.
+      if (!initial || this.again) this.generation += 1;
+      initial = false;
+    } while (this.again);
+    this.pending = false;
+  }
+
+  private async invalidateOnce(): Promise<void> {
+    if (this.lastSeq === null) {
+      const [row] = await this.db.query<{ seq: string }>(`SELECT COALESCE(max(seq), 0)::text AS seq FROM quote_change`);
+      this.lru.clear();
+      this.invalidations.full += 1;
+      this.lastSeq = BigInt(row?.seq ?? '0');
+      return;
+    }
+    const rows = await this.db.query<{ seq: string; app_id: string; market_hash_name: string }>(
+      `SELECT c.seq::text AS seq, i.app_id, i.market_hash_name
+         FROM quote_change c JOIN item i ON i.id = c.item_id
+        WHERE c.seq > $1::bigint ORDER BY c.seq LIMIT $2::int`,
+      [this.lastSeq.toString(), PRECISE_MAX + 1],
+    );
+    if (rows.length > PRECISE_MAX) {
+      this.clear();
+      this.invalidations.full += 1;
+      this.lastSeq = null; // read again by the next pass (a signal arrived, or the next one)
+      this.again = true;
+      return;
+    }
+    if (rows.length === 0) return;
+    for (const r of rows) {
+      // Names of every app id held: an item's name belongs to one app, the key to its app.
+      if (this.apps.has(r.app_id)) this.lru.delete(`${r.app_id}\u0000${r.market_hash_name}`);
+    }
+    this.invalidations.precise += 1;
+    this.invalidations.namesDropped += rows.length;
+    this.lastSeq = BigInt(rows[rows.length - 1]!.seq);
+  }
+
+  /** Resolves once the invalidations of the signals heard so far are applied (for tests and shutdown). */
+  async settled(): Promise<void> {
+    while (this.invalidating) await this.invalidating;
   }
 
   /**
@@ -191,7 +304,9 @@ export class QuoteCache {
    */
   private async readAndStore(appId: string, names: readonly string[], generation: number, at: number): Promise<Map<string, MarketQuote[]>> {
     const loaded = await loadQuotes(this.db, appId, names);
-    if (generation === this.generation) for (const name of names) this.lru.set(`${appId}\u0000${name}`, { quotes: loaded.get(name) ?? [], at });
+    if (generation !== this.generation) return loaded;
+    this.apps.add(appId);
+    for (const name of names) this.lru.set(`${appId}\u0000${name}`, { quotes: loaded.get(name) ?? [], at });
     return loaded;
   }
 
@@ -200,6 +315,7 @@ export class QuoteCache {
    * undefined when the database must be asked (`load`).
    */
   peek(appId: string, name: string): MarketQuote[] | undefined {
+    if (this.pending) return undefined;
     const e = this.lru.get(`${appId}\u0000${name}`);
     // The freshness rule of the module doc: 60 s while change signals are heard, 1 s while they are not.
     if (!e || performance.now() - e.at >= (this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs)) return undefined;
