@@ -262,8 +262,14 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
     };
     transaction = async (work) => {
       const client = await pool.connect();
-      // Set when the connection may be unusable (BEGIN or ROLLBACK failed): the pool then closes it.
+      // Set when the connection may be unusable (lost, or BEGIN or ROLLBACK failed): the pool then closes it.
       let broken: Error | undefined;
+      // A checked-out client has no listener of the pool's: a connection lost between two statements (server restart,
+      // pg_terminate_backend) would otherwise be an unhandled 'error' event. Its next statement fails instead.
+      const lost = (e: Error) => {
+        broken = e;
+      };
+      client.on('error', lost);
       let chain: Promise<unknown> = Promise.resolve();
       // One statement at a time on the connection, as Prisma's transaction client sends them.
       const run = (sql: string, params: unknown[]): Promise<pg.QueryResult> => {
@@ -297,6 +303,8 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
           throw e;
         }
       } finally {
+        // A lost connection keeps the listener: pg may report more errors while the pool closes it.
+        if (!broken) client.removeListener('error', lost);
         client.release(broken);
       }
     };
