@@ -12,9 +12,9 @@ import { projectRoot } from '../src/lib/paths.js';
 
 const url = process.env.BENCH_DATABASE_URL;
 const db = await openDatabase(url ? { url } : { pgliteDir: 'memory://' });
-if (await isEmpty(db.prisma)) {
+if (await isEmpty(db)) {
   const t0 = Date.now();
-  await importPath(db.prisma, path.join(projectRoot, 'data'));
+  await importPath(db, path.join(projectRoot, 'data'));
   console.log(`bundled data loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 const r = await runBacktest(db, undefined, (d) =>

@@ -160,7 +160,7 @@ console.log(`upstream: ${bodies.length} files, ${(bodies.reduce((a, b) => a + b.
 /** 2. Baseline: the bulk ingestion alone on the same rows (made by the runner's buffer from the same sources' parsing). */
 async function baseline(): Promise<{ rows: number; rate: number; seconds: number }> {
   const base = await freshDatabase('bulk');
-  const [markets, rateRows] = await Promise.all([marketCatalogue(base.db.prisma), base.db.query<{ code: string; usd_rate: string }>(`SELECT code, usd_rate::text AS usd_rate FROM currency WHERE NOT is_deleted`)]);
+  const [markets, rateRows] = await Promise.all([marketCatalogue(base.db), base.db.query<{ code: string; usd_rate: string }>(`SELECT code, usd_rate::text AS usd_rate FROM currency WHERE NOT is_deleted`)]);
   const rates = new Map(rateRows.map((r) => [r.code, toMoney(r.usd_rate)]));
   let rows = 0;
   let ms = 0;
@@ -169,7 +169,7 @@ async function baseline(): Promise<{ rows: number; rate: number; seconds: number
     const ctx = { baseUrl: up.url, credential: null, watchlist: [], signal: new AbortController().signal, now: new Date(), fetch: (p: string) => fetch(up.url + p) };
     for await (const row of source.collect(ctx)) buffer.add(row);
     const t0 = performance.now();
-    for (const chunk of buffer.observations(source.providerCode, new Date(), INGEST_CHUNK)) await ingestBatch(base.db.prisma, chunk);
+    for (const chunk of buffer.observations(source.providerCode, new Date(), INGEST_CHUNK)) await ingestBatch(base.db, chunk);
     ms += performance.now() - t0;
     rows += buffer.size;
   }

@@ -56,9 +56,9 @@ function figures(samples: { ms: number; ok: boolean }[]): ProbeFigures {
 
 /** Loads the bundled data and its valuation into an empty database (once; minutes on PGlite). */
 async function prepare(db: Database): Promise<void> {
-  if (!(await isEmpty(db.prisma))) return;
+  if (!(await isEmpty(db))) return;
   console.error('probe bench: loading the bundled data (once)');
-  await importPath(db.prisma, path.join(projectRoot, 'data'));
+  await importPath(db, path.join(projectRoot, 'data'));
   const date = await catchUpDate(db, new Date());
   if (date) await runValuationJob(db, date);
 }

@@ -97,7 +97,7 @@ await admin(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
 await admin(`CREATE DATABASE ${DB_NAME}`);
 const db: Database = await openDatabase({ url: benchUrl.toString() });
 const [{ v: pgVersion }] = (await db.query<{ v: string }>(`SELECT current_setting('server_version') AS v`)) as [{ v: string }];
-const ids = await ensureItems(db.prisma, plan.names.map((marketHashName) => ({ appId: '730', marketHashName })));
+const ids = await ensureItems(db, plan.names.map((marketHashName) => ({ appId: '730', marketHashName })));
 const itemIds = plan.names.map((n) => ids.get(`730\u0000${n}`)!);
 
 /** The candle of series `s` on day index `d` as stored. */
@@ -260,7 +260,7 @@ if (LIVE_DAYS > 0) {
     }
   }
   const s0 = performance.now();
-  for (const part of seed) for (let k = 0; k < part.length; k += 20_000) await ingestBatch(db.prisma, part.slice(k, k + 20_000));
+  for (const part of seed) for (let k = 0; k < part.length; k += 20_000) await ingestBatch(db, part.slice(k, k + 20_000));
   await db.query(`DELETE FROM daily_close`);
   await db.query(`VACUUM ANALYZE source_quote, daily_close`);
   log(`current quote state of ${day}: ${seed[0]!.length} quotes (${seed[1]!.length} delisted), ${secs(performance.now() - s0)} s (not timed)`);
@@ -302,7 +302,7 @@ for (let d = bulkEnd; d < DAYS; d++) {
   const t0 = performance.now();
   for (const [i, phase] of phases.entries()) {
     const now = new Date(at([3, 9, 15, 21][i]!).getTime() + 60_000);
-    for (let k = 0; k < phase.length; k += INGEST_BATCH) await ingestBatch(db.prisma, phase.slice(k, k + INGEST_BATCH), { now });
+    for (let k = 0; k < phase.length; k += INGEST_BATCH) await ingestBatch(db, phase.slice(k, k + INGEST_BATCH), { now });
   }
   const ingestMs = performance.now() - t0;
   const c0 = performance.now();

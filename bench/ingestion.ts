@@ -131,7 +131,7 @@ console.log(`${pass1.length} rows (${names.length} names x ${websites.length} ma
   for (const [key, list] of [['bulk path insert', pass1], ['bulk path update', pass2]] as const) {
     const obs = list.map(observation);
     const t0 = performance.now();
-    for (let i = 0; i < obs.length; i += 20_000) await ingestQuotes(db.prisma, obs.slice(i, i + 20_000));
+    for (let i = 0; i < obs.length; i += 20_000) await ingestQuotes(db, obs.slice(i, i + 20_000));
     record(key, obs.length, performance.now() - t0);
   }
   await drop();
@@ -140,7 +140,7 @@ console.log(`${pass1.length} rows (${names.length} names x ${websites.length} ma
 // 3. A raw multi-row INSERT of the same rows.
 {
   const { db, drop } = await freshDatabase('raw');
-  const ids = await ensureItems(db.prisma, pass1.map((r) => ({ appId: '730', marketHashName: r.name })));
+  const ids = await ensureItems(db, pass1.map((r) => ({ appId: '730', marketHashName: r.name })));
   const per = 1000;
   const t0 = performance.now();
   for (let i = 0; i < pass1.length; i += per) {

@@ -82,7 +82,7 @@ const db = await openDatabase({ url: DB_URL });
 await importCatalogue(db.prisma, path.join(projectRoot, 'data'));
 const first = new Date('2026-11-24T00:00:00Z');
 await ingestBatch(
-  db.prisma,
+  db,
   Array.from({ length: ITEMS }, (_, i) => [observation(i, 'ask', '10.00', first), observation(i, 'bid', '9.00', first)]).flat(),
 );
 const accounts = await Promise.all(Array.from({ length: Math.ceil(SUBSCRIBERS / 10) }, () => createAccount(db, { credits: 1_000_000n })));
@@ -225,7 +225,7 @@ if (heapSession) {
 const cpuBefore = await serverCpu();
 const clientCpuBefore = process.cpuUsage();
 const t0 = performance.now();
-await ingestBatch(db.prisma, batch);
+await ingestBatch(db, batch);
 const committed = performance.now();
 const deadline = committed + 60_000;
 const total = subscribers.reduce((n, s) => n + s.expected.size, 0);

@@ -85,7 +85,7 @@ async function prepare(target: 'pglite' | 'postgres'): Promise<{ env: Record<str
     env = { PGLITE_DIR: dir };
   }
   await importCatalogue(db.prisma, path.join(projectRoot, 'data'));
-  await ingestBatch(db.prisma, Array.from({ length: ITEMS }, (_, i) => observation(i + 1)));
+  await ingestBatch(db, Array.from({ length: ITEMS }, (_, i) => observation(i + 1)));
   const { key } = await createAccount(db, { credits: 1_000_000n });
   const started = performance.now();
   const { first } = await seedChanges(db, { prefix: PREFIX, items: ITEMS, changes: CHANGES });

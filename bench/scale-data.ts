@@ -16,7 +16,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import pg from 'pg';
-import type { PrismaClient } from '../src/generated/prisma/client.js';
 import type { Database } from '../src/db/client.js';
 import { importCatalogue } from '../src/catalogue/import.js';
 import { ingestQuotes } from '../src/quotes/ingestion.js';
@@ -90,7 +89,7 @@ export function expectedScaleQuotes(): number {
   return names * scaleMarkets().length * 2;
 }
 
-export async function loadScaleData(prisma: PrismaClient, onProgress?: (done: number, total: number) => void): Promise<number> {
+export async function loadScaleData(db: Database, onProgress?: (done: number, total: number) => void): Promise<number> {
   const names = fs.readFileSync(NAMES_FILE, 'utf8').split('\n').map((s) => s.trim()).filter(Boolean);
   const markets = scaleMarkets();
   const listedAt = new Date('2026-11-20T00:00:00Z');
@@ -99,13 +98,13 @@ export async function loadScaleData(prisma: PrismaClient, onProgress?: (done: nu
   const perBatch = 400; // items per ingestion call (about 25k observations)
   for (let i = 0; i < names.length; i += perBatch) {
     const obs = names.slice(i, i + perBatch).flatMap((n) => itemObservations(n, markets, listedAt));
-    await ingestQuotes(prisma, obs.map((o) => ({ ...o, delisted: false })));
+    await ingestQuotes(db, obs.map((o) => ({ ...o, delisted: false })));
     const gone = obs.filter((o) => o.delisted).map((o) => ({ ...o, price: null, observedAt: delistedAt }));
-    await ingestQuotes(prisma, gone);
+    await ingestQuotes(db, gone);
     sent += obs.length + gone.length;
     onProgress?.(Math.min(i + perBatch, names.length), names.length);
   }
-  await prisma.$executeRawUnsafe(`ANALYZE item, source_quote`);
+  await db.execute(`ANALYZE item, source_quote`);
   return sent;
 }
 
@@ -164,7 +163,7 @@ export async function ensureScaleCatalogue(db: Database): Promise<{ items: numbe
     const bar = new cliProgress.SingleBar({ format: 'scale data [{bar}] {value}/{total} items | {eta}s left', stream: process.stderr }, cliProgress.Presets.shades_classic);
     const started = Date.now();
     let begun = false;
-    const sent = await loadScaleData(db.prisma, (done, total) => {
+    const sent = await loadScaleData(db, (done, total) => {
       if (!begun) bar.start(total, 0);
       begun = true;
       bar.update(done);

@@ -148,7 +148,7 @@ if (SERVER) {
 const engine = SERVER ? 'postgresql' : 'pglite';
 log(`bench:search on ${engine}, ${NAMES.length} names, ${QUERIES} queries, ${SUGGESTIONS} suggestions, seed ${SEED}, ${os.cpus().length} CPUs, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 let t0 = performance.now();
-await ensureItems(db.prisma, NAMES.map((marketHashName) => ({ appId: '730', marketHashName })));
+await ensureItems(db, NAMES.map((marketHashName) => ({ appId: '730', marketHashName })));
 const loadMs = performance.now() - t0;
 await db.query(
   `INSERT INTO valuation (item_id, valuation_date, mid_amount, ask_amount, bid_amount, uncertainty, is_two_sided, ask_quote_count, bid_quote_count, computed_at)

@@ -20,7 +20,7 @@ const env = loadEnv();
 if (benchScale() === 'full' && env.DATABASE_URL) await ensurePostgresDatabase(env.DATABASE_URL);
 const db = await openDatabase(benchDatabaseTarget(projectRoot, env.DATABASE_URL));
 if (benchScale() === 'full') await ensureScaleCatalogue(db);
-else if (await isEmpty(db.prisma)) await importPath(db.prisma, path.join(projectRoot, 'data'));
+else if (await isEmpty(db)) await importPath(db, path.join(projectRoot, 'data'));
 const accounts = Number(process.env.BENCH_ACCOUNTS ?? 3000);
 const keys: string[] = [];
 const subscriptionKeys: string[] = [];

@@ -64,7 +64,7 @@ console.log(`soak: ${SECONDS} s, ${WORKERS} workers, database ${DB_URL}, Redis $
 await freshDatabase(DB_URL);
 const db = await openDatabase({ url: DB_URL });
 const loadStarted = Date.now();
-await importPath(db.prisma, path.join(projectRoot, 'data'));
+await importPath(db, path.join(projectRoot, 'data'));
 console.log(`bundled data loaded in ${Date.now() - loadStarted} ms`);
 const names = (
   await db.prisma.$queryRawUnsafe<{ market_hash_name: string }[]>(`SELECT market_hash_name FROM item WHERE app_id = '730' ORDER BY md5(market_hash_name) LIMIT 2000`)

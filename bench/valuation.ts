@@ -47,7 +47,7 @@ if ((await count(`SELECT count(*)::int AS n FROM source_quote`)) < expectedScale
   const bar = new cliProgress.SingleBar({ format: 'scale data [{bar}] {value}/{total} items | {eta}s left' }, cliProgress.Presets.shades_classic);
   let begun = false;
   const t0 = Date.now();
-  const sent = await loadScaleData(db.prisma, (done, total) => {
+  const sent = await loadScaleData(db, (done, total) => {
     if (!begun) bar.start(total, 0);
     begun = true;
     bar.update(done);

@@ -86,11 +86,11 @@ export async function startServer(env: Env, opts: ServerOptions = {}): Promise<R
   logger.info({ database: db.kind }, 'database ready');
   // Embedded PGlite belongs to this process: the CLI hands admin commands to it (src/admin/channel.ts).
   const admin = db.kind === 'pglite' && !env.PGLITE_DIR.startsWith('memory://') ? await startAdminChannel(db, env.PGLITE_DIR, logger) : null;
-  if (env.QUOTEGATE_AUTOLOAD === 'true' && (await isEmpty(db.prisma))) {
+  if (env.QUOTEGATE_AUTOLOAD === 'true' && (await isEmpty(db))) {
     const dataDir = path.resolve(env.QUOTEGATE_DATA_DIR);
     logger.info({ dataDir }, 'empty database: loading the bundled real data (about half a minute)');
     const started = Date.now();
-    const r = await importPath(db.prisma, dataDir);
+    const r = await importPath(db, dataDir);
     logger.info({ observations: r.observations, quotes: r.inserted, ms: Date.now() - started }, 'bundled data loaded');
     // The bundled price history (data/history: imported series, never quotes; docs/history.md).
     const historyDir = path.join(dataDir, 'history');

@@ -32,7 +32,9 @@ export function addCollectCommand(program: Command, env: Env): void {
       }
       let db: Database;
       try {
-        db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR });
+        // Without the Prisma client: the collectors write through the raw driver only, and the client would cost this
+        // process a share of its memory target (docs/collectors.md, Benchmark).
+        db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR }, { prisma: false });
       } catch (e) {
         return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
       }

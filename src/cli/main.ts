@@ -74,7 +74,7 @@ program
     let started = false;
     let r: Awaited<ReturnType<typeof importPath>>;
     try {
-      r = await importPath(db.prisma, path.resolve(target), (done, total) => {
+      r = await importPath(db, path.resolve(target), (done, total) => {
         if (!started) {
           bar.start(total, 0);
           started = true;

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import zlib from 'node:zlib';
 import { parse } from 'csv-parse';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Database } from '../db/client.js';
 import { validationError, type ValidationDetail } from '../lib/errors.js';
 import { checkCatalogue, FILE_COLUMNS, fileLabel, MAX_BATCH_ROWS, parseQuoteRows } from '../validation/ingest.js';
 import { ingestBatch, marketCatalogue, type IngestResult } from '../quotes/ingestion.js';
@@ -123,8 +123,8 @@ function checkChunk(chunk: Row[], markets: Awaited<ReturnType<typeof marketCatal
  * Imports one collector file. Throws a 422 ServiceError (details name the lines) when any row is
  * invalid; nothing is applied then. `progress(done, total)` is called after each applied batch.
  */
-export async function importCollectorFile(prisma: PrismaClient, file: string, progress?: (done: number, total: number) => void): Promise<IngestResult & { observations: number }> {
-  const markets = await marketCatalogue(prisma);
+export async function importCollectorFile(db: Pick<Database, 'query' | 'transaction'>, file: string, progress?: (done: number, total: number) => void): Promise<IngestResult & { observations: number }> {
+  const markets = await marketCatalogue(db);
   const now = new Date();
   const details: ValidationDetail[] = [];
   let total = 0;
@@ -145,7 +145,7 @@ export async function importCollectorFile(prisma: PrismaClient, file: string, pr
   const apply = async (part: Row[]) => {
     const obs = checkChunk(part, markets, now, details);
     if (!obs) throw validationError(details);
-    const r = await ingestBatch(prisma, obs);
+    const r = await ingestBatch(db, obs);
     result.inserted += r.inserted;
     result.updated += r.updated;
     result.skipped += r.skipped;

@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { parse } from 'csv-parse';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Database } from '../db/client.js';
 import { Money, toMoney } from '../lib/money.js';
 import { byCodePoint } from '../lib/order.js';
 import { ingestQuotes, type IngestResult } from '../quotes/ingestion.js';
@@ -129,9 +129,9 @@ export function readBuffGoods(file: string): QuoteObservation[] {
   return out;
 }
 
-async function marketCurrencies(prisma: PrismaClient): Promise<Map<string, string>> {
-  const rows = await prisma.website.findMany({ select: { code: true, currencyCode: true } });
-  return new Map(rows.map((r) => [r.code, r.currencyCode]));
+async function marketCurrencies(db: Pick<Database, 'query'>): Promise<Map<string, string>> {
+  const rows = await db.query<{ code: string; currency_code: string }>(`SELECT code, currency_code FROM website`);
+  return new Map(rows.map((r) => [r.code, r.currency_code]));
 }
 
 function add(into: ImportResult, r: IngestResult, n: number): void {
@@ -143,11 +143,11 @@ function add(into: ImportResult, r: IngestResult, n: number): void {
 }
 
 /** Ingests observations in slices of `slice`, reporting progress after each. */
-async function ingestWithProgress(prisma: PrismaClient, obs: QuoteObservation[], result: ImportResult, progress: ProgressFn | undefined, base: { done: number; total: number }): Promise<void> {
+async function ingestWithProgress(db: Database, obs: QuoteObservation[], result: ImportResult, progress: ProgressFn | undefined, base: { done: number; total: number }): Promise<void> {
   const slice = 20_000;
   for (let i = 0; i < obs.length; i += slice) {
     const part = obs.slice(i, i + slice);
-    add(result, await ingestQuotes(prisma, part), part.length);
+    add(result, await ingestQuotes(db, part), part.length);
     base.done += part.length;
     progress?.(base.done, base.total);
   }
@@ -159,7 +159,7 @@ async function ingestWithProgress(prisma: PrismaClient, obs: QuoteObservation[],
  * data folder holding websites.json/currencies.json/fees.json and prices/ (the bundled layout). Idempotent.
  * Throws for a path it does not recognise.
  */
-export async function importPath(prisma: PrismaClient, target: string, progress?: ProgressFn): Promise<ImportResult> {
+export async function importPath(db: Database, target: string, progress?: ProgressFn): Promise<ImportResult> {
   const result: ImportResult = { inserted: 0, updated: 0, skipped: 0, confirmed: 0, observations: 0, files: [] };
   const stat = fs.statSync(target);
   const batches: { file: string; load: () => Promise<QuoteObservation[][]> }[] = [];
@@ -169,11 +169,11 @@ export async function importPath(prisma: PrismaClient, target: string, progress?
     if (st.isDirectory()) {
       const names = fs.readdirSync(p).sort();
       if (names.includes('websites.json') && names.includes('currencies.json') && names.includes('fees.json')) {
-        await importCatalogue(prisma, p);
+        await importCatalogue(db.prisma, p);
         result.files.push(path.join(p, 'websites.json'), path.join(p, 'currencies.json'), path.join(p, 'fees.json'));
       }
       if (names.some((n) => /^prices_daily_.*\.csv(\.gz)?$/.test(n))) {
-        const currencies = await marketCurrencies(prisma);
+        const currencies = await marketCurrencies(db);
         batches.push({ file: p, load: async () => [...(await readCsgotraderDaily(p, currencies)).values()] });
         return;
       }
@@ -199,22 +199,22 @@ export async function importPath(prisma: PrismaClient, target: string, progress?
   for (const b of batches) loaded.push({ file: b.file, groups: await b.load() });
   const counter = { done: 0, total: loaded.reduce((n, l) => n + l.groups.reduce((m, g) => m + g.length, 0), 0) };
   for (const l of loaded) {
-    for (const group of l.groups) await ingestWithProgress(prisma, group, result, progress, counter);
+    for (const group of l.groups) await ingestWithProgress(db, group, result, progress, counter);
     result.files.push(l.file);
   }
   for (const file of collectorFiles) {
-    const r = await importCollectorFile(prisma, file, progress);
+    const r = await importCollectorFile(db, file, progress);
     add(result, r, r.observations);
     result.files.push(file);
   }
   // Fresh planner statistics after a bulk load: without them PostgreSQL scans every quote per
   // /prices request or export page until autovacuum catches up.
-  if (result.inserted > 0) await prisma.$executeRawUnsafe(`ANALYZE item, source_quote`);
+  if (result.inserted > 0) await db.execute(`ANALYZE item, source_quote`);
   return result;
 }
 
 /** True when the database holds no quotes yet (first start). */
-export async function isEmpty(prisma: PrismaClient): Promise<boolean> {
-  const rows = await prisma.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM source_quote LIMIT 1) s`);
+export async function isEmpty(db: Pick<Database, 'query'>): Promise<boolean> {
+  const rows = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM source_quote LIMIT 1) s`);
   return (rows[0]?.n ?? 0) === 0;
 }

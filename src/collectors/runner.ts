@@ -263,7 +263,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
   let buffer: QuoteBuffer | undefined;
   try {
     const watch = rt.opts.watchlist;
-    const [markets, rates, watchlist] = await Promise.all([marketCatalogue(rt.db.prisma), usdRates(rt.db), !source.perItem ? [] : typeof watch === 'function' ? watch() : (watch ?? [])]);
+    const [markets, rates, watchlist] = await Promise.all([marketCatalogue(rt.db), usdRates(rt.db), !source.perItem ? [] : typeof watch === 'function' ? watch() : (watch ?? [])]);
     buffer = new QuoteBuffer({ markets, sourceMarkets: source.markets, usdRates: rates });
     const ctx: SourceContext = {
       baseUrl,
@@ -306,7 +306,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       // observed_at and fresh_at) are signalled once, after its last write (below).
       for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) {
         wrote = true;
-        await ingestBatch(rt.db.prisma, chunk, { confirmations: 'later' });
+        await ingestBatch(rt.db, chunk, { confirmations: 'later' });
       }
       result.phases.ingestMs = Math.round(performance.now() - t);
       t = performance.now();
@@ -315,7 +315,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
           if (!buffer.perMarket.get(m)) continue;
           // The scan completes at the run's observation time: what it lists is as of then. So the quotes it saw keep
           // their fresh_at and daily close (already that time) and only the unseen ones are written again.
-          const scan = await completeMarketScanTx(rt.db.prisma, { marketCode: m, providerCode: source.providerCode, startedAt, completedAt: startedAt, delistUnseen: true });
+          const scan = await completeMarketScanTx(rt.db, { marketCode: m, providerCode: source.providerCode, startedAt, completedAt: startedAt, delistUnseen: true });
           result.delisted += scan.delisted;
         }
         result.complete = true;

@@ -1,18 +1,23 @@
 /**
  * The one place that knows which database we run on: embedded PGlite (default, data in a
  * directory, no server) or a PostgreSQL server through @prisma/adapter-pg when `DATABASE_URL` is set.
- * Both use the same schema, migrations and generated Prisma client.
+ * Both use the same schema, migrations and generated Prisma client. The Prisma client is made on first use of
+ * `Database.prisma`: a process that only runs raw SQL (the collector process, `quotegate collect`) never pays for
+ * it (docs/collectors.md, Benchmark).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { PrismaPg } from '@prisma/adapter-pg';
+import type { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { PrismaPg } from '@prisma/adapter-pg';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { PrismaClient } from '../generated/prisma/client.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
+import type { Sql, SqlDatabase } from './sql.js';
+
+export { prismaSql, type Sql, type SqlDatabase } from './sql.js';
 
 /** Statement texts sent as named prepared statements on PostgreSQL (`preparedStatement`), by text. */
 const PREPARED = new Map<string, string>();
@@ -29,9 +34,14 @@ export function preparedStatement(name: string, sql: string): string {
   return sql;
 }
 
-/** A connected database: the Prisma client plus what the service needs to know about it. */
-export interface Database {
-  prisma: PrismaClient;
+/** A connected database: the raw driver, the Prisma client, and what the service needs to know about it. */
+export interface Database extends SqlDatabase {
+  /**
+   * The Prisma client, made on first access: starting it (its query compiler) costs a process a large share of its
+   * memory, which a process that only uses the raw driver (the collector process) does not pay (docs/collectors.md,
+   * Benchmark). Throws when the database was opened with `{ prisma: false }` (its modules are not even loaded).
+   */
+  readonly prisma: PrismaClient;
   kind: 'pglite' | 'postgres';
   /**
    * Runs one SQL statement on the raw driver (pg pool or PGlite), bypassing Prisma's per-query
@@ -39,6 +49,16 @@ export interface Database {
    * numerics to text in SQL. Counted in queryCount().
    */
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** `query` for a statement whose affected row count is wanted (see `Sql`). Counted in queryCount(). */
+  execute(sql: string, params?: unknown[]): Promise<number>;
+  /**
+   * Runs `work` in one read-write transaction on the raw driver (READ COMMITTED, as a Prisma transaction): on
+   * PostgreSQL one pool connection with BEGIN and COMMIT (other connections go on as usual); on PGlite a PGlite
+   * transaction, which holds the embedded database for its duration (its other statements, raw or Prisma's, wait
+   * and count as waiting for `backgroundQuery`). The statements of `work` are sent one at a time, each counted in
+   * queryCount(). Commits when `work` resolves; rolls back and throws what `work` (or the COMMIT) throws otherwise.
+   */
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
   /** Number of SQL statements sent since start (for query-count assertions and metrics). */
   queryCount(): number;
   /**
@@ -108,18 +128,22 @@ const PGLITE_EXTENSIONS = { pg_trgm };
 export type DatabaseTarget = { url: string } | { pgliteDir: string };
 
 /**
- * Opens the database and applies pending migrations (prisma/migrations, see migrate.ts).
- * Throws when the server cannot be reached or a migration fails.
+ * Opens the database and applies pending migrations (prisma/migrations, see migrate.ts, through the raw driver).
+ * `opts.prisma: false` opens it without the Prisma client (its modules are not loaded and `Database.prisma` throws),
+ * for a process that only runs raw SQL (`quotegate collect`). Throws when the server cannot be reached or a
+ * migration fails.
  */
-export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+export async function openDatabase(target: DatabaseTarget, opts: { prisma?: boolean } = {}): Promise<Database> {
   let count = 0;
-  let adapter;
+  let makeAdapter: () => PrismaPg | PrismaPGlite;
   let kind: Database['kind'];
   let closeDriver: () => Promise<void>;
   let raw: <T>(sql: string, params: unknown[]) => Promise<T[]>;
+  let rawExecute: (sql: string, params: unknown[]) => Promise<number>;
   let queueSql: Database['queueSql'];
   let withLock: Database['withLock'];
   let readSnapshot: Database['readSnapshot'];
+  let transaction: Database['transaction'];
   let backgroundQuery: ((sql: string, params: unknown[]) => Promise<unknown[]>) | null = null;
   const local = new EventEmitter();
   local.setMaxListeners(0);
@@ -139,12 +163,13 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     //   PostgreSQL's CPU per request of the subscription GET, whose accounts' key lookups come back every 30 s).
     const pool = new pg.Pool({ connectionString: target.url, max: 10, idleTimeoutMillis: 300_000, options: '-c jit=off -c work_mem=32MB' });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
-    adapter = new PrismaPg(pool);
+    makeAdapter = () => new prismaModules!.PrismaPg(pool);
     kind = 'postgres';
     raw = async <T>(sql: string, params: unknown[]) => {
       const name = PREPARED.get(sql);
       return (await (name ? pool.query({ name, text: sql, values: params }) : pool.query(sql, params))).rows as T[];
     };
+    rawExecute = async (sql, params) => (await pool.query(sql, params)).rowCount ?? 0;
     queueSql = async (text, values) => {
       const r = (await pool.query(text, values)) as pg.QueryResult | pg.QueryResult[];
       const last = Array.isArray(r) ? r[r.length - 1] : r;
@@ -235,6 +260,54 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         client.release();
       }
     };
+    transaction = async (work) => {
+      const client = await pool.connect();
+      // Set when the connection may be unusable (lost, or BEGIN or ROLLBACK failed): the pool then closes it.
+      let broken: Error | undefined;
+      // A checked-out client has no listener of the pool's: a connection lost between two statements (server restart,
+      // pg_terminate_backend) would otherwise be an unhandled 'error' event. Its next statement fails instead.
+      const lost = (e: Error) => {
+        broken = e;
+      };
+      client.on('error', lost);
+      let chain: Promise<unknown> = Promise.resolve();
+      // One statement at a time on the connection, as Prisma's transaction client sends them.
+      const run = (sql: string, params: unknown[]): Promise<pg.QueryResult> => {
+        count += 1;
+        const name = PREPARED.get(sql);
+        const next = chain.then(() => (name ? client.query({ name, text: sql, values: params }) : client.query(sql, params)));
+        chain = next.catch(() => undefined);
+        return next;
+      };
+      const tx: Sql = {
+        query: async <R>(sql: string, params: unknown[] = []) => (await run(sql, params)).rows as R[],
+        execute: async (sql: string, params: unknown[] = []) => (await run(sql, params)).rowCount ?? 0,
+      };
+      try {
+        try {
+          await client.query('BEGIN');
+        } catch (e) {
+          broken = e as Error;
+          throw e;
+        }
+        try {
+          const result = await work(tx);
+          await chain;
+          await client.query('COMMIT');
+          return result;
+        } catch (e) {
+          await chain;
+          await client.query('ROLLBACK').catch((err: Error) => {
+            broken = err;
+          });
+          throw e;
+        }
+      } finally {
+        // A lost connection keeps the listener: pg may report more errors while the pool closes it.
+        if (!broken) client.removeListener('error', lost);
+        client.release(broken);
+      }
+    };
     withLock = async (name, work) => {
       const client = await pool.connect();
       try {
@@ -291,9 +364,10 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         return Reflect.get(target, prop, target);
       },
     });
-    adapter = new PrismaPGlite(shared);
+    makeAdapter = () => new prismaModules!.PrismaPGlite(shared);
     kind = 'pglite';
     raw = async <T>(sql: string, params: unknown[]) => (await countedQuery(sql, params)).rows as T[];
+    rawExecute = async (sql, params) => (await countedQuery(sql, params)).affectedRows ?? 0;
     let lane: Promise<unknown> = Promise.resolve();
     backgroundQuery = (sql, params) => {
       const run = async () => {
@@ -344,6 +418,26 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
         await chain;
         return result;
       });
+    transaction = (work) =>
+      countedTransaction(async (t) => {
+        let chain: Promise<unknown> = Promise.resolve();
+        // One statement at a time, as Prisma's transaction client sends them (PGlite queues them anyway).
+        const run = (sql: string, params: unknown[]) => {
+          count += 1;
+          const next = chain.then(() => t.query(sql, params));
+          chain = next.catch(() => undefined);
+          return next;
+        };
+        const tx: Sql = {
+          query: async <R>(sql: string, params: unknown[] = []) => (await run(sql, params)).rows as R[],
+          execute: async (sql: string, params: unknown[] = []) => (await run(sql, params)).affectedRows ?? 0,
+        };
+        try {
+          return await work(tx);
+        } finally {
+          await chain; // PGlite's ROLLBACK or COMMIT follows the last statement of `work`
+        }
+      });
     const held = new Set<string>();
     withLock = async (name, work) => {
       if (held.has(name)) return { acquired: false };
@@ -355,18 +449,31 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       }
     };
   }
-  const prisma = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
-  prisma.$on('query', () => {
-    count += 1;
-  });
-  await applyMigrations(prisma);
-  return {
-    prisma,
+  // The Prisma client's modules, loaded here (an import is asynchronous, the `prisma` getter is not) unless the caller
+  // opened the database without Prisma; the client itself, which costs the most, is made on first access.
+  const prismaModules = opts.prisma === false ? null : await loadPrismaModules();
+  let prisma: PrismaClient | null = null;
+  const database: Database = {
+    get prisma(): PrismaClient {
+      if (prisma) return prisma;
+      if (!prismaModules) throw new Error('this database was opened without the Prisma client (openDatabase { prisma: false })');
+      const client = new prismaModules.PrismaClient({ adapter: makeAdapter(), log: [{ emit: 'event', level: 'query' }] });
+      client.$on('query', () => {
+        count += 1;
+      });
+      prisma = client;
+      return client;
+    },
     kind,
     query: <T>(sql: string, params: unknown[] = []) => {
       count += 1;
       return raw<T>(sql, params);
     },
+    execute: async (sql: string, params: unknown[] = []) => {
+      count += 1;
+      return rawExecute(sql, params);
+    },
+    transaction: (work) => transaction(work),
     queryCount: () => count,
     backgroundQuery: <T>(sql: string, params: unknown[] = []) => {
       count += 1;
@@ -400,10 +507,18 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     },
     async close() {
       await stopListening();
-      await prisma.$disconnect();
+      await prisma?.$disconnect();
       await closeDriver();
     },
   };
+  await applyMigrations(database);
+  return database;
+}
+
+/** The Prisma client class and its driver adapters (imported only by a process that may use Prisma). */
+async function loadPrismaModules(): Promise<{ PrismaClient: typeof PrismaClient; PrismaPg: typeof PrismaPg; PrismaPGlite: typeof PrismaPGlite }> {
+  const [client, adapterPg, adapterPglite] = await Promise.all([import('../generated/prisma/client.js'), import('@prisma/adapter-pg'), import('pglite-prisma-adapter')]);
+  return { PrismaClient: client.PrismaClient, PrismaPg: adapterPg.PrismaPg, PrismaPGlite: adapterPglite.PrismaPGlite };
 }
 
 /** Longest a background statement on PGlite waits for the requests' statements to finish (`backgroundQuery`), in ms. */
@@ -417,7 +532,10 @@ const BACKGROUND_MAX_WAIT_MS = 100;
  */
 export function backgroundDatabase(db: Database): Database {
   if (db.kind !== 'pglite') return db;
-  return { ...db, query: <T>(sql: string, params?: unknown[]) => db.backgroundQuery<T>(sql, params) };
+  // A copy of the descriptors, not a spread: a spread would read `prisma` and so make the client (or throw without one).
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(db)) as Database;
+  copy.query = <T>(sql: string, params?: unknown[]) => db.backgroundQuery<T>(sql, params);
+  return copy;
 }
 
 /**

@@ -7,21 +7,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { SqlDatabase } from './sql.js';
 import { projectRoot } from '../lib/paths.js';
 
 /** Absolute path of prisma/migrations in this checkout. */
 const migrationsDir = path.join(projectRoot, 'prisma', 'migrations');
 
 /** Names of migrations applied by this call (empty when the database was up to date). */
-export async function applyMigrations(prisma: PrismaClient, dir = migrationsDir): Promise<string[]> {
-  await prisma.$executeRawUnsafe(
+export async function applyMigrations(db: SqlDatabase, dir = migrationsDir): Promise<string[]> {
+  await db.execute(
     `CREATE TABLE IF NOT EXISTS "_quotegate_migrations" (
        name text PRIMARY KEY, sha256 char(64) NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
   );
-  const rows = await prisma.$queryRawUnsafe<{ name: string; sha256: string }[]>(
-    `SELECT name, sha256 FROM "_quotegate_migrations"`,
-  );
+  const rows = await db.query<{ name: string; sha256: string }>(`SELECT name, sha256 FROM "_quotegate_migrations"`);
   const applied = new Map(rows.map((r) => [r.name, r.sha256]));
   const names = fs
     .readdirSync(dir, { withFileTypes: true })
@@ -37,18 +35,15 @@ export async function applyMigrations(prisma: PrismaClient, dir = migrationsDir)
       if (known !== sha) throw new Error(`migration ${name} changed after it was applied`);
       continue;
     }
-    await prisma.$transaction(async (tx) => {
+    await db.transaction(async (tx) => {
       // Serialise concurrent starts of several replicas on one server.
-      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(727300001)`);
-      const again = await tx.$queryRawUnsafe<unknown[]>(
-        `SELECT 1 FROM "_quotegate_migrations" WHERE name = $1`,
-        name,
-      );
+      await tx.execute(`SELECT pg_advisory_xact_lock(727300001)`);
+      const again = await tx.query(`SELECT 1 FROM "_quotegate_migrations" WHERE name = $1`, [name]);
       if (again.length > 0) return;
-      for (const statement of splitStatements(sql)) await tx.$executeRawUnsafe(statement);
-      await tx.$executeRawUnsafe(`INSERT INTO "_quotegate_migrations" (name, sha256) VALUES ($1, $2)`, name, sha);
+      for (const statement of splitStatements(sql)) await tx.execute(statement);
+      await tx.execute(`INSERT INTO "_quotegate_migrations" (name, sha256) VALUES ($1, $2)`, [name, sha]);
       done.push(name);
-    }, { timeout: 120_000 });
+    });
   }
   return done;
 }

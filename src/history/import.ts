@@ -15,7 +15,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { parse } from 'csv-parse';
 import { Decimal } from 'decimal.js';
-import type { Database } from '../db/client.js';
+import { prismaSql, type Database } from '../db/client.js';
 import type { StoredCandle } from './candle-codec.js';
 import { ensureItems } from '../quotes/ingestion.js';
 import { CS2_APP_ID } from '../collectors/importers.js';
@@ -137,7 +137,7 @@ export async function importHistory(db: Database, target: string, knownNames: Re
       : { market: 'STEAM', provider: STEAM_SALES_PROVIDER, kind: 'sales' as const, currency: 'USD' };
     await db.prisma.$transaction(
       async (tx) => {
-        const keyed = await ensureItems(tx, accepted.map((marketHashName) => ({ appId: CS2_APP_ID, marketHashName })));
+        const keyed = await ensureItems(prismaSql(tx), accepted.map((marketHashName) => ({ appId: CS2_APP_ID, marketHashName })));
         const ids = new Map<string, number>();
         for (const n of accepted) ids.set(n, keyed.get(`${CS2_APP_ID}\u0000${n}`)!);
         const months = monthsOf(points, ids, series);

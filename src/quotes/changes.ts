@@ -27,8 +27,7 @@
  * Retention: rows older than CHANGE_WINDOW_HOURS are pruned (`pruneChanges`); a cursor below the last pruned
  * seq answers 410 `cursor_expired` (re-sync from the export).
  */
-import type { Database } from '../db/client.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Database, Sql } from '../db/client.js';
 import { ServiceError, validationError } from '../lib/errors.js';
 import { loadQuotes, quoteText, type MarketQuote } from './quotes.js';
 import type { z } from 'zod';
@@ -62,7 +61,8 @@ export interface ChangeKey {
   side: 'ask' | 'bid' | 'mid';
 }
 
-type Tx = Pick<PrismaClient, '$executeRawUnsafe'>;
+/** Where the statement goes: the caller's transaction (`Database.transaction`, or `prismaSql` of a Prisma one). */
+type Tx = Pick<Sql, 'execute'>;
 
 const RECORD_SQL = `
 WITH lock AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('quotegate:changes')))
@@ -90,7 +90,7 @@ export async function recordChanges(db: Tx, keys: readonly ChangeKey[]): Promise
     sides.push(k.side);
   }
   if (ids.length === 0) return 0;
-  await db.$executeRawUnsafe(RECORD_SQL, ids, markets, sides);
+  await db.execute(RECORD_SQL, [ids, markets, sides]);
   return ids.length;
 }
 

@@ -22,7 +22,7 @@
  */
 import { recordChanges, type ChangeKey } from './changes.js';
 import { CHANGES_PAYLOAD, quotesChanged, signalQuotes } from './quote-cache.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { Database, Sql } from '../db/client.js';
 import { ingestedObservations } from '../lib/metrics.js';
 import { searchKey } from '../search/query.js';
 import type { QuoteObservation } from '../validation/ingest.js';
@@ -58,7 +58,8 @@ function ingestSignal(result: IngestResult, opts: IngestOptions): string {
 /** Observations per SQL statement: keeps parameter arrays and PGlite transactions short. */
 const CHUNK = 5000;
 
-type Tx = Pick<PrismaClient, '$queryRawUnsafe' | '$executeRawUnsafe'>;
+/** Where the statements go: the database (each statement on its own) or one transaction (`Database.transaction`). */
+type Tx = Sql;
 
 /**
  * Ensures the items exist and returns their ids keyed by `appId + '\u0000' + marketHashName`.
@@ -75,19 +76,16 @@ export async function ensureItems(db: Tx, items: { appId: string; marketHashName
     const part = all.slice(i, i + CHUNK);
     const apps = part.map((p) => p.appId);
     const names = part.map((p) => p.marketHashName);
-    await db.$executeRawUnsafe(
+    await db.execute(
       `INSERT INTO item (app_id, market_hash_name, search_key)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT (app_id, market_hash_name) DO NOTHING`,
-      apps,
-      names,
-      names.map(searchKey),
+      [apps, names, names.map(searchKey)],
     );
-    const rows = await db.$queryRawUnsafe<{ id: number; app_id: string; market_hash_name: string }[]>(
+    const rows = await db.query<{ id: number; app_id: string; market_hash_name: string }>(
       `SELECT i.id, i.app_id, i.market_hash_name FROM item i
        JOIN unnest($1::text[], $2::text[]) AS t(app_id, market_hash_name)
          ON i.app_id = t.app_id AND i.market_hash_name = t.market_hash_name`,
-      apps,
-      names,
+      [apps, names],
     );
     for (const r of rows) ids.set(`${r.app_id}\u0000${r.market_hash_name}`, r.id);
   }
@@ -173,13 +171,11 @@ async function countActivity(db: Tx, observations: QuoteObservation[], now: Date
     minutes.push(new Date(Number(ms)).toISOString());
     values.push(n);
   }
-  await db.$executeRawUnsafe(
+  await db.execute(
     `INSERT INTO ingest_activity AS a (market_code, minute_start, count)
      SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bigint[])
      ON CONFLICT (market_code, minute_start) DO UPDATE SET count = a.count + EXCLUDED.count`,
-    markets,
-    minutes,
-    values,
+    [markets, minutes, values],
   );
 }
 
@@ -209,8 +205,7 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
   for (const round of rounds) {
     for (let i = 0; i < round.length; i += CHUNK) {
       const part = round.slice(i, i + CHUNK);
-      const rows = await db.$queryRawUnsafe<{ inserted: boolean; item_id: number; market_code: string; side: 'ask' | 'bid'; changed: boolean }[]>(
-        UPSERT_SQL,
+      const rows = await db.query<{ inserted: boolean; item_id: number; market_code: string; side: 'ask' | 'bid'; changed: boolean }>(UPSERT_SQL, [
         part.map((o) => itemIds.get(`${o.appId}\u0000${o.marketHashName}`)!),
         part.map((o) => o.marketCode),
         part.map((o) => o.providerCode),
@@ -222,7 +217,7 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
         part.map((o) => o.isAllItemsSamePrice),
         part.map((o) => o.observedAt.toISOString()),
         part.map((o) => o.delisted === true),
-      );
+      ]);
       for (const r of rows) {
         if (r.inserted) result.inserted += 1;
         else result.updated += 1;
@@ -275,39 +270,32 @@ export interface ScanResult {
 async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanResult> {
   const { marketCode, providerCode } = scan;
   const completed = scan.completedAt.toISOString();
-  await db.$executeRawUnsafe(
+  await db.execute(
     `INSERT INTO market_scan AS s (market_code, provider_code, completed_at) VALUES ($1, $2, $3::timestamptz)
      ON CONFLICT (market_code, provider_code) DO UPDATE SET completed_at = GREATEST(s.completed_at, EXCLUDED.completed_at)`,
-    marketCode,
-    providerCode,
-    completed,
+    [marketCode, providerCode, completed],
   );
-  const freshened = await db.$executeRawUnsafe(
+  const freshened = await db.execute(
     `UPDATE source_quote SET fresh_at = $3::timestamptz
       WHERE market_code = $1 AND provider_code = $2 AND fresh_at < $3::timestamptz`,
-    marketCode,
-    providerCode,
-    completed,
+    [marketCode, providerCode, completed],
   );
   let delisted = 0;
   const changes: ChangeKey[] = [];
   if (scan.delistUnseen) {
-    const rows = await db.$queryRawUnsafe<{ item_id: number; side: 'ask' | 'bid' }[]>(
+    const rows = await db.query<{ item_id: number; side: 'ask' | 'bid' }>(
       `UPDATE source_quote SET quantity = 0, delisted_at = $3::timestamptz,
               changed_at = CASE WHEN quantity IS DISTINCT FROM 0 THEN $3::timestamptz ELSE changed_at END,
               fresh_at = GREATEST(fresh_at, $3::timestamptz)
         WHERE market_code = $1 AND provider_code = $2 AND delisted_at IS NULL
           AND GREATEST(observed_at, changed_at) < $4::timestamptz
        RETURNING item_id, side::text AS side`,
-      marketCode,
-      providerCode,
-      completed,
-      scan.startedAt.toISOString(),
+      [marketCode, providerCode, completed, scan.startedAt.toISOString()],
     );
     delisted = rows.length;
     for (const r of rows) changes.push({ itemId: r.item_id, marketCode, side: r.side });
   }
-  await db.$executeRawUnsafe(
+  await db.execute(
     `INSERT INTO daily_close AS c (item_id, market_code, provider_code, side, day, currency_code, price, quantity, delisted,
        changed_at, confirmed_at, open_price, high_price, low_price, observations)
      SELECT item_id, market_code, provider_code, side, ($3::timestamptz AT TIME ZONE 'UTC')::date, currency_code, price, quantity,
@@ -323,9 +311,7 @@ async function completeMarketScan(db: Tx, scan: ScanCompletion): Promise<ScanRes
        open_price = COALESCE(c.open_price, EXCLUDED.price), high_price = GREATEST(c.high_price, EXCLUDED.price),
        low_price = LEAST(c.low_price, EXCLUDED.price), compacted = false
      WHERE EXCLUDED.confirmed_at >= c.confirmed_at`,
-    marketCode,
-    providerCode,
-    completed,
+    [marketCode, providerCode, completed],
   );
   await recordChanges(db, changes); // the change lock is held to the commit
   // fresh_at moves have no change rows: they drop everything; delistings alone are in the change sequence.
@@ -339,24 +325,25 @@ function scanSignal(freshened: number): string {
 }
 
 /**
- * Applies one batch all-or-nothing: every observation in one database transaction (a failure rolls
- * back every row, the ingestion counters included). Validation is the caller's job (src/validation/ingest.ts).
+ * Applies one batch all-or-nothing: every observation in one database transaction on the raw driver
+ * (`Database.transaction`; a failure rolls back every row, the ingestion counters included). Validation is the
+ * caller's job (src/validation/ingest.ts).
  */
-export async function ingestBatch(prisma: PrismaClient, observations: QuoteObservation[], opts: IngestOptions = {}): Promise<IngestResult> {
-  const result = await prisma.$transaction((tx) => ingestQuotes(tx, observations, opts), { maxWait: 30_000, timeout: 300_000 });
+export async function ingestBatch(db: Pick<Database, 'transaction'>, observations: QuoteObservation[], opts: IngestOptions = {}): Promise<IngestResult> {
+  const result = await db.transaction((tx) => ingestQuotes(tx, observations, opts));
   if (result.inserted + result.updated > 0) quotesChanged(ingestSignal(result, opts)); // again after the commit: a read between the signal and the commit cached the old rows
   return result;
 }
 
-/** `completeMarketScan` in one transaction. */
-export async function completeMarketScanTx(prisma: PrismaClient, scan: ScanCompletion): Promise<ScanResult> {
-  const result = await prisma.$transaction((tx) => completeMarketScan(tx, scan), { maxWait: 30_000, timeout: 300_000 });
+/** `completeMarketScan` in one transaction on the raw driver (`Database.transaction`). */
+export async function completeMarketScanTx(db: Pick<Database, 'transaction'>, scan: ScanCompletion): Promise<ScanResult> {
+  const result = await db.transaction((tx) => completeMarketScan(tx, scan));
   if (result.freshened + result.delisted > 0) quotesChanged(scanSignal(result.freshened)); // after the commit, as in ingestBatch
   return result;
 }
 
-/** The catalogue facts collector rows are checked against: market code -> currency and deprecation. */
-export async function marketCatalogue(prisma: PrismaClient): Promise<Map<string, { currencyCode: string; isDeprecated: boolean }>> {
-  const rows = await prisma.website.findMany({ select: { code: true, currencyCode: true, isDeprecated: true } });
-  return new Map(rows.map((r) => [r.code, { currencyCode: r.currencyCode, isDeprecated: r.isDeprecated }]));
+/** The catalogue facts collector rows are checked against: market code -> currency and deprecation (table `website`). */
+export async function marketCatalogue(db: Pick<Database, 'query'>): Promise<Map<string, { currencyCode: string; isDeprecated: boolean }>> {
+  const rows = await db.query<{ code: string; currency_code: string; is_deprecated: boolean }>(`SELECT code, currency_code, is_deprecated FROM website`);
+  return new Map(rows.map((r) => [r.code, { currencyCode: r.currency_code, isDeprecated: r.is_deprecated }]));
 }

@@ -41,7 +41,7 @@ import { EventEmitter } from 'node:events';
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
-import type { Database } from '../db/client.js';
+import type { Database, Sql } from '../db/client.js';
 import { loadQuotes, type MarketQuote } from './quotes.js';
 
 /**
@@ -72,10 +72,8 @@ export function quotesChanged(appId = '*'): void {
   local.emit('change', appId);
 }
 
-/** What `signalQuotes` needs: a Prisma client or interactive transaction. */
-export interface RawHandle {
-  $queryRawUnsafe<T = unknown>(sql: string, ...values: unknown[]): Promise<T>;
-}
+/** What `signalQuotes` needs: the database or a transaction on it (`Database.transaction`, `prismaSql`). */
+export type RawHandle = Pick<Sql, 'query'>;
 
 /**
  * Signals that quotes of `appId` (or `*`; CHANGES_PAYLOAD: see there) changed: `pg_notify('qg_quotes', appId)` on `handle` (inside a
@@ -84,7 +82,7 @@ export interface RawHandle {
  * `quotesChanged` again after the commit (a read between the two would otherwise cache the old rows).
  */
 export async function signalQuotes(handle: RawHandle, appId = '*'): Promise<void> {
-  await handle.$queryRawUnsafe(`SELECT count(*)::int AS n FROM pg_notify('qg_quotes', $1)`, appId);
+  await handle.query(`SELECT count(*)::int AS n FROM pg_notify('qg_quotes', $1)`, [appId]);
   quotesChanged(appId);
 }
 

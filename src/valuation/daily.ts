@@ -16,7 +16,7 @@
 import { quotesChanged, signalQuotes } from '../quotes/quote-cache.js';
 import { recordChanges } from '../quotes/changes.js';
 import { readCurrencyRates } from '../catalogue/catalogue.js';
-import type { Database } from '../db/client.js';
+import { prismaSql, type Database } from '../db/client.js';
 import { toMoney } from '../lib/money.js';
 import { exactRuleOf } from '../fees/exact-rules.js';
 import { formatDate } from '../lib/time.js';
@@ -487,10 +487,10 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
         c.stats.counts.twoSided,
         stats,
       );
-      await signalQuotes(tx); // the CSCP quotes change when this commits (quotes/quote-cache.ts)
+      await signalQuotes(prismaSql(tx)); // the CSCP quotes change when this commits (quotes/quote-cache.ts)
       // Last: one change per valued item (quotes/changes.ts); the change lock is held to the commit.
       await recordChanges(
-        tx,
+        prismaSql(tx),
         c.items.map((v) => ({ itemId: v.itemId, marketCode: 'CSCP', side: 'mid' as const })),
       );
     },

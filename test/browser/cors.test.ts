@@ -83,7 +83,7 @@ beforeAll(async () => {
   open = await testApp();
   // This service only admits another dashboard: the page's origin is not listed.
   closed = await testApp({ corsOrigins: ['https://dashboard.example.com'] });
-  for (const t of [open, closed]) await ingestQuotes(t.db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' })]);
+  for (const t of [open, closed]) await ingestQuotes(t.db, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' })]);
   await buildSnapshot(open.db, '730', 'ask');
   api = await serve(open.app);
   closedApi = await serve(closed.app);

@@ -65,10 +65,10 @@ beforeAll(async () => {
   for (const folder of fs.readdirSync(pricesDir).sort()) {
     const dir = path.join(pricesDir, folder);
     if (folder.startsWith('buff163_goods')) {
-      for (const f of fs.readdirSync(dir).filter((n) => /^goods_\d{8}_\d{6}\.json$/.test(n)).sort()) await ingestQuotes(db.prisma, readBuffGoods(path.join(dir, f)).filter((o) => kept(o.marketHashName)));
+      for (const f of fs.readdirSync(dir).filter((n) => /^goods_\d{8}_\d{6}\.json$/.test(n)).sort()) await ingestQuotes(db, readBuffGoods(path.join(dir, f)).filter((o) => kept(o.marketHashName)));
     } else if (folder.startsWith('csgotrader_daily')) {
       const currencyOf = new Map((await db.query<{ code: string; currency_code: string }>(`SELECT code, currency_code FROM website`)).map((r) => [r.code, r.currency_code]));
-      for (const day of (await readCsgotraderDaily(dir, currencyOf)).values()) await ingestQuotes(db.prisma, day.filter((o) => kept(o.marketHashName)));
+      for (const day of (await readCsgotraderDaily(dir, currencyOf)).values()) await ingestQuotes(db, day.filter((o) => kept(o.marketHashName)));
     }
   }
   // History: the real importer on the real files, kept to the same names.

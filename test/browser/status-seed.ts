@@ -50,7 +50,7 @@ export async function seedStatusHistory(db: Database, origin: string, closedUrl:
           observations.push(obs(`Seeded item ${i}`, { marketCode: market, providerCode: market, currencyCode: currency, price: String(10 + i), observedAt: new Date(t + i * 1000) }));
         }
       }
-      await ingestQuotes(db.prisma, observations, { now });
+      await ingestQuotes(db, observations, { now });
     }
     // The export job: succeeds every 5 minutes, fails 06:00-07:00.
     await recordJobRun(db.prisma, 'export', within(t, '2026-11-21T06:00:00Z', '2026-11-21T07:00:00Z') ? new Error('disk full') : 'ok', now);

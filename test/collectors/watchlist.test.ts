@@ -17,7 +17,7 @@ afterAll(async () => {
 describe('watch list of per-item sources', () => {
   it('picks the items listed on the most markets, ties by name; delisted and bid quotes do not count', async () => {
     const at = new Date('2026-11-27T00:00:00Z');
-    await ingestQuotes(db.prisma, [
+    await ingestQuotes(db, [
       obs('Wide', { marketCode: 'BUFF163', providerCode: 'BUFF163', observedAt: at }),
       obs('Wide', { marketCode: 'SKINPORT', providerCode: 'SKINPORT', currencyCode: 'EUR', observedAt: at }),
       obs('Wide', { marketCode: 'CSFLOAT', providerCode: 'CSFLOAT', currencyCode: 'USD', observedAt: at }),

@@ -43,7 +43,7 @@ beforeAll(async () => {
   url = await createDatabase(server, 'qg_faults');
   const db = await openDatabase({ url });
   await importCatalogue(db.prisma, dataDir);
-  await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '195' })]);
+  await ingestQuotes(db, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '195' })]);
   const account = await createAccount(db, { credits: 10_000_000n });
   key = account.key;
   accountId = account.accountId;

@@ -36,7 +36,7 @@ beforeAll(async () => {
   db = await openDatabase({ url });
   await importCatalogue(db.prisma, dataDir);
   await ingestQuotes(
-    db.prisma,
+    db,
     Array.from({ length: 300 }, (_, i) => obs(`Fault Item ${String(i).padStart(3, '0')}`, { price: `${100 + i}.5` })),
   );
   key = (await createAccount(db, { credits: 1_000_000n })).key;
@@ -98,7 +98,7 @@ describe('export snapshot builds that fail', () => {
     expect(first.status).toBe(200);
     expect(first.body.items).toHaveLength(300);
     expect(priceOf(first.body, 'Fault Item 000')).toBe('100.5');
-    await ingestQuotes(db.prisma, [obs('Fault Item 000', { price: '99.9', observedAt: new Date('2026-07-17T00:00:00Z') })]);
+    await ingestQuotes(db, [obs('Fault Item 000', { price: '99.9', observedAt: new Date('2026-07-17T00:00:00Z') })]);
   });
 
   const stillServed = async () => {

@@ -38,7 +38,7 @@ beforeAll(async () => {
   const url = await createDatabase(pgServer, 'qg_faults');
   db = await openDatabase({ url });
   await importCatalogue(db.prisma, dataDir);
-  await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+  await ingestQuotes(db, [obs(ITEM, { price: '201.85' })]);
   const env = { DATABASE_URL: url, REDIS_URL: redis.url, EXPORT_INTERVAL_SECONDS: '0', STATUS_PROBE_INTERVAL_SECONDS: '0', LOG_LEVEL: 'error' };
   replicas = await Promise.all([startServerProcess(env), startServerProcess(env)]);
   // One request per replica first (another account): its Redis connection and rate-limit script are ready before the

@@ -65,7 +65,7 @@ export interface FuzzTarget {
 export async function fuzzTarget(): Promise<FuzzTarget> {
   const db = await testDatabase();
   await importCatalogue(db.prisma, dataDir);
-  await ingestQuotes(db.prisma, [
+  await ingestQuotes(db, [
     obs('AK-47 | Redline (Field-Tested)', { price: '201.85' }),
     obs('AK-47 | Redline (Field-Tested)', { marketCode: 'SKINPORT', providerCode: 'SKINPORT', currencyCode: 'EUR', price: '27.14' }),
     obs('Recoil Case', { price: '2.59', quantity: 17237 }),

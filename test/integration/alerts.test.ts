@@ -74,7 +74,7 @@ const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 let clock = Date.parse('2026-07-16T00:00:00Z');
 const ingest = (list: Parameters<typeof ingestBatch>[1]) => {
   clock += 60_000;
-  return ingestBatch(t.db.prisma, list.map((o) => ({ ...o, observedAt: new Date(clock) })));
+  return ingestBatch(t.db, list.map((o) => ({ ...o, observedAt: new Date(clock) })));
 };
 const del = (path: string, headers: Record<string, string>) => t.app.fetch(new Request(`http://test${path}`, { method: 'DELETE', headers }));
 const evaluate = async () => {

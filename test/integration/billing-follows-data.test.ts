@@ -43,7 +43,7 @@ const ROW_OF_FIELD = new Map<string, EndpointInfo>(PRICED_ROWS.flatMap((e) => e.
 beforeAll(async () => {
   t = await testApp({ rateLimiter: createRateLimiter({ enabled: false }) });
   const ask = (market: string, currency: string, price: string) => obs(ITEM, { marketCode: market, providerCode: market, currencyCode: currency, price });
-  await ingestQuotes(t.db.prisma, [
+  await ingestQuotes(t.db, [
     ask('BUFF163', 'CNY', '1450'),
     ask('STEAM', 'USD', '260.12'),
     ask('SKINPORT', 'EUR', '180.5'),

@@ -20,7 +20,7 @@ let uncached: TestApp;
 beforeAll(async () => {
   t = await testApp();
   uncached = await testApp({ authCacheSeconds: 0 });
-  for (const x of [t, uncached]) await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '201.85' })]);
+  for (const x of [t, uncached]) await ingestQuotes(x.db, [obs(ITEM, { price: '201.85' })]);
 });
 afterAll(async () => {
   await t.close();
@@ -61,7 +61,7 @@ describe('the caller is looked up once, then reused', () => {
       // what it holds (signals may have been missed before): under load that came after the GET below and the 32
       // requests loaded the quotes again (62 statements in one CI run). Wait for it, so they find the quotes cached.
       await vi.waitFor(() => expect(x.db.listening()).toBe(true), { timeout: 30_000, interval: 50 });
-      await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '201.85' })]);
+      await ingestQuotes(x.db, [obs(ITEM, { price: '201.85' })]);
       expectEnvelope(await x.get(PRICES, x.auth())); // the quotes cached
       const accounts = await Promise.all(Array.from({ length: 30 }, (_, i) => createAccount(x.db, { credits: BigInt(100 + i) })));
       const subscribed = await createAccount(x.db, { subscription: { category: 'api', planId: 'p', expiresAt: new Date(Date.now() + 86_400_000) } });

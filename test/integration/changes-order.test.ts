@@ -16,7 +16,7 @@ describe.skipIf(!serverUrl)('change sequence on PostgreSQL: numbers become visib
   let db: TestDatabase;
   beforeAll(async () => {
     db = await testDatabase();
-    await ingestQuotes(db.prisma, [obs('Order | First', { price: '1' }), obs('Order | Second', { price: '2' })]);
+    await ingestQuotes(db, [obs('Order | First', { price: '1' }), obs('Order | Second', { price: '2' })]);
   });
   afterAll(async () => {
     await db?.destroy();
@@ -28,17 +28,14 @@ describe.skipIf(!serverUrl)('change sequence on PostgreSQL: numbers become visib
     let releaseFirst!: () => void;
     const firstMayCommit = new Promise<void>((r) => (releaseFirst = r));
     // The first writer records its change, then waits before committing.
-    const first = db.prisma.$transaction(
-      async (tx) => {
-        await ingestQuotes(tx, [obs('Order | First', { price: '11', observedAt: new Date('2026-07-17T00:00:00Z') })]);
-        await firstMayCommit;
-      },
-      { timeout: 30_000 },
-    );
+    const first = db.transaction(async (tx) => {
+      await ingestQuotes(tx, [obs('Order | First', { price: '11', observedAt: new Date('2026-07-17T00:00:00Z') })]);
+      await firstMayCommit;
+    });
     await sleep(200);
     // The second writer starts later and would commit at once if nothing held it.
     let secondDone = false;
-    const second = ingestBatch(db.prisma, [obs('Order | Second', { price: '22', observedAt: new Date('2026-07-17T00:00:00Z') })]).then(() => (secondDone = true));
+    const second = ingestBatch(db, [obs('Order | Second', { price: '22', observedAt: new Date('2026-07-17T00:00:00Z') })]).then(() => (secondDone = true));
     await sleep(300);
     expect(secondDone).toBe(false); // waiting for the first's commit
     expect((await read()).changes).toEqual([]); // neither is visible

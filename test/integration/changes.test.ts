@@ -24,7 +24,7 @@ const C = 'AWP | Changes (Factory New)';
 
 const changes = async (query: string, headers = t.auth()) => t.get(`/prices/changes${query}`, headers);
 const page = async (query: string) => expectEnvelope(await changes(query));
-const ingest = (list: Parameters<typeof ingestQuotes>[1]) => ingestBatch(t.db.prisma, list);
+const ingest = (list: Parameters<typeof ingestQuotes>[1]) => ingestBatch(t.db, list);
 
 /** A local copy of the served quotes, keyed `name/market/side`, kept by applying pages in order. */
 type Copy = Map<string, unknown>;
@@ -59,7 +59,7 @@ async function served(names: string[]): Promise<Copy> {
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [obs(A, { price: '100', observedAt: day(1) }), obs(A, { side: 'bid', price: '95', observedAt: day(1) }), obs(B, { price: '50', observedAt: day(1) })]);
+  await ingestQuotes(t.db, [obs(A, { price: '100', observedAt: day(1) }), obs(A, { side: 'bid', price: '95', observedAt: day(1) }), obs(B, { price: '50', observedAt: day(1) })]);
 });
 afterAll(async () => {
   await t?.close();
@@ -116,7 +116,7 @@ describe('GET /prices/changes', () => {
     );
     const { recordChanges } = await import('../../src/quotes/changes.js');
     const [{ id }] = (await t.db.query<{ id: number }>(`SELECT id FROM item WHERE market_hash_name = $1`, [A])) as [{ id: number }];
-    await recordChanges(t.db.prisma, [{ itemId: id, marketCode: 'CSCP', side: 'mid' }]);
+    await recordChanges(t.db, [{ itemId: id, marketCode: 'CSCP', side: 'mid' }]);
     const only = (query: string) => page(`?since=${start}${query}`).then((p) => p.changes.map((c: any) => `${c.market_code}/${c.side}`));
     expect(await only('')).toEqual(['YOUPIN/ask', 'BUFF163/bid', 'CSCP/mid']);
     expect(await only('&markets=YOUPIN,CSCP')).toEqual(['YOUPIN/ask', 'CSCP/mid']);
@@ -132,7 +132,7 @@ describe('GET /prices/changes', () => {
 
   it('a full scan that delists unseen quotes records those changes', async () => {
     const start = (await page('')).next_cursor;
-    await completeMarketScanTx(t.db.prisma, { marketCode: 'YOUPIN', providerCode: 'YOUPIN', startedAt: day(10), completedAt: day(11), delistUnseen: true });
+    await completeMarketScanTx(t.db, { marketCode: 'YOUPIN', providerCode: 'YOUPIN', startedAt: day(10), completedAt: day(11), delistUnseen: true });
     const p = await page(`?since=${start}`);
     expect(p.changes.map((c: any) => [c.market_hash_name, c.market_code, c.side, c.quote.quantity])).toEqual([[A, 'YOUPIN', 'ask', 0]]);
   });

@@ -45,7 +45,7 @@ beforeAll(async () => {
 
   t = await testApp();
   server = await listen(t.app);
-  await ingestBatch(t.db.prisma, [obs(NAME, { price: '100', observedAt: at(0) }), obs(NAME, { side: 'bid', price: '90', observedAt: at(0) }), obs(OTHER, { price: '7.25', observedAt: at(0) })]);
+  await ingestBatch(t.db, [obs(NAME, { price: '100', observedAt: at(0) }), obs(NAME, { side: 'bid', price: '90', observedAt: at(0) }), obs(OTHER, { price: '7.25', observedAt: at(0) })]);
   await runExportSnapshots(t.db, { sides: ['all'] });
 });
 afterAll(async () => {
@@ -142,7 +142,7 @@ out({ kind: 'done' });
         lines.push(line);
         // Once the copy is downloaded: three changes in one transaction, which the stream must bring.
         if (line.kind === 'step' && line.via === 'export' && !ingested) {
-          ingested = ingestBatch(t.db.prisma, [
+          ingested = ingestBatch(t.db, [
             obs(NAME, { price: '101.5', observedAt: at(1) }),
             obs(NAME, { side: 'bid', price: null, quantity: 0, observedAt: at(1) }),
             obs(OTHER, { price: '8', observedAt: at(1) }),

@@ -27,7 +27,7 @@ beforeAll(async () => {
   // One live subscription per account at once, so a test can hold an account's slot and see follow() fall back.
   t = await testApp({ rateLimiter: createRateLimiter({ now: () => clock }), live: { maxConcurrent: 1 } });
   server = await listen(t.app);
-  await ingestBatch(t.db.prisma, NAMES.flatMap((n, i) => [obs(n, { price: `${100 + i}`, observedAt: at(0) }), obs(n, { side: 'bid', price: `${90 + i}`, observedAt: at(0) })]));
+  await ingestBatch(t.db, NAMES.flatMap((n, i) => [obs(n, { price: `${100 + i}`, observedAt: at(0) }), obs(n, { side: 'bid', price: `${90 + i}`, observedAt: at(0) })]));
   await runExportSnapshots(t.db, { sides: ['all'] });
 });
 afterAll(async () => {
@@ -150,7 +150,7 @@ describe('the typed client', () => {
    */
   const ingestRound = async () => {
     const r = round++;
-    await ingestBatch(t.db.prisma, [
+    await ingestBatch(t.db, [
       obs(NAMES[r % 3]!, { price: `${200 + r}.5`, observedAt: at(1 + r) }),
       obs('P250 | Client new (Field-Tested)', { price: `${5 + r}`, observedAt: at(1 + r) }),
       obs(NAMES[(r + 1) % 3]!, r % 2 === 0 ? { side: 'bid', price: null, quantity: 0, observedAt: at(1 + r) } : { side: 'bid', price: `${50 + r}`, observedAt: at(1 + r) }),

@@ -140,7 +140,7 @@ describe('ingestQuotes', () => {
     const rows: QuoteObservation[] = Array.from({ length: 5_001 }, (_, i) => obs(`Atomic ${i}`));
     // Past the shape rules (the service is called directly): a market code longer than the column allows.
     rows[5_000] = obs('Atomic 5000', { marketCode: 'M'.repeat(40) });
-    await expect(ingestBatch(t.db.prisma, rows)).rejects.toThrow();
+    await expect(ingestBatch(t.db, rows)).rejects.toThrow();
     expect(await count(`SELECT count(*)::int AS n FROM source_quote q JOIN item i ON i.id = q.item_id WHERE i.market_hash_name LIKE 'Atomic %'`)).toBe(0);
     expect(await count(`SELECT count(*)::int AS n FROM item WHERE market_hash_name LIKE 'Atomic %'`)).toBe(0);
   });

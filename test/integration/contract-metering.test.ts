@@ -25,7 +25,7 @@ let etag: string;
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' }), obs('Recoil Case', { price: '2.59' })]);
+  await ingestQuotes(t.db, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' }), obs('Recoil Case', { price: '2.59' })]);
   await runExportSnapshots(t.db);
   etag = (await currentSnapshot(t.db, '730', 'ask'))!.etag;
 });
@@ -277,7 +277,7 @@ describe('a batch of 100 names or more is streamed and paid on delivery', () => 
     t.app.fetch(new Request('http://test/prices/batch', { method: 'POST', headers: { ...bearer(key), 'Content-Type': 'application/json' }, body: JSON.stringify({ market_hash_names: names }) }));
   beforeAll(async () => {
     await ingestQuotes(
-      t.db.prisma,
+      t.db,
       NAMES.flatMap((n, i) => [obs(n, { price: `${10 + i}.5` }), obs(n, { side: 'bid', price: `${9 + i}.25` })]),
     );
   });

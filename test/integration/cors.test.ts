@@ -20,7 +20,7 @@ let listed: TestApp;
 beforeAll(async () => {
   t = await testApp();
   listed = await testApp({ corsOrigins: [DASHBOARD, 'http://localhost:5173'] });
-  for (const app of [t, listed]) await ingestQuotes(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+  for (const app of [t, listed]) await ingestQuotes(app.db, [obs(ITEM, { price: '201.85' })]);
 });
 afterAll(async () => {
   await t?.close();

@@ -25,7 +25,7 @@ const names = [
 beforeAll(async () => {
   t = await testApp();
   await ingestQuotes(
-    t.db.prisma,
+    t.db,
     names.flatMap((name, i) => [
       obs(name, { price: `${1 + i}.25` }),
       obs(name, { side: 'bid', price: `${1 + i}` }),
@@ -138,7 +138,7 @@ describe('an export build running', () => {
   });
 
   it('stops between two pages when the service stops: nothing is published, and the next build publishes', async () => {
-    await ingestQuotes(t.db.prisma, [obs(names[0]!, { price: '999.5', observedAt: new Date('2026-07-16T01:00:00Z') })]);
+    await ingestQuotes(t.db, [obs(names[0]!, { price: '999.5', observedAt: new Date('2026-07-16T01:00:00Z') })]);
     const before = (await currentSnapshot(t.db, '730', 'all'))!.etag;
     const stop = new AbortController();
     let pages = 0;
@@ -162,7 +162,7 @@ describe('an export build running', () => {
   it('on embedded PGlite (no autovacuum) analyzes the stored item texts after writing many, so the planner knows their number', async () => {
     if (t.db.kind !== 'pglite') return; // PostgreSQL's autovacuum keeps its statistics
     await ingestQuotes(
-      t.db.prisma,
+      t.db,
       Array.from({ length: 140 }, (_, i) => obs(`Sticker | Analyzed ${String(i).padStart(3, '0')}`, { price: `${3 + i}.75` })),
     );
     await t.db.query(`DELETE FROM export_fragment`);

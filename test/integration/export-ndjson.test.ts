@@ -19,7 +19,7 @@ const ODD = ['Sticker | "Quoted" {Brace} [Bracket], Comma', 'Back\\slash | Tab\t
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [
+  await ingestQuotes(t.db, [
     obs('Recoil Case', { price: '2.59', quantity: 17237 }),
     obs('Recoil Case', { side: 'bid', price: '2.6', quantity: 12352 }),
     obs('Recoil Case', { marketCode: 'SKINPORT', providerCode: 'SKINPORT', currencyCode: 'EUR', price: '0.31' }),
@@ -39,7 +39,7 @@ beforeAll(async () => {
     closes.push(cny('M4A4 | Test (Field-Tested)', 'YOUPIN', 'ask', `2${d}.5`, d));
   }
   for (let i = 0; i < 30; i++) closes.push(cny(`Filler ${i} (Field-Tested)`, 'BUFF163', 'ask', '100', '16'), cny(`Filler ${i} (Field-Tested)`, 'BUFF163', 'bid', '92', '16'));
-  await ingestQuotes(t.db.prisma, closes);
+  await ingestQuotes(t.db, closes);
   expect((await runValuation(t.db, day('17'))).items).toBeGreaterThan(0);
   await runExportSnapshots(t.db, { now: new Date('2026-07-17T00:00:00Z') });
 });
@@ -124,7 +124,7 @@ describe('GET /prices/export?format=ndjson', () => {
     const c = await account(100n);
     expect((await request('?format=json', { ...c.auth, 'If-None-Match': ndTag })).res.status).toBe(200);
 
-    await ingestQuotes(t.db.prisma, [obs('Recoil Case', { price: '2.61', quantity: 17000, observedAt: day('17') })]);
+    await ingestQuotes(t.db, [obs('Recoil Case', { price: '2.61', quantity: 17000, observedAt: day('17') })]);
     const rebuilt = await runExportSnapshots(t.db, { appIds: ['730'], sides: ['ask'], now: new Date('2026-07-17T00:10:00Z') });
     expect(rebuilt!.map((r) => [r.snapshot.format, r.published])).toEqual([
       ['json', true],
@@ -209,7 +209,7 @@ describe('GET /prices/export?format=ndjson before its first build', () => {
   it('answers 503 dependency_unavailable while only the JSON files are built (as right after an upgrade)', async () => {
     const x = await testApp();
     try {
-      await ingestQuotes(x.db.prisma, [obs('Recoil Case', { price: '2.59' })]);
+      await ingestQuotes(x.db, [obs('Recoil Case', { price: '2.59' })]);
       await runExportSnapshots(x.db, { formats: ['json'] });
       const key = (await createAccount(x.db, { credits: 100n })).key;
       const nd = await x.get('/prices/export?format=ndjson', { 'X-API-Key': key });

@@ -12,7 +12,7 @@ const day = (d: string) => new Date(`2026-07-${d}T00:00:00Z`);
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [
+  await ingestQuotes(t.db, [
     obs('Recoil Case', { price: '2.59', quantity: 17237 }),
     obs('Recoil Case', { side: 'bid', price: '2.6', quantity: 12352 }),
     obs('AK-47 | Redline (Field-Tested)', { price: '201.85' }),
@@ -105,7 +105,7 @@ describe('GET /prices/export', () => {
     const second = await download((await account(100n)).auth);
     expect(Buffer.compare(second.bytes, bytesBefore)).toBe(0);
 
-    await ingestQuotes(t.db.prisma, [obs('Recoil Case', { price: '2.61', quantity: 17000, observedAt: day('17') })]);
+    await ingestQuotes(t.db, [obs('Recoil Case', { price: '2.61', quantity: 17000, observedAt: day('17') })]);
     const changed = await buildSnapshot(t.db, '730', 'ask', { now: new Date('2026-07-17T00:10:00Z') });
     expect(changed.published).toBe(true);
     expect(changed.snapshot.etag).not.toBe(before!.etag);
@@ -194,7 +194,7 @@ describe('GET /prices/export', () => {
   it('keeps serving the previous snapshot when a build fails half way, and cleans up after it', async () => {
     const before = await currentSnapshot(t.db, '730', 'all');
     const served = await download((await account(100n)).auth, '?side=all');
-    await ingestQuotes(t.db.prisma, [obs('Recoil Case', { price: '2.75', observedAt: day('18') })]);
+    await ingestQuotes(t.db, [obs('Recoil Case', { price: '2.75', observedAt: day('18') })]);
     await expect(
       buildSnapshot(t.db, '730', 'all', {
         pageItems: 1,
@@ -237,7 +237,7 @@ describe('GET /prices/export while the first job is publishing its sides', () =>
   it('a side not built yet answers 503 dependency_unavailable (not 404) while another side is served', async () => {
     const x = await testApp();
     try {
-      await ingestQuotes(x.db.prisma, [obs('Recoil Case', { price: '2.59' })]);
+      await ingestQuotes(x.db, [obs('Recoil Case', { price: '2.59' })]);
       // The job publishes one side after another: here only `ask` is out.
       await buildSnapshot(x.db, '730', 'ask', { now: new Date('2026-07-17T00:00:00Z') });
       const a = await createAccount(x.db, { credits: 100n });

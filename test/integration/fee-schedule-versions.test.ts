@@ -36,7 +36,7 @@ const today = formatDate(new Date());
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestBatch(t.db.prisma, [obs(ITEM, { price: '100' })]);
+  await ingestBatch(t.db, [obs(ITEM, { price: '100' })]);
 });
 afterAll(async () => {
   await t.close();

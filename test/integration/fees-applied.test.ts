@@ -18,7 +18,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestBatch(t.db.prisma, [
+  await ingestBatch(t.db, [
     obs(ITEM, { marketCode: 'STEAM', providerCode: 'STEAM', currencyCode: 'USD', price: '1000.00' }),
     obs(ITEM, { marketCode: 'BUFF163', providerCode: 'BUFF163', currencyCode: 'CNY', price: '100' }),
     obs(ITEM, { marketCode: 'BITSKINS', providerCode: 'BITSKINS', currencyCode: 'USD', price: '10' }),

@@ -30,7 +30,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await testApp({ clock: () => NOW });
-  await ingestQuotes(t.db.prisma, [
+  await ingestQuotes(t.db, [
     // BUFF163 direct: 6 hours old (no collector source reports it here: stale after 24 h) -> fresh.
     obs(ITEM, { observedAt: ago(6 * H), price: '95.5' }),
     // YOUPIN through csgotrader: 60 hours old -> stale.

@@ -24,7 +24,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await testApp({ rateLimiter: createRateLimiter({ enabled: false }) });
-  await ingestQuotes(t.db.prisma, [
+  await ingestQuotes(t.db, [
     ...NAMES.flatMap((n, i) => [obs(n, { price: `${10 + i}.5` }), obs(n, { side: 'bid', price: `${9 + i}.25` })]),
     // ITEM: BUFF163 direct and aggregated (the direct one wins, as in GET /prices), a bid, STEAM in USD.
     obs(ITEM, { price: '201.85', quantity: 12, observedAt: at('15') }),
@@ -247,7 +247,7 @@ describe('loaders batch every new edge (no N+1)', () => {
     it(`20 quotes' item edges cost the statements of 2 (quote cache ${quoteCache ? 'on' : 'off'})`, async () => {
       const x = quoteCache ? t : await testApp({ quoteCache: false, rateLimiter: createRateLimiter({ enabled: false }) });
       try {
-        if (!quoteCache) await ingestQuotes(x.db.prisma, NAMES.map((n) => obs(n, { price: '3' })));
+        if (!quoteCache) await ingestQuotes(x.db, NAMES.map((n) => obs(n, { price: '3' })));
         const a = await createAccount(x.db, { credits: 1_000_000n }); // charged from a credit lease: no statement per request
         const two = await statements(x, ITEMS_OF_PAGE(2), a.key);
         const twenty = await statements(x, ITEMS_OF_PAGE(20), a.key);
@@ -348,7 +348,7 @@ describe('billing follows the data of the new edges', () => {
   it('each selection of an edge counts one request towards its row\'s rate limit (POST /prices/batch: 20 a minute)', async () => {
     const x = await testApp(); // the default limiter
     try {
-      await ingestQuotes(x.db.prisma, [obs(ITEM, { price: '1' })]);
+      await ingestQuotes(x.db, [obs(ITEM, { price: '1' })]);
       const a = await createAccount(x.db, { credits: 1000n });
       const two = '{ a: website(code: "BUFF163") { quotes(first: 1) { edges { cursor } } } b: website(code: "STEAM") { quotes(first: 1) { edges { cursor } } } }';
       for (let i = 0; i < 10; i++) expect((await x.gql(two, {}, bearer(a.key))).status).toBe(200);

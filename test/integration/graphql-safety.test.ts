@@ -21,7 +21,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' })]);
+  await ingestQuotes(t.db, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' })]);
 });
 afterAll(async () => {
   await t?.close();

@@ -18,7 +18,7 @@ const FULL_SCHEDULES = `{ websites(includeDeprecated: true) { code feeSchedule {
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [obs('Recoil Case', { price: '2.59' }), obs('Recoil Case', { side: 'bid', price: '2.6' })]);
+  await ingestQuotes(t.db, [obs('Recoil Case', { price: '2.59' }), obs('Recoil Case', { side: 'bid', price: '2.6' })]);
 });
 afterAll(async () => {
   await t?.close();
@@ -105,7 +105,7 @@ describe('GraphQL', () => {
 describe('GraphQL as a graph: a quote reaches its marketplace and fee schedule', () => {
   it("one query returns an item's quotes with each market's marketplace and fee schedule, billed as one GET /prices", async () => {
     const { createAccount } = await import('../../src/accounts/accounts.js');
-    await ingestQuotes(t.db.prisma, [
+    await ingestQuotes(t.db, [
       obs('Recoil Case', { marketCode: 'SKINPORT', providerCode: 'SKINPORT', currencyCode: 'EUR', price: '0.31' }),
       obs('Recoil Case', { marketCode: 'CSFLOAT', providerCode: 'CSFLOAT', currencyCode: 'USD', price: '0.35' }),
     ]);

@@ -37,7 +37,7 @@ const byDate = (list: HistoryBacktestDay[]) => Object.fromEntries(list.map((d) =
 beforeAll(async () => {
   db = await testDatabase();
   await importCatalogue(db.prisma, 'data');
-  const ids = await ensureItems(db.prisma, [CONSTANT, JUMP, LONE, PAIR, WEEKLY].map((marketHashName) => ({ appId: '730', marketHashName })));
+  const ids = await ensureItems(db, [CONSTANT, JUMP, LONE, PAIR, WEEKLY].map((marketHashName) => ({ appId: '730', marketHashName })));
   const id = (name: string) => ids.get(`730\u0000${name}`)!;
   await writeMonths(db, [
     month(id(CONSTANT), 'STEAM', 'sales', '2026-01-01', 'USD', days(1, 10, () => '0.1')),

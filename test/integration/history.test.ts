@@ -37,7 +37,7 @@ async function buffAsk(from = '2026-07-01', to = '2026-07-31', interval: 'day' |
 beforeAll(async () => {
   t = await testApp();
   // 2026-07-14: four observations in the day (100 -> 120 -> 90 -> 110); 07-15: one; 07-16: delisted at noon.
-  await ingestBatch(t.db.prisma, [
+  await ingestBatch(t.db, [
     obs(ITEM, { price: '100', quantity: 7, observedAt: at('2026-07-14T01:00:00Z') }),
     obs(ITEM, { price: '120', quantity: 6, observedAt: at('2026-07-14T05:00:00Z') }),
     obs(ITEM, { price: '90.5', quantity: 9, observedAt: at('2026-07-14T09:00:00Z') }),
@@ -68,7 +68,7 @@ describe('candles written by ingestion', () => {
 
   it('replaying the same observations changes no candle', async () => {
     const before = await buffAsk();
-    const r = await ingestBatch(t.db.prisma, [
+    const r = await ingestBatch(t.db, [
       obs(ITEM, { price: '100', quantity: 7, observedAt: at('2026-07-14T01:00:00Z') }),
       obs(ITEM, { price: '111.25', quantity: 4, observedAt: at('2026-07-15T03:00:00Z') }),
     ]);
@@ -77,8 +77,8 @@ describe('candles written by ingestion', () => {
   });
 
   it('a full scan confirms a day without observations: a candle with 0 observations', async () => {
-    await ingestBatch(t.db.prisma, [obs(OTHER, { price: '500', observedAt: at('2026-07-10T08:00:00Z') })]);
-    await completeMarketScanTx(t.db.prisma, { marketCode: 'BUFF163', providerCode: 'BUFF163', startedAt: at('2026-07-11T00:00:00Z'), completedAt: at('2026-07-11T06:00:00Z'), delistUnseen: false });
+    await ingestBatch(t.db, [obs(OTHER, { price: '500', observedAt: at('2026-07-10T08:00:00Z') })]);
+    await completeMarketScanTx(t.db, { marketCode: 'BUFF163', providerCode: 'BUFF163', startedAt: at('2026-07-11T00:00:00Z'), completedAt: at('2026-07-11T06:00:00Z'), delistUnseen: false });
     const other = (await itemIdOf(t.db, '730', OTHER))!;
     const h = await loadItemHistory(t.db, { itemId: other, markets: ['BUFF163'], series: ['ask'], from: '2026-07-10', to: '2026-07-11', interval: 'day' });
     expect(h.series[0]!.candles.map((d) => [d.date, d.close, d.observations])).toEqual([
@@ -110,7 +110,7 @@ describe('compaction and retention', () => {
     expect(n).toBeGreaterThan(0);
     expect(await compactHistory(t.db, at('2026-07-17T00:00:00Z'))).toBe(0); // nothing left to copy
     // Pushing the newest close day 20 days on prunes these closes: their candles are read from candle_month.
-    await ingestBatch(t.db.prisma, [obs('Retention Marker', { price: '1', observedAt: at('2026-08-10T00:00:00Z') })]);
+    await ingestBatch(t.db, [obs('Retention Marker', { price: '1', observedAt: at('2026-08-10T00:00:00Z') })]);
     await pruneValuationData(t.db, at('2026-08-11T00:00:00Z'));
     const [{ left }] = (await t.db.query<{ left: number }>(`SELECT count(*)::int AS left FROM daily_close WHERE item_id = $1`, [itemId])) as [{ left: number }];
     expect(left).toBe(0);
@@ -118,9 +118,9 @@ describe('compaction and retention', () => {
   });
 
   it('a day still in daily_close replaces its compacted copy on read, and its re-compaction wins', async () => {
-    await ingestBatch(t.db.prisma, [obs(ITEM, { price: '130', quantity: 3, observedAt: at('2026-08-09T10:00:00Z') })]);
+    await ingestBatch(t.db, [obs(ITEM, { price: '130', quantity: 3, observedAt: at('2026-08-09T10:00:00Z') })]);
     await compactHistory(t.db, at('2026-08-10T00:00:00Z'));
-    await ingestBatch(t.db.prisma, [obs(ITEM, { price: '140', quantity: 2, observedAt: at('2026-08-09T11:00:00Z') })]);
+    await ingestBatch(t.db, [obs(ITEM, { price: '140', quantity: 2, observedAt: at('2026-08-09T11:00:00Z') })]);
     const read = async () => (await buffAsk('2026-08-09', '2026-08-09')).map((d) => [d.open, d.high, d.low, d.close, d.observations, d.quantity]);
     expect(await read()).toEqual([['130', '140', '130', '140', 2, 2]]);
     await compactHistory(t.db, at('2026-08-10T00:00:00Z'));

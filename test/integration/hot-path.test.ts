@@ -32,7 +32,7 @@ let t: TestApp;
 beforeAll(async () => {
   // Leases from 200 credits up, so the concurrency test below runs both the lease and the one-statement path.
   t = await testApp({ creditLeases: { minBalance: 200n } });
-  await ingestBatch(t.db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '195' })]);
+  await ingestBatch(t.db, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '195' })]);
 });
 afterAll(async () => {
   await t.close();
@@ -68,7 +68,7 @@ describe('quotes come from the replica cache and are never stale', () => {
     expect(ask(expectEnvelope(await t.get(PRICES, bearer(a.key)))).market_price_amount).toBe('204.5');
 
     // A full scan that did not see the quote delists it.
-    await completeMarketScanTx(t.db.prisma, {
+    await completeMarketScanTx(t.db, {
       marketCode: 'BUFF163',
       providerCode: 'BUFF163',
       startedAt: new Date('2026-07-16T02:00:00Z'),
@@ -82,7 +82,7 @@ describe('quotes come from the replica cache and are never stale', () => {
     // An unknown item is cached as unknown, and found once it is ingested.
     const fresh = 'Glock-18 | Fade (Factory New)';
     expectError(await t.get(`/prices?market_hash_name=${encodeURIComponent(fresh)}`, bearer(a.key)), 404, 'not_found');
-    await ingestBatch(t.db.prisma, [obs(fresh, { price: '3000' })]);
+    await ingestBatch(t.db, [obs(fresh, { price: '3000' })]);
     expect(ask(expectEnvelope(await t.get(`/prices?market_hash_name=${encodeURIComponent(fresh)}`, bearer(a.key)))).market_price_amount).toBe('3000');
   });
 
@@ -135,7 +135,7 @@ describe('credit leases: exact charges without a statement per request', () => {
   it('100 accounts charged at once: their leases are reserved together, in a few statements, and every charge is exact', async () => {
     const app = await testApp({ creditLeases: { minBalance: 200n } });
     try {
-      await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+      await ingestBatch(app.db, [obs(ITEM, { price: '201.85' })]);
       const accounts = await Promise.all(Array.from({ length: 100 }, () => createAccount(app.db, { credits: 1_000_000n })));
       for (const a of accounts) expectEnvelope(await app.get('/me', bearer(a.key))); // key lookups cached: only billing is counted below
       expectEnvelope(await app.get(PRICES, bearer(accounts[0]!.key))); // the quotes cached
@@ -163,7 +163,7 @@ describe('credit leases: exact charges without a statement per request', () => {
     const app = await testApp({ creditLeases: { minBalance: 200n, flushMs: 100, settleMs: 600 } });
     const counters = (id: string) => creditCounters((sql, params) => app.db.query(sql, params), id);
     try {
-      await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+      await ingestBatch(app.db, [obs(ITEM, { price: '201.85' })]);
       const a = await createAccount(app.db, { credits: 1_000_000n });
       for (let i = 0; i < 10; i++) expectEnvelope(await app.get(PRICES, bearer(a.key)));
       // Within a flush: all 10 recorded on the lease row (what GET /me shows), before any settlement.
@@ -239,7 +239,7 @@ describe('credit leases: exact charges without a statement per request', () => {
     // Rate limits off: 300 requests of one account exceed its 120 a minute; this measures billing alone.
     const app = await testApp({ creditLeases: { minBalance: 200n }, rateLimiter: createRateLimiter({ enabled: false }) });
     try {
-      await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' })]);
+      await ingestBatch(app.db, [obs(ITEM, { price: '201.85' })]);
       const a = await createAccount(app.db, { credits: 230n });
       const replies = await Promise.all(Array.from({ length: 300 }, () => app.get(PRICES, bearer(a.key))));
       const ok = replies.filter((r) => r.status === 200);
@@ -266,7 +266,7 @@ describe('the node:http fast path answers what the adapter answers', () => {
   let etag = '';
   beforeAll(async () => {
     app = await testApp();
-    await ingestBatch(app.db.prisma, [obs(ITEM, { price: '201.85' }), obs(STAR_ITEM, { price: '9870.5' })]);
+    await ingestBatch(app.db, [obs(ITEM, { price: '201.85' }), obs(STAR_ITEM, { price: '9870.5' })]);
     etag = (await buildSnapshot(app.db, '730', 'ask')).snapshot.etag;
     server = http.createServer(app.app.listener);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

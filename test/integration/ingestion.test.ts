@@ -24,16 +24,16 @@ afterAll(async () => {
 
 describe('ingestion state rules', () => {
   it('changed_at moves only when price or quantity changes; observed_at and fresh_at move on every newer sighting', async () => {
-    await ingestQuotes(db.prisma, [obs('A', { price: '10.00', quantity: 3, observedAt: at('2026-07-11T10:00:00Z') })]);
-    await ingestQuotes(db.prisma, [obs('A', { price: '10', quantity: 3, observedAt: at('2026-07-12T10:00:00Z') })]);
+    await ingestQuotes(db, [obs('A', { price: '10.00', quantity: 3, observedAt: at('2026-07-11T10:00:00Z') })]);
+    await ingestQuotes(db, [obs('A', { price: '10', quantity: 3, observedAt: at('2026-07-12T10:00:00Z') })]);
     let s = await state('A');
     expect(s.changed_at).toEqual(at('2026-07-11T10:00:00Z'));
     expect(s.observed_at).toEqual(at('2026-07-12T10:00:00Z'));
     expect(s.fresh_at).toEqual(at('2026-07-12T10:00:00Z'));
-    await ingestQuotes(db.prisma, [obs('A', { price: '10', quantity: 4, observedAt: at('2026-07-13T10:00:00Z') })]);
+    await ingestQuotes(db, [obs('A', { price: '10', quantity: 4, observedAt: at('2026-07-13T10:00:00Z') })]);
     s = await state('A');
     expect(s.changed_at).toEqual(at('2026-07-13T10:00:00Z'));
-    await ingestQuotes(db.prisma, [obs('A', { price: '11', quantity: 4, observedAt: at('2026-07-14T10:00:00Z') })]);
+    await ingestQuotes(db, [obs('A', { price: '11', quantity: 4, observedAt: at('2026-07-14T10:00:00Z') })]);
     s = await state('A');
     expect(s.price).toBe('11.0000000000');
     expect(s.changed_at).toEqual(at('2026-07-14T10:00:00Z'));
@@ -41,7 +41,7 @@ describe('ingestion state rules', () => {
 
   it('an observation not newer than the stored one changes nothing (replays are idempotent)', async () => {
     const before = await state('A');
-    const r = await ingestQuotes(db.prisma, [
+    const r = await ingestQuotes(db, [
       obs('A', { price: '99', quantity: 1, observedAt: at('2026-07-12T00:00:00Z') }),
       obs('A', { price: '99', quantity: 1, observedAt: at('2026-07-14T10:00:00Z') }),
     ]);
@@ -50,7 +50,7 @@ describe('ingestion state rules', () => {
   });
 
   it('several sightings of one quote in one call are applied in time order', async () => {
-    const r = await ingestQuotes(db.prisma, [
+    const r = await ingestQuotes(db, [
       obs('B', { price: '7', quantity: 2, observedAt: at('2026-07-12T00:00:00Z') }),
       obs('B', { price: '5', quantity: 2, observedAt: at('2026-07-11T00:00:00Z') }),
       obs('B', { price: '7', quantity: 2, observedAt: at('2026-07-13T00:00:00Z') }),
@@ -63,24 +63,24 @@ describe('ingestion state rules', () => {
   });
 
   it('delisting keeps the last price, sets quantity 0 and delisted_at; relisting clears it', async () => {
-    await ingestQuotes(db.prisma, [obs('C', { price: '3.5', quantity: 9, observedAt: at('2026-07-11T00:00:00Z') })]);
-    await ingestQuotes(db.prisma, [obs('C', { price: null, delisted: true, observedAt: at('2026-07-12T00:00:00Z') })]);
+    await ingestQuotes(db, [obs('C', { price: '3.5', quantity: 9, observedAt: at('2026-07-11T00:00:00Z') })]);
+    await ingestQuotes(db, [obs('C', { price: null, delisted: true, observedAt: at('2026-07-12T00:00:00Z') })]);
     let s = await state('C');
     expect(s).toMatchObject({ price: '3.5000000000', quantity: 0 });
     expect(s.delisted_at).toEqual(at('2026-07-12T00:00:00Z'));
     expect(s.changed_at).toEqual(at('2026-07-12T00:00:00Z'));
-    await ingestQuotes(db.prisma, [obs('C', { price: null, delisted: true, observedAt: at('2026-07-13T00:00:00Z') })]);
+    await ingestQuotes(db, [obs('C', { price: null, delisted: true, observedAt: at('2026-07-13T00:00:00Z') })]);
     s = await state('C');
     expect(s.delisted_at).toEqual(at('2026-07-12T00:00:00Z'));
     expect(s.changed_at).toEqual(at('2026-07-12T00:00:00Z'));
-    await ingestQuotes(db.prisma, [obs('C', { price: '3.6', quantity: 1, observedAt: at('2026-07-14T00:00:00Z') })]);
+    await ingestQuotes(db, [obs('C', { price: '3.6', quantity: 1, observedAt: at('2026-07-14T00:00:00Z') })]);
     s = await state('C');
     expect(s).toMatchObject({ price: '3.6000000000', quantity: 1, delisted_at: null });
   });
 
   it('fresh_at includes the last full-scan completion of the market', async () => {
     await db.prisma.marketScan.create({ data: { marketCode: 'SKINPORT', providerCode: 'SKINPORT', completedAt: at('2026-07-20T00:00:00Z') } });
-    await ingestQuotes(db.prisma, [obs('D', { marketCode: 'SKINPORT', providerCode: 'SKINPORT', currencyCode: 'EUR', observedAt: at('2026-07-15T00:00:00Z') })]);
+    await ingestQuotes(db, [obs('D', { marketCode: 'SKINPORT', providerCode: 'SKINPORT', currencyCode: 'EUR', observedAt: at('2026-07-15T00:00:00Z') })]);
     const s = await state('D', 'SKINPORT', 'SKINPORT');
     expect(s.fresh_at).toEqual(at('2026-07-20T00:00:00Z'));
     expect(s.changed_at).toEqual(at('2026-07-15T00:00:00Z'));

@@ -12,7 +12,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [obs(ITEM, { price: '201.85' })]);
+  await ingestQuotes(t.db, [obs(ITEM, { price: '201.85' })]);
 });
 afterAll(async () => {
   await t?.close();

@@ -52,8 +52,8 @@ const used = async (key: string) => expectEnvelope(await t.get('/me', { Authoriz
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [REDLINE, ST_REDLINE, KARAMBIT, ST_KARAMBIT, LORE, GLOVES, HYPER, HOLO, CASE].map((n) => obs(n)));
-  await ensureItems(t.db.prisma, [...SAMPLE, QUIET].map((marketHashName) => ({ appId: '730', marketHashName })));
+  await ingestQuotes(t.db, [REDLINE, ST_REDLINE, KARAMBIT, ST_KARAMBIT, LORE, GLOVES, HYPER, HOLO, CASE].map((n) => obs(n)));
+  await ensureItems(t.db, [...SAMPLE, QUIET].map((marketHashName) => ({ appId: '730', marketHashName })));
   await t.db.prisma.$executeRawUnsafe(
     `INSERT INTO valuation (item_id, valuation_date, mid_amount, ask_amount, bid_amount, uncertainty, is_two_sided, ask_quote_count, bid_quote_count, computed_at)
      SELECT id, d::date, m, m + 2.25, m - 2, 0.05, true, 4, 1, d::timestamptz + interval '5 minutes'
@@ -209,7 +209,7 @@ describe('paging', () => {
     // New items, one before the cursor's position (the shortest name of all) and one after it.
     const before = expected('ak47');
     const added = ['AK-47 Pin', 'Zzz | AK-47 Search Test (Well-Worn)'];
-    await ensureItems(t.db.prisma, added.map((marketHashName) => ({ appId: '730', marketHashName })));
+    await ensureItems(t.db, added.map((marketHashName) => ({ appId: '730', marketHashName })));
     catalogue.push(...added);
     const rest: string[] = [];
     let cursor: string | null = one.next_cursor;

@@ -64,7 +64,7 @@ describe('a backlog larger than the queue bound (LIVE_MAX_PENDING 20, 50 changes
     const s = await openStream(`${server.url}/prices/changes/stream?since=${since}`, { headers: auth(t.key) });
     expect(s.status).toBe(200);
     await s.waitFor(50, 30_000);
-    await ingestBatch(t.db.prisma, [obs('Replay rest live', { price: '3' })]);
+    await ingestBatch(t.db, [obs('Replay rest live', { price: '3' })]);
     await s.waitFor(51, 30_000);
     expect(s.events.map((e) => e.event)).toEqual(Array(51).fill('change'));
     expect(changeEvents(s).slice(0, 50).map((e) => e.id)).toEqual(seqs);
@@ -129,7 +129,7 @@ describe('refusals spend no rate-limit point', () => {
   it('a cursor below the pruned horizon: 410 cursor_expired naming the way to re-sync, before any charge or rate-limit point (REST and GraphQL)', async () => {
     const acct = await createAccount(t.db, { credits: 100n });
     const old = (await currentSequence(t.db)).toString();
-    await ingestBatch(t.db.prisma, [obs('Replay pruned', { price: '4' })]);
+    await ingestBatch(t.db, [obs('Replay pruned', { price: '4' })]);
     expect(await pruneChanges(t.db, new Date(Date.now() + 2 * 86_400_000))).toBeGreaterThan(0);
     const res = await fetch(`${server.url}/prices/changes/stream?since=${old}`, { headers: auth(acct.key) });
     expect(res.status).toBe(410);

@@ -32,7 +32,7 @@ const nexts = (s: EventStream) => s.events.filter((e) => e.event === 'next').map
 beforeAll(async () => {
   t = await testApp({ live: { maxConcurrent: 3, maxQueue: 5, pollMs: 200 }, logger: (await import('pino')).default({ level: 'error' }) });
   server = await listen(t.app);
-  await ingestBatch(t.db.prisma, [obs(A, { price: '100', observedAt: at(0) }), obs(B, { price: '50', observedAt: at(0) })]);
+  await ingestBatch(t.db, [obs(A, { price: '100', observedAt: at(0) }), obs(B, { price: '50', observedAt: at(0) })]);
 });
 afterAll(async () => {
   await server?.close();
@@ -45,9 +45,9 @@ describe('quoteChanged over SSE', () => {
     expect(s.status).toBe(200);
     expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
     await new Promise((r) => setTimeout(r, 100));
-    await ingestBatch(t.db.prisma, [obs(A, { price: '101', observedAt: at(1) }), obs(B, { price: '51', observedAt: at(1) })]);
+    await ingestBatch(t.db, [obs(A, { price: '101', observedAt: at(1) }), obs(B, { price: '51', observedAt: at(1) })]);
     await s.waitFor(1);
-    await ingestBatch(t.db.prisma, [obs(A, { price: '102.5', observedAt: at(2) })]);
+    await ingestBatch(t.db, [obs(A, { price: '102.5', observedAt: at(2) })]);
     await s.waitFor(2);
     const got = nexts(s).map((n) => n.data!.quoteChanged);
     expect(got.map((c) => [c.marketHashName, c.marketCode, c.side, c.quoteJson.market_price_amount])).toEqual([
@@ -62,11 +62,11 @@ describe('quoteChanged over SSE', () => {
 
   it('with since, replays the changes after the cursor first, then live ones: none missed, none twice', async () => {
     const cursor = (await currentSequence(t.db)).toString();
-    await ingestBatch(t.db.prisma, [obs(A, { price: '103', observedAt: at(3) })]);
-    await ingestBatch(t.db.prisma, [obs(B, { price: '52', observedAt: at(3) })]);
+    await ingestBatch(t.db, [obs(A, { price: '103', observedAt: at(3) })]);
+    await ingestBatch(t.db, [obs(B, { price: '52', observedAt: at(3) })]);
     const s = await subscribe({ since: cursor });
     await s.waitFor(2);
-    await ingestBatch(t.db.prisma, [obs(A, { price: '104', observedAt: at(4) })]);
+    await ingestBatch(t.db, [obs(A, { price: '104', observedAt: at(4) })]);
     await s.waitFor(3);
     const got = nexts(s).map((n) => n.data!.quoteChanged);
     expect(got.map((c) => [c.marketHashName, c.quoteJson.market_price_amount])).toEqual([
@@ -105,7 +105,7 @@ describe('quoteChanged over SSE', () => {
     const s = await subscribe({});
     await new Promise((r) => setTimeout(r, 100));
     const many = Array.from({ length: 8 }, (_, i) => obs(`Slow item ${i}`, { price: '1', observedAt: at(5) }));
-    await ingestBatch(t.db.prisma, many);
+    await ingestBatch(t.db, many);
     await s.ended;
     const last = nexts(s).at(-1)!;
     expect(last.errors![0].extensions.code).toBe('slow_consumer');
@@ -121,12 +121,12 @@ describe('quoteChanged over SSE', () => {
     const open = (variables: Record<string, unknown>, key: string) =>
       openStream(`${server.url}/graphql`, { headers: { Authorization: `Bearer ${key}` }, body: { query: doc, variables } });
     const D = 'USP-S | Live (Field-Tested)'; // its own item: the other tests' changes of A and B stay theirs
-    await ingestBatch(t.db.prisma, [obs(D, { price: '20', observedAt: at(0) })]);
+    await ingestBatch(t.db, [obs(D, { price: '20', observedAt: at(0) })]);
     const usd = await open({ names: [D], currency: 'USD' }, t.key);
     const eur = await open({ names: [D, B], currency: 'EUR' }, other.key);
     const usd2 = await open({ names: [B, D], currency: 'USD' }, other.key);
     await new Promise((r) => setTimeout(r, 100));
-    await ingestBatch(t.db.prisma, [obs(D, { price: '21.5', observedAt: at(1) })]);
+    await ingestBatch(t.db, [obs(D, { price: '21.5', observedAt: at(1) })]);
     await Promise.all([usd.waitFor(1), eur.waitFor(1), usd2.waitFor(1)]);
     const first = (s: EventStream) => nexts(s)[0]!.data!.quoteChanged;
     expect(first(usd).quote.converted.currencyCode).toBe('USD');
@@ -139,7 +139,7 @@ describe('quoteChanged over SSE', () => {
 
   it('answers each of ten different selections of one event with its own result, shared by later subscriptions that ask the same (past eight, an event keeps its executions in a map)', async () => {
     const E = 'Desert Eagle | Live (Factory New)'; // its own item
-    await ingestBatch(t.db.prisma, [obs(E, { price: '7', observedAt: at(0) })]);
+    await ingestBatch(t.db, [obs(E, { price: '7', observedAt: at(0) })]);
     // Accounts of its own (three subscriptions each): the other tests' account keeps its slots.
     const keys = (await Promise.all([0, 1, 2, 3].map(() => createAccount(t.db, { credits: 1000n })))).map((a) => a.key);
     const selection = (i: number) => `subscription S${i}($names: [String!]) { quoteChanged(marketHashNames: $names) { k${i}: marketHashName quoteJson } }`;
@@ -152,7 +152,7 @@ describe('quoteChanged over SSE', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     await new Promise((r) => setTimeout(r, 100));
-    await ingestBatch(t.db.prisma, [obs(E, { price: '7.25', observedAt: at(1) })]);
+    await ingestBatch(t.db, [obs(E, { price: '7.25', observedAt: at(1) })]);
     await Promise.all(streams.map((s) => s.waitFor(1)));
     await new Promise((r) => setTimeout(r, 300)); // nothing more arrives
     for (const [n, s] of streams.entries()) {
@@ -172,11 +172,11 @@ describe('quoteChanged over SSE', () => {
     }`;
     const other = await createAccount(t.db, { credits: 1000n });
     const E = 'Glock-18 | Live (Factory New)';
-    await ingestBatch(t.db.prisma, [obs(E, { price: '7', observedAt: at(0) })]);
+    await ingestBatch(t.db, [obs(E, { price: '7', observedAt: at(0) })]);
     const open = (key: string) => openStream(`${server.url}/graphql`, { headers: { Authorization: `Bearer ${key}` }, body: { query: doc, variables: { names: [E], markets: ['BUFF163'] } } });
     const [one, two] = [await open(t.key), await open(other.key)];
     await new Promise((r) => setTimeout(r, 100));
-    await ingestBatch(t.db.prisma, [obs(E, { price: '7.25', observedAt: at(1) })]);
+    await ingestBatch(t.db, [obs(E, { price: '7.25', observedAt: at(1) })]);
     await Promise.all([one.waitFor(1), two.waitFor(1)]);
     for (const s of [one, two]) {
       const [n] = nexts(s);
@@ -202,7 +202,7 @@ describe('the per-account cap and billing', () => {
     open[0]!.abort();
     await expect.poll(async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM live_slot WHERE account_id = $1`, [acct.accountId]))[0]!.n).toBe(2);
     const again = await subscribe({ names: [A] }, acct.key);
-    await ingestBatch(t.db.prisma, [obs(A, { price: '105', observedAt: at(6) })]);
+    await ingestBatch(t.db, [obs(A, { price: '105', observedAt: at(6) })]);
     await again.waitFor(1);
     expect(nexts(again)[0]!.data!.quoteChanged.quoteJson.market_price_amount).toBe('105');
     await expect.poll(() => wsEvents.length).toBe(1);
@@ -235,7 +235,7 @@ describe('GET /prices/changes/stream (the REST face of quoteChanged)', () => {
     expect(s.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(s.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     await new Promise((r) => setTimeout(r, 100));
-    await ingestBatch(t.db.prisma, [obs(A, { price: '110', observedAt: at(10) })]);
+    await ingestBatch(t.db, [obs(A, { price: '110', observedAt: at(10) })]);
     const [first] = await s.waitFor(1);
     expect(first!.event).toBe('change');
     const change = ChangeOut.parse(JSON.parse(first!.data));
@@ -246,8 +246,8 @@ describe('GET /prices/changes/stream (the REST face of quoteChanged)', () => {
     expect(page.body.data.changes[0]).toEqual(JSON.parse(first!.data));
     s.abort();
     // Changes while the client was away, then it reconnects as an EventSource would.
-    await ingestBatch(t.db.prisma, [obs(B, { price: '60', observedAt: at(11) })]);
-    await ingestBatch(t.db.prisma, [obs(A, { price: '111', observedAt: at(11) })]);
+    await ingestBatch(t.db, [obs(B, { price: '60', observedAt: at(11) })]);
+    await ingestBatch(t.db, [obs(A, { price: '111', observedAt: at(11) })]);
     const back = await stream(`?market_hash_name=${encodeURIComponent(A)}&market_hash_name=${encodeURIComponent(B)}`, { ...t.auth(), 'Last-Event-ID': first!.id! });
     const events = await back.waitFor(2);
     expect(events.map((e) => JSON.parse(e.data).quote.market_price_amount)).toEqual(['60', '111']);

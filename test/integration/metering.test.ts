@@ -25,7 +25,7 @@ const logLines: string[] = [];
 beforeAll(async () => {
   const logger = pino({ level: 'trace' }, new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) }));
   t = await testApp({ logger, rateLimiter: createRateLimiter({ logger }) });
-  await ingestQuotes(t.db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' }), obs(OTHER, { price: '2.59' })]);
+  await ingestQuotes(t.db, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' }), obs(OTHER, { price: '2.59' })]);
 });
 afterAll(async () => {
   await t.close();
@@ -207,7 +207,7 @@ describe('Redis unreachable', () => {
     const limiter = createRateLimiter({ redisUrl: 'redis://127.0.0.1:1' });
     const alone = await testApp({ rateLimiter: limiter });
     try {
-      await ingestQuotes(alone.db.prisma, [obs(ITEM)]);
+      await ingestQuotes(alone.db, [obs(ITEM)]);
       const statuses: number[] = [];
       for (let i = 0; i < 121; i++) statuses.push((await alone.get(pricesPath(), alone.auth())).status);
       expect(statuses.slice(0, 120).every((s) => s === 200)).toBe(true);
@@ -283,7 +283,7 @@ describe('GraphQL and REST share one balance and one limit', () => {
   it('keeps the balance exact under 200 concurrent requests (limits off)', async () => {
     const unlimited = await testApp({ rateLimiter: createRateLimiter({ enabled: false }) });
     try {
-      await ingestQuotes(unlimited.db.prisma, [obs(ITEM)]);
+      await ingestQuotes(unlimited.db, [obs(ITEM)]);
       for (const [cost, body] of [[1, null], [3, { market_hash_names: names(201) }]] as const) {
         const k = 1 + Math.floor(Math.random() * 150);
         const a = await createAccount(unlimited.db, { credits: BigInt(k) });

@@ -43,7 +43,7 @@ describe('GET /metrics', () => {
       inserted: await sample('quotegate_ingested_observations_total', { outcome: 'inserted' }),
       builds: await sample('quotegate_export_build_duration_seconds_count', { side: 'ask', outcome: 'published' }),
     };
-    await ingestQuotes(t.db.prisma, [obs('Recoil Case'), obs('Recoil Case', { side: 'bid' })]);
+    await ingestQuotes(t.db, [obs('Recoil Case'), obs('Recoil Case', { side: 'bid' })]);
     await runExportSnapshots(t.db);
     const a = await createAccount(t.db, { credits: 100n });
     const auth = { Authorization: `Bearer ${a.key}` };

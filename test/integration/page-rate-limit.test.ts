@@ -30,7 +30,7 @@ const closers: (() => Promise<void>)[] = [];
 beforeAll(async () => {
   db = await testDatabase();
   await importCatalogue(db.prisma, dataDir);
-  await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' }), obs('Recoil Case', { price: '2.59' })]);
+  await ingestQuotes(db, [obs(ITEM, { price: '201.85' }), obs('Recoil Case', { price: '2.59' })]);
   key = (await createAccount(db, { credits: 1000n })).key;
 });
 afterAll(async () => {

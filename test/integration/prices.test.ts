@@ -10,7 +10,7 @@ const q = (name: string, extra = '') => `/prices?market_hash_name=${encodeURICom
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [
+  await ingestQuotes(t.db, [
     // BUFF163: aggregator ask (newer) and direct ask (older): direct wins.
     obs(ITEM, { marketCode: 'BUFF163', providerCode: 'CSGOTRADER', price: '201.85', quantity: null, isQuantityMinimum: null, isAllItemsSamePrice: null, observedAt: day('16') }),
     obs(ITEM, { marketCode: 'BUFF163', providerCode: 'BUFF163', price: '199.50', quantity: 120, observedAt: day('14') }),
@@ -29,7 +29,7 @@ beforeAll(async () => {
     // Another app id.
     obs('Arcana', { appId: '570', price: '100' }),
   ]);
-  await ingestQuotes(t.db.prisma, [
+  await ingestQuotes(t.db, [
     obs(ITEM, { marketCode: 'CSFLOAT', providerCode: 'CSFLOAT', currencyCode: 'USD', price: null, delisted: true, observedAt: day('13') }),
     obs(ITEM, { marketCode: 'YOUPIN', providerCode: 'YOUPIN', price: null, delisted: true, observedAt: day('12') }),
   ]);

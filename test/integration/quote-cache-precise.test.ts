@@ -21,7 +21,7 @@ const askPrice = (quotes: { side: string; marketCode: string; price: { toString(
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestQuotes(t.db.prisma, [obs(A, { price: '10.5', observedAt: later(1) }), obs(B, { price: '20.5', observedAt: later(1) })]);
+  await ingestQuotes(t.db, [obs(A, { price: '10.5', observedAt: later(1) }), obs(B, { price: '20.5', observedAt: later(1) })]);
 });
 afterAll(async () => {
   await t.close();
@@ -34,7 +34,7 @@ describe('quote cache, precise invalidation', () => {
     await cache.load('730', [A, B]);
     const misses = cache.stats.misses;
     // Ingest B in a transaction (the collectors' path): its signals are heard before and after the commit.
-    await ingestBatch(t.db.prisma, [obs(B, { price: '21.5', observedAt: later(2) })]);
+    await ingestBatch(t.db, [obs(B, { price: '21.5', observedAt: later(2) })]);
     await cache.settled();
     const hits = cache.stats.hits;
     const a = await cache.load('730', [A]);
@@ -56,10 +56,10 @@ describe('quote cache, precise invalidation', () => {
     expect(await get(A)).toBe('10.5');
     expect(await get(B)).toBe('21.5');
     const hits = t.app.quoteCacheStats()!.hits;
-    await ingestBatch(t.db.prisma, [obs(B, { price: '22.5', observedAt: later(3) })]);
+    await ingestBatch(t.db, [obs(B, { price: '22.5', observedAt: later(3) })]);
     expect(await get(B)).toBe('22.5');
     // Without a transaction (the importer's path) too.
-    await ingestQuotes(t.db.prisma, [obs(B, { price: '23.5', observedAt: later(4) })]);
+    await ingestQuotes(t.db, [obs(B, { price: '23.5', observedAt: later(4) })]);
     expect(await get(B)).toBe('23.5');
     // Let the invalidations settle, then A is still served from memory.
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -77,7 +77,7 @@ describe('quote cache, precise invalidation', () => {
     const before = await quote(A);
     expect(Date.parse(before.observed_at)).toBe(later(1).getTime());
     await quote(A); // cached now
-    await ingestBatch(t.db.prisma, [obs(A, { price: '10.5', observedAt: later(5) })]);
+    await ingestBatch(t.db, [obs(A, { price: '10.5', observedAt: later(5) })]);
     const after = await quote(A);
     expect(after.market_price_amount).toBe('10.5');
     expect(Date.parse(after.observed_at)).toBe(later(5).getTime());
@@ -89,7 +89,7 @@ describe('quote cache, precise invalidation', () => {
     const cache = new QuoteCache(t.db);
     await cache.settled();
     await cache.load('730', [A]);
-    await ingestBatch(t.db.prisma, [obs(A, { price: '10.5', observedAt: later(6) }), obs(B, { price: '24.5', observedAt: later(6) })], { confirmations: 'later' });
+    await ingestBatch(t.db, [obs(A, { price: '10.5', observedAt: later(6) }), obs(B, { price: '24.5', observedAt: later(6) })], { confirmations: 'later' });
     await cache.settled();
     const misses = cache.stats.misses;
     const kept = await cache.load('730', [A]);

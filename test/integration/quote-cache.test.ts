@@ -18,7 +18,7 @@ const items = Array.from({ length: 12 }, (_, i) => `Quote cache item ${i + 1}`);
 beforeAll(async () => {
   t = await testApp();
   await ingestQuotes(
-    t.db.prisma,
+    t.db,
     items.map((name, i) => obs(name, { price: `${10 + i}.5` })),
   );
 });

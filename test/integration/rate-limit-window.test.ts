@@ -291,7 +291,7 @@ describe('the window edge through the HTTP pipeline (memory limiter, test clock)
   let t: TestApp;
   beforeAll(async () => {
     t = await testApp({ rateLimiter: createRateLimiter({ now: () => now }) });
-    await ingestQuotes(t.db.prisma, [obs(ITEM, { price: '201.85' })]);
+    await ingestQuotes(t.db, [obs(ITEM, { price: '201.85' })]);
   });
   afterAll(async () => {
     await t?.close();

@@ -25,7 +25,7 @@ const fingerprint = async () =>
 
 beforeAll(async () => {
   db = await testDatabase();
-  await importPath(db.prisma, dataDir);
+  await importPath(db, dataDir);
   key = (await createAccount(db, { credits: 100n })).key;
   const app = createApp({ db });
   fetchApp = async (path) => {
@@ -93,7 +93,7 @@ describe('bundled real data', () => {
   it('importing the same data again changes nothing', async () => {
     const before = await fingerprint();
     expect(before!.n).toBeGreaterThan(150_000);
-    const r = await importPath(db.prisma, dataDir);
+    const r = await importPath(db, dataDir);
     expect(r.inserted).toBe(0);
     expect(r.updated).toBe(0);
     expect(await fingerprint()).toEqual(before);

@@ -69,7 +69,7 @@ describe.skipIf(!serverUrl)('two server processes on one PostgreSQL database', (
 
   beforeAll(async () => {
     db = await testDatabase();
-    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' })]);
+    await ingestQuotes(db, [obs(ITEM, { price: '201.85' }), obs(ITEM, { side: 'bid', price: '198.19' })]);
     // Rate limits off: this part measures billing alone (200 requests exceed every limit). The valuation job
     // is off so the data stays still: a valuation landing between two export builds would rightly publish a
     // second snapshot (the valuation job's own replica lock is tested in valuation.test.ts).
@@ -175,7 +175,7 @@ describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes, 
 
   beforeAll(async () => {
     db = await testDatabase();
-    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    await ingestQuotes(db, [obs(ITEM, { price: '201.85' })]);
     servers = await Promise.all([0, 1].map(() => startServerProcess({ DATABASE_URL: db.url!, VALUATION_JOB: 'off', EXPORT_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn' })));
   });
   afterAll(async () => {
@@ -205,7 +205,7 @@ describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes, 
     const a = await createAccount(db, { credits: 100n });
     const ask = (r: Reply) => r.body.data.markets.find((q: { market_code: string; side: string }) => q.market_code === 'BUFF163' && q.side === 'ask')?.market_price_amount;
     for (const s of servers) for (let i = 0; i < 2; i++) expect(ask(await send(s.url, PRICES, a.key))).toBe('201.85');
-    await ingestQuotes(db.prisma, [obs(ITEM, { price: '205.5', observedAt: new Date('2026-07-17T00:00:00Z') })]);
+    await ingestQuotes(db, [obs(ITEM, { price: '205.5', observedAt: new Date('2026-07-17T00:00:00Z') })]);
     const asks = async () =>
       Promise.all(
         servers.map(async (s) => (await send(s.url, PRICES, a.key)).body.data.markets.find((q: { market_code: string; side: string }) => q.market_code === 'BUFF163' && q.side === 'ask')?.market_price_amount),
@@ -221,7 +221,7 @@ describe.skipIf(!serverUrl)('changes reach every process (caller cache, quotes, 
     const old = (await runExportSnapshots(db, { sides: ['all'] }))!.find((b) => b.snapshot.side === 'all')!.snapshot.etag;
     const primer = await createAccount(db, { credits: 1000n });
     for (const s of servers) expect((await exportWith(s.url, old, primer.key)).status).toBe(304); // now cached in both
-    await ingestQuotes(db.prisma, [obs(ITEM, { price: '207.25', observedAt: new Date('2026-07-17T01:00:00Z') })]);
+    await ingestQuotes(db, [obs(ITEM, { price: '207.25', observedAt: new Date('2026-07-17T01:00:00Z') })]);
     const built = await runExportSnapshots(db, { sides: ['all'] });
     const fresh = built!.find((b) => b.snapshot.side === 'all')!;
     expect(fresh.published).toBe(true);
@@ -269,7 +269,7 @@ describe.skipIf(!serverUrl || !redisUrl)('live changes between replicas over Red
   beforeAll(async () => {
     db = await testDatabase();
     await importCatalogue(db.prisma, dataDir);
-    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    await ingestQuotes(db, [obs(ITEM, { price: '201.85' })]);
     const env = { DATABASE_URL: db.url!, REDIS_URL: redisUrl!, VALUATION_JOB: 'off', EXPORT_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn', METRICS_TOKEN: METRICS, QUOTEGATE_RATE_LIMITS: 'off' };
     servers = await Promise.all([0, 1].map(() => startServerProcess(env)));
   });
@@ -307,7 +307,7 @@ describe.skipIf(!serverUrl)('credit leases: two replicas charging one large bala
 
   beforeAll(async () => {
     db = await testDatabase();
-    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    await ingestQuotes(db, [obs(ITEM, { price: '201.85' })]);
     const env = { DATABASE_URL: db.url!, QUOTEGATE_RATE_LIMITS: 'off', VALUATION_JOB: 'off', EXPORT_INTERVAL_SECONDS: '0', LOG_LEVEL: 'warn', CREDIT_LEASE_SECONDS: '11' };
     servers = await Promise.all([0, 1].map(() => startServerProcess(env)));
   });
@@ -376,7 +376,7 @@ describe.skipIf(!serverUrl || !redisUrl)('two server processes sharing rate limi
 
   beforeAll(async () => {
     db = await testDatabase();
-    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    await ingestQuotes(db, [obs(ITEM, { price: '201.85' })]);
     // Exactly 120 needs every request decided in Redis: rate-limit leases off (their own case below).
     servers = await Promise.all([0, 1].map(() => startServerProcess({ DATABASE_URL: db.url!, REDIS_URL: redisUrl!, LOG_LEVEL: 'warn', RATE_LIMIT_LEASE_MS: '0' })));
   });
@@ -416,7 +416,7 @@ describe.skipIf(!serverUrl || !redisUrl)('two server processes with rate-limit l
 
   beforeAll(async () => {
     db = await testDatabase();
-    await ingestQuotes(db.prisma, [obs(ITEM, { price: '201.85' })]);
+    await ingestQuotes(db, [obs(ITEM, { price: '201.85' })]);
     servers = await Promise.all([0, 1].map(() => startServerProcess({ DATABASE_URL: db.url!, REDIS_URL: redisUrl!, LOG_LEVEL: 'warn' })));
   });
   afterAll(async () => {

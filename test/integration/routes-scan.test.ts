@@ -32,7 +32,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await testApp();
-  await ingestBatch(t.db.prisma, [
+  await ingestBatch(t.db, [
     // Sale fees (data/fees.json): BITSKINS x 0.90, CSMONEY x 0.93, CSFLOAT x 0.98; C5GAME's is unknown.
     obs(ALPHA, usd('BITSKINS', '10')),
     obs(ALPHA, usd('CSFLOAT', '20')), // BITSKINS -> CSFLOAT: 19.6 / 10, margin 0.96

@@ -106,7 +106,7 @@ describe('a running service', () => {
     const target = process.env.TEST_DATABASE_URL ? { url: (tdb = await testDatabase()).url! } : { pgliteDir: path.join(root, 'pglite') };
     const seed = 'url' in target ? tdb! : await openDatabase(target);
     const names = Array.from({ length: 1500 }, (_, i) => `Sticker | Startup ${i}`);
-    await ingestQuotes(seed.prisma, names.flatMap((name) => [obs(name, { price: '1.5' }), obs(name, { side: 'bid', price: '1.25' })]));
+    await ingestQuotes(seed, names.flatMap((name) => [obs(name, { price: '1.5' }), obs(name, { side: 'bid', price: '1.25' })]));
     if (!('url' in target)) await seed.close();
 
     const server = await startServer(

@@ -84,7 +84,7 @@ describe('GET /status', () => {
     // 12:00 bucket: the export job ran a minute ago, a collector sent a quote two minutes ago.
     now = at('2026-11-21T12:02:30Z');
     await recordJobRun(t.db.prisma, 'export', 'ok', at('2026-11-21T12:01:30Z'));
-    await ingestQuotes(t.db.prisma, [obs('Status Item', { observedAt: at('2026-11-21T12:00:40Z') })], { now });
+    await ingestQuotes(t.db, [obs('Status Item', { observedAt: at('2026-11-21T12:00:40Z') })], { now });
     const first = await recordInfrastructure(t.db, checks, now);
     expect(first).toMatchObject({ database: { ok: true }, export: { ok: true }, ingestion: { ok: true }, flaky: { ok: true } });
     expect(first.valuation).toEqual({ skipped: true, detail: 'the valuation job has not run yet' });
@@ -146,7 +146,7 @@ describe('GET /status', () => {
   it('datasource: quotes received per market, per minute (realtime, last 10 minutes) and per hour (result, 24 hours)', async () => {
     now = at('2026-11-21T12:36:00Z');
     await ingestQuotes(
-      t.db.prisma,
+      t.db,
       [
         obs('DS A', { marketCode: 'BUFF163', observedAt: at('2026-11-21T12:35:10Z') }),
         obs('DS B', { marketCode: 'BUFF163', observedAt: at('2026-11-21T12:35:50Z') }),
@@ -188,7 +188,7 @@ describe('GET /status', () => {
     }
     probeUp = true;
     now = at('2026-11-21T12:36:00Z');
-    await ingestQuotes(t.db.prisma, [obs('DS D', { marketCode: 'BUFF163', observedAt: at('2026-11-21T10:30:00Z') })], { now });
+    await ingestQuotes(t.db, [obs('DS D', { marketCode: 'BUFF163', observedAt: at('2026-11-21T10:30:00Z') })], { now });
     const scores = await recordSummary(t.db, now);
     const summary = (await status()).summary;
     expect(summary).toEqual(scores);

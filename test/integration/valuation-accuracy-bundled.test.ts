@@ -18,7 +18,7 @@ type Segment = { segment: string; value: string; items: number; targets: number;
 
 beforeAll(async () => {
   t = await testApp({ clock: () => NOW });
-  await importPath(t.db.prisma, dataDir);
+  await importPath(t.db, dataDir);
   // What the valuation job does at start: every passed day with closes is scored.
   const scored = await runValuationAccuracy(t.db, NOW);
   expect(scored.map((d) => d.date)).toEqual(BUNDLED_DAYS);

@@ -55,7 +55,7 @@ beforeAll(async () => {
   t = await testApp();
   // 07-19: closes (the window of 07-20 and 07-21); 07-20: the published day's targets; 07-21: closes of a day
   // that was never published (recomputed from 07-19 and 07-20).
-  await ingestQuotes(t.db.prisma, [
+  await ingestQuotes(t.db, [
     ...Object.keys(PUBLISHED).map((name) => close(name, 'ask', PUBLISHED[name]![1], 19)),
     // Second sources in the windows: YOUPIN's asks of the weapon and the knife, the weapon's only bid.
     close(WEAPON, 'ask', '52.5', 19, 'YOUPIN'),

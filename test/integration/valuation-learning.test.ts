@@ -34,7 +34,7 @@ beforeAll(async () => {
       rows.push(close(i, 'BUFF163', 'ask', base, d), close(i, 'BUFF163', 'bid', base * 0.95, d), close(i, 'YOUPIN', 'ask', base * (1 + jump(i, d)), d));
     }
   }
-  await ingestQuotes(t.db.prisma, rows);
+  await ingestQuotes(t.db, rows);
   // The run of 07-17 first scores every passed day that is not yet scored (07-11 … 07-16), then values.
   expect((await runValuationJob(t.db, parseDate('2026-07-17'), { now: () => new Date('2026-07-17T00:05:00Z') })).status).toBe('done');
 }, 120_000);
@@ -112,7 +112,7 @@ describe('learning from the scored days', () => {
     // The markets' closes of 07-17: the targets of the published valuations of 07-17.
     const rows = [];
     for (let i = 0; i < ITEMS; i++) rows.push(close(i, 'BUFF163', 'ask', (20 + i) * 1.01, 17), close(i, 'BUFF163', 'bid', (20 + i) * 0.95, 17), close(i, 'YOUPIN', 'ask', (20 + i) * (1 + jump(i, 17)), 17));
-    await ingestQuotes(t.db.prisma, rows);
+    await ingestQuotes(t.db, rows);
     const [scored] = await runValuationAccuracy(t.db, day(18));
     expect([scored!.date, scored!.source]).toEqual(['2026-07-17', 'published']);
     const factors = (await loadLearned(t.db, parseDate('2026-07-17'))).factors;

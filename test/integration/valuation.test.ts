@@ -39,7 +39,7 @@ beforeAll(async () => {
   // Many two-sided weapons: the comparable items of the one-sided ones.
   for (let i = 0; i < 30; i++) rows.push(cny(`Filler ${i} (Field-Tested)`, 'BUFF163', 'ask', '100', 16), cny(`Filler ${i} (Field-Tested)`, 'BUFF163', 'bid', '92', 16));
   rows.push(cny(BIDLESS_MARKETS, 'BUFF163', 'bid', '1', 16));
-  await ingestQuotes(t.db.prisma, rows);
+  await ingestQuotes(t.db, rows);
 });
 afterAll(async () => {
   await t?.close();
@@ -168,7 +168,7 @@ describe('retention', () => {
     const { pruneValuationData } = await import('../../src/valuation/daily.js');
     const rows = [];
     for (let d = 14; d <= 31; d++) rows.push(cny('Retention Item', 'BUFF163', 'ask', `${d}`, d));
-    await ingestQuotes(t.db.prisma, rows);
+    await ingestQuotes(t.db, rows);
     const days = async () =>
       (
         await t.db.query<{ day: string }>(

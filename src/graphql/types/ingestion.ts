@@ -86,9 +86,9 @@ builder.mutationFields((t) => ({
       }
       const checked = parseQuoteRows(rows, mutationLabel, 'argument', ctx.now);
       if (checked.details.length > 0) throw validationError(checked.details);
-      const catalogueDetails = checkCatalogue(checked.observations, await marketCatalogue(ctx.db.prisma), mutationLabel, 'argument');
+      const catalogueDetails = checkCatalogue(checked.observations, await marketCatalogue(ctx.db), mutationLabel, 'argument');
       if (catalogueDetails.length > 0) throw validationError(catalogueDetails);
-      const result = await ingestBatch(ctx.db.prisma, checked.observations, { now: ctx.now });
+      const result = await ingestBatch(ctx.db, checked.observations, { now: ctx.now });
       return { received: rows.length, ...result };
     },
   }),
@@ -125,11 +125,11 @@ builder.mutationFields((t) => ({
           if (problem) bad(field, problem);
         }
         if (startedAt.getTime() > completedAt.getTime()) bad('startedAt', 'must not be after completedAt');
-        const market = (await marketCatalogue(ctx.db.prisma)).get(args.marketCode);
+        const market = (await marketCatalogue(ctx.db)).get(args.marketCode);
         if (!market) bad('marketCode', `unknown market ${args.marketCode} (see GET /websites)`);
       }
       if (details.length > 0) throw validationError(details);
-      return completeMarketScanTx(ctx.db.prisma, {
+      return completeMarketScanTx(ctx.db, {
         marketCode: args.marketCode,
         providerCode: args.providerCode,
         startedAt,
