@@ -34,6 +34,26 @@ export function preparedStatement(name: string, sql: string): string {
   return sql;
 }
 
+/**
+ * Watches a connection checked out of the pool until it is handed back: a checked-out client has no listener of the
+ * pool's, so a connection lost meanwhile (server restart, pg_terminate_backend) would otherwise be an unhandled 'error'
+ * event that ends the process; its next statement fails instead. Returns the release: the connection goes back to the
+ * pool, or is closed by it when it was lost or `failed` says it may be unusable.
+ */
+function watchCheckedOut(client: pg.PoolClient): (failed?: Error) => void {
+  let lost: Error | undefined;
+  const onError = (e: Error) => {
+    lost = e;
+  };
+  client.on('error', onError);
+  return (failed) => {
+    const broken = lost ?? failed;
+    // A lost connection keeps the listener: pg may report more errors while the pool closes it.
+    if (!broken) client.removeListener('error', onError);
+    client.release(broken);
+  };
+}
+
 /** A connected database: the raw driver, the Prisma client, and what the service needs to know about it. */
 export interface Database extends SqlDatabase {
   /**
@@ -236,6 +256,8 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
     };
     readSnapshot = async (work) => {
       const client = await pool.connect();
+      const release = watchCheckedOut(client);
+      let broken: Error | undefined;
       let chain: Promise<unknown> = Promise.resolve();
       // One statement at a time on the connection (a caller may read ahead while it writes).
       const query = <R>(sql: string, params: unknown[] = []): Promise<R[]> => {
@@ -253,23 +275,20 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
           return result;
         } catch (e) {
           await chain;
-          await client.query('ROLLBACK').catch(() => undefined);
+          await client.query('ROLLBACK').catch((err: Error) => {
+            broken = err;
+          });
           throw e;
         }
       } finally {
-        client.release();
+        release(broken);
       }
     };
     transaction = async (work) => {
       const client = await pool.connect();
-      // Set when the connection may be unusable (lost, or BEGIN or ROLLBACK failed): the pool then closes it.
+      const release = watchCheckedOut(client);
+      // Set when the connection may be unusable (BEGIN or ROLLBACK failed): the pool then closes it.
       let broken: Error | undefined;
-      // A checked-out client has no listener of the pool's: a connection lost between two statements (server restart,
-      // pg_terminate_backend) would otherwise be an unhandled 'error' event. Its next statement fails instead.
-      const lost = (e: Error) => {
-        broken = e;
-      };
-      client.on('error', lost);
       let chain: Promise<unknown> = Promise.resolve();
       // One statement at a time on the connection, as Prisma's transaction client sends them.
       const run = (sql: string, params: unknown[]): Promise<pg.QueryResult> => {
@@ -303,23 +322,27 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
           throw e;
         }
       } finally {
-        // A lost connection keeps the listener: pg may report more errors while the pool closes it.
-        if (!broken) client.removeListener('error', lost);
-        client.release(broken);
+        release(broken);
       }
     };
     withLock = async (name, work) => {
       const client = await pool.connect();
+      // Held for the whole of `work` (a collector run): a server restart meanwhile must not crash the process.
+      const release = watchCheckedOut(client);
+      let broken: Error | undefined;
       try {
         const [row] = (await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS ok`, [name])).rows;
         if (!row?.ok) return { acquired: false };
         try {
           return { acquired: true, result: await work() };
         } finally {
-          await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [name]);
+          // A lost connection released the lock with its session; the pool closes it.
+          await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [name]).catch((err: Error) => {
+            broken = err;
+          });
         }
       } finally {
-        client.release();
+        release(broken);
       }
     };
   } else {

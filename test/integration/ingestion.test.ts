@@ -45,7 +45,7 @@ describe('ingestion state rules', () => {
       obs('A', { price: '99', quantity: 1, observedAt: at('2026-07-12T00:00:00Z') }),
       obs('A', { price: '99', quantity: 1, observedAt: at('2026-07-14T10:00:00Z') }),
     ]);
-    expect(r).toEqual({ inserted: 0, updated: 0, skipped: 2 });
+    expect(r).toEqual({ inserted: 0, updated: 0, skipped: 2, confirmed: 0 });
     expect(await state('A')).toEqual(before);
   });
 
@@ -55,7 +55,7 @@ describe('ingestion state rules', () => {
       obs('B', { price: '5', quantity: 2, observedAt: at('2026-07-11T00:00:00Z') }),
       obs('B', { price: '7', quantity: 2, observedAt: at('2026-07-13T00:00:00Z') }),
     ]);
-    expect(r).toEqual({ inserted: 1, updated: 2, skipped: 0 });
+    expect(r).toEqual({ inserted: 1, updated: 2, skipped: 0, confirmed: 1 });
     const s = await state('B');
     expect(s.price).toBe('7.0000000000');
     expect(s.changed_at).toEqual(at('2026-07-12T00:00:00Z'));
