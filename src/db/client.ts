@@ -254,43 +254,17 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
       listener = null;
       await client?.end().catch(() => undefined);
     };
-    readSnapshot = async (work) => {
-      const client = await pool.connect();
-      const release = watchCheckedOut(client);
-      let broken: Error | undefined;
-      let chain: Promise<unknown> = Promise.resolve();
-      // One statement at a time on the connection (a caller may read ahead while it writes).
-      const query = <R>(sql: string, params: unknown[] = []): Promise<R[]> => {
-        count += 1;
-        const next = chain.then(async () => (await client.query(sql, params)).rows as R[]);
-        chain = next.catch(() => undefined);
-        return next;
-      };
-      try {
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        try {
-          const result = await work(query);
-          await chain;
-          await client.query('COMMIT');
-          return result;
-        } catch (e) {
-          await chain;
-          await client.query('ROLLBACK').catch((err: Error) => {
-            broken = err;
-          });
-          throw e;
-        }
-      } finally {
-        release(broken);
-      }
-    };
-    transaction = async (work) => {
+    /**
+     * Runs `work` in one transaction opened by `begin` on a connection checked out of the pool: its statements one at
+     * a time (a caller may read ahead while it writes, as Prisma's transaction client sends them), COMMIT after it,
+     * ROLLBACK when it throws. Throws what `work` or the driver throws.
+     */
+    const inTransaction = async <T>(begin: string, work: (tx: Sql) => Promise<T>): Promise<T> => {
       const client = await pool.connect();
       const release = watchCheckedOut(client);
       // Set when the connection may be unusable (BEGIN or ROLLBACK failed): the pool then closes it.
       let broken: Error | undefined;
       let chain: Promise<unknown> = Promise.resolve();
-      // One statement at a time on the connection, as Prisma's transaction client sends them.
       const run = (sql: string, params: unknown[]): Promise<pg.QueryResult> => {
         count += 1;
         const name = PREPARED.get(sql);
@@ -304,7 +278,7 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
       };
       try {
         try {
-          await client.query('BEGIN');
+          await client.query(begin);
         } catch (e) {
           broken = e as Error;
           throw e;
@@ -325,6 +299,8 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
         release(broken);
       }
     };
+    readSnapshot = (work) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(tx.query));
+    transaction = (work) => inTransaction('BEGIN', work);
     withLock = async (name, work) => {
       const client = await pool.connect();
       // Held for the whole of `work` (a collector run): a server restart meanwhile must not crash the process.
