@@ -19,7 +19,7 @@ import {
 } from '../accounts/accounts.js';
 import { forbidden, unauthorized } from '../lib/errors.js';
 import * as catalogue from '../catalogue/catalogue.js';
-import { loadMarketQuotePages, loadQuotes, type MarketQuote, type MarketQuotePageRequest } from '../quotes/quotes.js';
+import { loadMarketQuotePages, loadQuotes, loadQuoteTexts, type MarketQuote, type MarketQuotePageRequest } from '../quotes/quotes.js';
 import { defaultStatusSettings, type StatusSettings } from '../status/status.js';
 import { loadFeeBook, type FeeBook } from '../valuation/daily.js';
 import type { Charge } from '../accounts/billing.js';
@@ -104,6 +104,24 @@ export class Loaders {
     return this.quoteCache ? this.quoteCache.load(appId, names) : loadQuotes(this.db, appId, names);
   }
   /**
+   * The quotes of one item as the JSON array text of GET /prices' `markets` (null: no quotes), as `quotesText` writes
+   * `quotesOf`'s list: at once from the replica's quote cache when it holds the text, else through the `quoteTexts`
+   * loader. For unfiltered REST answers, which need no quote object.
+   */
+  quoteTextOf(appId: string, name: string): string | null | Promise<string | null> {
+    const cached = this.quoteCache?.peekText(appId, name);
+    if (cached !== undefined) return cached === '' ? null : cached;
+    return this.quoteTexts.load(`${appId}\u0000${name}`);
+  }
+  /** `quotesNow` as texts (see quoteTextOf); names without quotes are absent. Throws when the database fails. */
+  quoteTextsNow(appId: string, names: readonly string[]): Promise<Map<string, string>> {
+    return this.quoteCache ? this.quoteCache.loadTexts(appId, names) : loadQuoteTexts(this.db, appId, names);
+  }
+  /** Quote texts per item (see quoteTextOf), keys `appId NUL name`: every name asked in one tick in one statement per app id. */
+  get quoteTexts() {
+    return this.make('quoteTexts', (keys: readonly string[]) => this.byApp(keys, (app, names) => this.quoteTextsNow(app, names)));
+  }
+  /**
    * Pages of markets' quote lists (GraphQL `Website.quotes`): every page asked in one tick, whatever its market,
    * cursor or size, is read by one SQL statement (quotes/quotes.ts loadMarketQuotePages). Not from the quote cache,
    * which holds items, not markets' lists.
@@ -113,21 +131,22 @@ export class Loaders {
   }
   /** Quotes per item: from the replica's quote cache, else one SQL statement per app id for all names requested in one tick. */
   get quotes() {
-    return this.make('quotes', async (keys: readonly string[]): Promise<(MarketQuote[] | null)[]> => {
-      const byApp = new Map<string, string[]>();
-      for (const k of keys) {
-        const [app, name] = k.split('\u0000') as [string, string];
-        let names = byApp.get(app);
-        if (!names) byApp.set(app, (names = []));
-        names.push(name);
-      }
-      const found = new Map<string, MarketQuote[]>();
-      for (const [app, names] of byApp) {
-        const quotes = this.quoteCache ? await this.quoteCache.load(app, names) : await loadQuotes(this.db, app, names);
-        for (const [name, list] of quotes) found.set(`${app}\u0000${name}`, list);
-      }
-      return keys.map((k) => found.get(k) ?? null);
-    });
+    return this.make('quotes', (keys: readonly string[]) => this.byApp(keys, (app, names) => this.quotesNow(app, names)));
+  }
+  /** Answers keys `appId NUL name` with `read`'s values (null when absent), one `read` per app id. */
+  private async byApp<V>(keys: readonly string[], read: (appId: string, names: string[]) => Promise<Map<string, V>>): Promise<(V | null)[]> {
+    const byApp = new Map<string, string[]>();
+    for (const k of keys) {
+      const [app, name] = k.split('\u0000') as [string, string];
+      let names = byApp.get(app);
+      if (!names) byApp.set(app, (names = []));
+      names.push(name);
+    }
+    const found = new Map<string, V>();
+    for (const [app, names] of byApp) {
+      for (const [name, value] of await read(app, names)) found.set(`${app}\u0000${name}`, value);
+    }
+    return keys.map((k) => found.get(k) ?? null);
   }
 }
 

@@ -25,8 +25,14 @@
  *   (`Database.listening`), and at most `unlistenedMaxAgeMs` (default 1 s) while its LISTEN
  *   connection is down; when it comes back every entry is dropped. So no replica serves a quote
  *   more than 1 s after a committed change, whatever fails.
- * - The cache is bounded by an estimate of its bytes (`maxBytes`, default 32 MiB; LRU beyond it), so
- *   the full-scale catalogue does not grow memory without bound.
+ * - Two stores, each bounded by its bytes (LRU beyond them), so the full-scale catalogue does not grow memory without
+ *   bound (issue 45): each item's quotes as objects (`maxBytes`, default 16 MiB; GraphQL, filtered answers, the item
+ *   pages), and each item's quotes as the JSON text of GET /prices' `markets` (`maxTextBytes`, default 96 MiB), which
+ *   the unfiltered REST answers (GET /prices, POST /prices/batch) are made of. A text is about a sixth of the objects'
+ *   heap and one string to the garbage collector, not some 500 objects, and PostgreSQL writes it (`loadQuoteTexts`),
+ *   so a miss makes no quote object at all: with traffic spread over the full-scale catalogue, caching objects had
+ *   held a few hundred items and a quarter of the CPU went to collecting the evicted ones (docs/benchmarks.md).
+ *   Both stores follow every freshness rule here; a change drops the name from both.
  * - Loads of many names (a batch missing the cache: at full scale 1,000 names are about 80,000 quotes, held as
  *   objects until the answer is written) run at most `largeLoads` (default 2) at a time per replica;
  *   the others wait their turn. Without it, ten concurrent batches held ten such sets at once (`npm run bench`
@@ -42,7 +48,7 @@ import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Database, Sql } from '../db/client.js';
-import { loadQuotes, type MarketQuote } from './quotes.js';
+import { loadQuotes, loadQuoteTexts, type MarketQuote } from './quotes.js';
 
 /**
  * The `qg_quotes` payload of a writer whose every change of published quotes has a row in the change sequence
@@ -92,8 +98,10 @@ export interface QuoteCacheOptions {
   maxAgeMs?: number;
   /** Longest an entry is served while the LISTEN connection is down, in ms (default 1,000). */
   unlistenedMaxAgeMs?: number;
-  /** Bound on the estimated bytes held (default 32 MiB). */
+  /** Bound on the estimated bytes of the quote objects held (default 16 MiB). */
   maxBytes?: number;
+  /** Bound on the bytes of the answer texts held (default 96 MiB; see the module doc). */
+  maxTextBytes?: number;
   /** Loads of at least LARGE_LOAD missing names running at once (default 2; see the module doc). */
   largeLoads?: number;
 }
@@ -104,30 +112,145 @@ export interface QuoteCacheOptions {
  */
 export const LARGE_LOAD = 100;
 
-interface Entry {
-  /** The item's published quotes, sorted; empty = the name has no quotes. */
-  quotes: MarketQuote[];
-  /** performance.now() ms of the load. */
-  at: number;
-}
-
 /**
- * Bytes of one cached quote, for the size bound: the MarketQuote object with its Decimal amounts, Dates and
+ * Bytes of one cached quote object, for the size bound: the MarketQuote object with its Decimal amounts, Dates and
  * strings, and its JSON text once written. Measured: 1,449 bytes of heap per quote (300 full-scale items, 24,000
  * quotes, after a full collection; 824 without the text).
  */
 const QUOTE_BYTES = 1450;
 
+/** Bytes of an entry besides its value: the LRU's node, the key's string, the entry object (an estimate). */
+const ENTRY_BYTES = 200;
+
+/**
+ * One of the cache's two stores (see the module doc), keyed `appId NUL name`: values of type V as `read` returns them
+ * for the names that have quotes, `none` for a name without. The cache that owns it decides freshness and whether a
+ * load may be stored (`QuoteCache.fresh`, `QuoteCache.generation`).
+ */
+class Store<V> {
+  private readonly lru: LRUCache<string, { value: V; at: number }>;
+
+  constructor(
+    private readonly owner: QuoteCache,
+    private readonly read: (appId: string, names: readonly string[]) => Promise<Map<string, V>>,
+    private readonly none: V,
+    maxBytes: number,
+    bytesOf: (value: V) => number,
+  ) {
+    this.lru = new LRUCache({ maxSize: maxBytes, sizeCalculation: (e, key) => ENTRY_BYTES + key.length * 2 + bytesOf(e.value) });
+  }
+
+  /** A fresh entry's value (`none`: no quotes), or undefined when the database must be asked. */
+  peek(appId: string, name: string): V | undefined {
+    if (this.owner.pendingSignal) return undefined;
+    const e = this.lru.get(`${appId}\u0000${name}`);
+    if (!e || !this.owner.fresh(e.at)) return undefined;
+    this.owner.stats.hits += 1;
+    return e.value;
+  }
+
+  /** The values of `names` that have quotes (see `QuoteCache.load`). */
+  async load(appId: string, names: readonly string[]): Promise<Map<string, V>> {
+    const out = new Map<string, V>();
+    const missing: string[] = [];
+    for (const name of names) {
+      const value = this.peek(appId, name);
+      if (value === undefined) missing.push(name);
+      else if (value !== this.none) out.set(name, value);
+    }
+    if (missing.length === 0) return out;
+    this.owner.stats.misses += missing.length;
+    if (missing.length < LARGE_LOAD) {
+      // Small loads of every request in this turn share one statement (see `small`).
+      const values = await Promise.all(missing.map((name) => this.small.load(`${appId}\u0000${name}`)));
+      missing.forEach((name, i) => {
+        if (values[i] !== this.none) out.set(name, values[i]!);
+      });
+      return out;
+    }
+    const generation = this.owner.generation;
+    const now = performance.now();
+    const loaded = await this.owner.largeLoads(() => this.readAndStore(appId, missing, generation, now));
+    for (const name of missing) {
+      const value = loaded.get(name);
+      if (value !== undefined) out.set(name, value);
+    }
+    return out;
+  }
+
+  /**
+   * Loads of fewer than LARGE_LOAD names (keys `appId NUL name`), gathered over one turn of the event loop from every
+   * request of the replica and read by one statement per app id; what the statement read is stored unless a change
+   * was signalled meanwhile. Each key answers its value (`none`: no quotes). Under traffic spread over the catalogue
+   * most lookups miss, and concurrent requests' misses then cost one round trip instead of one each.
+   */
+  private readonly small = new DataLoader<string, V>(
+    async (keys) => {
+      const generation = this.owner.generation;
+      const now = performance.now();
+      const byApp = new Map<string, string[]>();
+      for (const key of keys) {
+        const cut = key.indexOf('\u0000');
+        const app = key.slice(0, cut);
+        let names = byApp.get(app);
+        if (!names) byApp.set(app, (names = []));
+        names.push(key.slice(cut + 1));
+      }
+      const found = new Map<string, V>();
+      for (const [app, names] of byApp) {
+        for (const [name, value] of await this.readAndStore(app, names, generation, now)) found.set(`${app}\u0000${name}`, value);
+      }
+      return keys.map((key) => found.get(key) ?? this.none);
+    },
+    { cache: false, batchScheduleFn: (send) => setImmediate(send), maxBatchSize: 500 },
+  );
+
+  /**
+   * Reads `names` of app `appId` with one statement and stores an entry for every name (its value, or `none`) aged
+   * from `at` (performance.now() ms) - unless a change was signalled after the caller read `generation` before its
+   * load began: then nothing is stored, so a read racing a commit cannot put the old rows back. Returns what `read`
+   * returned. Throws what `read` throws, storing nothing.
+   */
+  private async readAndStore(appId: string, names: readonly string[], generation: number, at: number): Promise<Map<string, V>> {
+    const loaded = await this.read(appId, names);
+    if (generation !== this.owner.generation) return loaded;
+    this.owner.apps.add(appId);
+    for (const name of names) this.lru.set(`${appId}\u0000${name}`, { value: loaded.get(name) ?? this.none, at });
+    return loaded;
+  }
+
+  delete(key: string): void {
+    this.lru.delete(key);
+  }
+  clear(): void {
+    this.lru.clear();
+  }
+  get bytes(): number {
+    return this.lru.calculatedSize;
+  }
+  get size(): number {
+    return this.lru.size;
+  }
+}
+
+/** No quotes, in the object store (compared by identity). */
+const NO_QUOTES: MarketQuote[] = [];
+
 /** The per-replica quote cache (see the module doc). */
 export class QuoteCache {
-  private readonly lru: LRUCache<string, Entry>;
-  private generation = 0;
+  /** Bumped by every change signal and finished invalidation: a load that began before it is not stored. */
+  generation = 0;
   private readonly maxAgeMs: number;
   private readonly unlistenedMaxAgeMs: number;
   private readonly stops: (() => void)[];
-  private readonly largeLoads: LimitFunction;
-  /** Lookups answered from memory and from the database (for metrics and tests). */
+  /** Runs the loads of LARGE_LOAD names or more, `largeLoads` at a time. */
+  readonly largeLoads: LimitFunction;
+  /** Lookups answered from memory and from the database, both stores (for metrics and tests). */
   readonly stats = { hits: 0, misses: 0 };
+  /** Each item's quotes as objects (GraphQL, filtered answers, pages). */
+  private readonly objects: Store<MarketQuote[]>;
+  /** Each item's quotes as the JSON text of GET /prices' `markets` (unfiltered REST answers); '' = no quotes. */
+  private readonly texts: Store<string>;
 
   constructor(
     private readonly db: Database,
@@ -136,10 +259,9 @@ export class QuoteCache {
     this.maxAgeMs = opts.maxAgeMs ?? 60_000;
     this.unlistenedMaxAgeMs = opts.unlistenedMaxAgeMs ?? 1000;
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
-    this.lru = new LRUCache<string, Entry>({
-      maxSize: opts.maxBytes ?? 32 * 1024 * 1024,
-      sizeCalculation: (e, key) => 200 + key.length * 2 + e.quotes.length * QUOTE_BYTES,
-    });
+    this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
+    // The texts are ASCII (codes, digits, timestamps: quotes carry no item name), one byte a character in V8.
+    this.texts = new Store(this, (app, names) => loadQuoteTexts(db, app, names), '', opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
     const signal = (payload: string) => this.signal(payload);
     this.stops = [db.onNotify('qg_quotes', signal), onQuotesChanged(signal)];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
@@ -149,10 +271,20 @@ export class QuoteCache {
     });
   }
 
+  /** Whether an entry loaded at `at` (performance.now() ms) may be served: 60 s while change signals are heard, 1 s while not. */
+  fresh(at: number): boolean {
+    return performance.now() - at < (this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs);
+  }
+
+  /** A precise signal not yet applied: lookups go to the database meanwhile. */
+  get pendingSignal(): boolean {
+    return this.pending;
+  }
+
   /** The last change seq whose names were dropped; null: unknown (the next precise signal drops everything). */
   private lastSeq: bigint | null = null;
   /** App ids of the entries stored (a change's names are dropped for each). */
-  private readonly apps = new Set<string>();
+  readonly apps = new Set<string>();
   /** The invalidation in flight, and whether a signal arrived since it began (run again). */
   private invalidating: Promise<void> | null = null;
   private again = false;
@@ -200,7 +332,7 @@ export class QuoteCache {
   private async invalidateOnce(): Promise<void> {
     if (this.lastSeq === null) {
       const [row] = await this.db.query<{ seq: string }>(`SELECT COALESCE(max(seq), 0)::text AS seq FROM quote_change`);
-      this.lru.clear();
+      this.dropAll();
       this.invalidations.full += 1;
       this.lastSeq = BigInt(row?.seq ?? '0');
       return;
@@ -221,7 +353,10 @@ export class QuoteCache {
     if (rows.length === 0) return;
     for (const r of rows) {
       // Names of every app id held: an item's name belongs to one app, the key to its app.
-      if (this.apps.has(r.app_id)) this.lru.delete(`${r.app_id}\u0000${r.market_hash_name}`);
+      if (!this.apps.has(r.app_id)) continue;
+      const key = `${r.app_id}\u0000${r.market_hash_name}`;
+      this.objects.delete(key);
+      this.texts.delete(key);
     }
     this.invalidations.precise += 1;
     this.invalidations.namesDropped += rows.length;
@@ -236,76 +371,20 @@ export class QuoteCache {
   /**
    * The published quotes of `names` of app `appId`: a map with an entry for every name that has quotes
    * (names without are absent, as from `loadQuotes`). Fresh entries come from memory; the rest from one
-   * `loadQuotes` statement, stored unless a change was signalled meanwhile.
+   * `loadQuotes` statement, stored unless a change was signalled meanwhile. Throws when the database fails.
    */
-  async load(appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> {
-    const out = new Map<string, MarketQuote[]>();
-    const missing: string[] = [];
-    const now = performance.now();
-    for (const name of names) {
-      const quotes = this.peek(appId, name);
-      if (quotes === undefined) missing.push(name);
-      else if (quotes.length > 0) out.set(name, quotes);
-    }
-    if (missing.length === 0) return out;
-    this.stats.misses += missing.length;
-    if (missing.length < LARGE_LOAD) {
-      // Small loads of every request in this turn share one statement (see `small`).
-      const lists = await Promise.all(missing.map((name) => this.small.load(`${appId}\u0000${name}`)));
-      missing.forEach((name, i) => {
-        if (lists[i]!.length > 0) out.set(name, lists[i]!);
-      });
-      return out;
-    }
-    const generation = this.generation;
-    const loaded = await this.largeLoads(() => this.readAndStore(appId, missing, generation, now));
-    for (const name of missing) {
-      const quotes = loaded.get(name);
-      if (quotes) out.set(name, quotes);
-    }
-    return out;
+  load(appId: string, names: readonly string[]): Promise<Map<string, MarketQuote[]>> {
+    return this.objects.load(appId, names);
   }
 
   /**
-   * Loads of fewer than LARGE_LOAD names (keys `appId NUL name`), gathered over one turn of the event loop from every
-   * request of the replica and read by one `loadQuotes` statement per app id; what the statement read is stored unless
-   * a change was signalled meanwhile. Each key answers the item's quotes (empty: none). Under traffic spread over the
-   * catalogue most lookups miss, and concurrent requests' misses then cost one round trip instead of one each.
+   * The published quotes of `names` of app `appId` as the JSON array text of GET /prices' `markets` (what
+   * `quotesText` writes of `load`'s lists, byte for byte): a map with an entry for every name that has quotes. From
+   * the text store, else one `loadQuoteTexts` statement, stored unless a change was signalled meanwhile. Throws when
+   * the database fails.
    */
-  private readonly small = new DataLoader<string, MarketQuote[]>(
-    async (keys) => {
-      const generation = this.generation;
-      const now = performance.now();
-      const byApp = new Map<string, string[]>();
-      for (const key of keys) {
-        const cut = key.indexOf('\u0000');
-        const app = key.slice(0, cut);
-        let names = byApp.get(app);
-        if (!names) byApp.set(app, (names = []));
-        names.push(key.slice(cut + 1));
-      }
-      const found = new Map<string, MarketQuote[]>();
-      for (const [app, names] of byApp) {
-        for (const [name, list] of await this.readAndStore(app, names, generation, now)) found.set(`${app}\u0000${name}`, list);
-      }
-      return keys.map((key) => found.get(key) ?? []);
-    },
-    { cache: false, batchScheduleFn: (send) => setImmediate(send), maxBatchSize: 500 },
-  );
-
-  /**
-   * Reads the published quotes of `names` of app `appId` with one `loadQuotes` statement and stores an entry for
-   * every name (its quotes, or an empty list for a name without quotes) aged from `at` (performance.now() ms) -
-   * unless a change was signalled after the caller read `generation` before its load began: then nothing is stored,
-   * so a read racing a commit cannot put the old rows back. Returns what `loadQuotes` returned (names without quotes
-   * absent). Throws what `loadQuotes` throws, storing nothing.
-   */
-  private async readAndStore(appId: string, names: readonly string[], generation: number, at: number): Promise<Map<string, MarketQuote[]>> {
-    const loaded = await loadQuotes(this.db, appId, names);
-    if (generation !== this.generation) return loaded;
-    this.apps.add(appId);
-    for (const name of names) this.lru.set(`${appId}\u0000${name}`, { quotes: loaded.get(name) ?? [], at });
-    return loaded;
+  loadTexts(appId: string, names: readonly string[]): Promise<Map<string, string>> {
+    return this.texts.load(appId, names);
   }
 
   /**
@@ -313,28 +392,33 @@ export class QuoteCache {
    * undefined when the database must be asked (`load`).
    */
   peek(appId: string, name: string): MarketQuote[] | undefined {
-    if (this.pending) return undefined;
-    const e = this.lru.get(`${appId}\u0000${name}`);
-    // The freshness rule of the module doc: 60 s while change signals are heard, 1 s while they are not.
-    if (!e || performance.now() - e.at >= (this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs)) return undefined;
-    this.stats.hits += 1;
-    return e.quotes;
+    return this.objects.peek(appId, name);
   }
 
-  /** The estimated bytes of the entries held now (the quantity `maxBytes` bounds). */
+  /** The cached answer text of one name without waiting ('' = no quotes), undefined when it must be loaded (`loadTexts`). */
+  peekText(appId: string, name: string): string | undefined {
+    return this.texts.peek(appId, name);
+  }
+
+  /** The estimated bytes of the entries held now, both stores (the quantities `maxBytes` and `maxTextBytes` bound). */
   get bytes(): number {
-    return this.lru.calculatedSize;
+    return this.objects.bytes + this.texts.bytes;
   }
 
   /** Drops every entry (a change signal); loads in flight are not stored. */
   clear(): void {
     this.generation += 1;
-    this.lru.clear();
+    this.dropAll();
   }
 
-  /** Number of cached names. */
+  private dropAll(): void {
+    this.objects.clear();
+    this.texts.clear();
+  }
+
+  /** Number of cached names, both stores (a name held as objects and as text counts twice). */
   get size(): number {
-    return this.lru.size;
+    return this.objects.size + this.texts.size;
   }
 
   /** Stops listening for change signals. */

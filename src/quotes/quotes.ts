@@ -206,6 +206,80 @@ export async function loadQuotes(db: Pick<Database, 'query'>, appId: string, nam
   return out;
 }
 
+/** A timestamptz column as the text `formatTimestamp` writes (toISOString: UTC, milliseconds truncated as `epochMs` truncates). */
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** A nullable SQL text expression as a JSON string, or `null`. */
+const jsonStringOrNull = (expr: string) => `COALESCE('"' || ${expr} || '"', 'null')`;
+
+/**
+ * A chosen quote row `c` (source_quote) as the JSON text `quoteText` writes for it, made by PostgreSQL: the keys of
+ * `quoteJson` in its order; `trim_scale` gives the digits `formatDecimal` gives (no trailing zeros, never an exponent);
+ * codes through `to_json` (JSON's escapes); booleans and integers as their text.
+ */
+const QUOTE_TEXT = `'{"market_code":' || to_json(c.market_code)::text || ',"provider_code":' || to_json(c.provider_code)::text
+    || ',"side":' || to_json(c.side::text)::text || ',"market_currency_code":' || to_json(c.currency_code)::text
+    || ',"market_price_amount":' || ${jsonStringOrNull('trim_scale(c.price)::text')}
+    || ',"quantity":' || COALESCE(c.quantity::text, 'null')
+    || ',"is_quantity_minimum":' || COALESCE(c.is_quantity_minimum::text, 'null')
+    || ',"is_all_items_same_price":' || COALESCE(c.is_all_items_same_price::text, 'null')
+    || ',"changed_at":"' || ${isoText('c.changed_at')} || '","observed_at":' || ${jsonStringOrNull(isoText('c.observed_at'))}
+    || ',"delisted_at":' || ${jsonStringOrNull(isoText('c.delisted_at'))} || ',"fresh_at":"' || ${isoText('c.fresh_at')} || '","valuation":null}'`;
+/** The order of `sortQuotes` in SQL: code points are UTF-8 byte order, the "C" collation's. */
+const QUOTE_ORDER = `c.market_code COLLATE "C", c.side::text COLLATE "C"`;
+
+/**
+ * The statement of `loadQuoteTexts`: per requested item of app $1 among names $2, its market quotes (chosen by the
+ * precedence rule of QUOTES_SQL) as JSON texts joined in `sortQuotes` order, split around where the CSCP quote goes
+ * (`head`: market codes up to 'CSCP', `tail`: after it), and the columns of its latest valuation. Items with neither are
+ * left out.
+ */
+export const QUOTE_TEXTS_SQL = preparedStatement(
+  'qg_quote_texts',
+  `
+SELECT i.market_hash_name, t.head, t.tail, v.price, v.changed_at, v.fresh_at, v.valuation_date, v.ask_amount, v.bid_amount,
+  v.uncertainty, v.is_two_sided, v.ask_quote_count, v.bid_quote_count, v.ask_uncertainty, v.bid_uncertainty
+FROM item i
+CROSS JOIN LATERAL (
+  -- Per item, so each sort is of one item's rows (a sort of a whole batch's spilled to disk).
+  SELECT string_agg(${QUOTE_TEXT}, ',' ORDER BY ${QUOTE_ORDER}) FILTER (WHERE c.market_code COLLATE "C" <= '${VALUATION_MARKET}') AS head,
+    string_agg(${QUOTE_TEXT}, ',' ORDER BY ${QUOTE_ORDER}) FILTER (WHERE c.market_code COLLATE "C" > '${VALUATION_MARKET}') AS tail
+  FROM (
+    SELECT DISTINCT ON (q.market_code, q.side) q.* FROM source_quote q WHERE q.item_id = i.id
+    ORDER BY q.market_code, q.side, (q.delisted_at IS NULL) DESC, (q.provider_code = q.market_code) DESC, q.fresh_at DESC, q.provider_code
+  ) c
+) t
+LEFT JOIN LATERAL (
+  SELECT v.mid_amount::text AS price, ${epochMs('v.computed_at')} AS changed_at, ${epochMs('v.computed_at')} AS fresh_at, v.valuation_date,
+    v.ask_amount::text AS ask_amount, v.bid_amount::text AS bid_amount, v.uncertainty, v.is_two_sided, v.ask_quote_count,
+    v.bid_quote_count, v.ask_uncertainty, v.bid_uncertainty
+  FROM valuation v WHERE v.item_id = i.id ORDER BY v.valuation_date DESC LIMIT 1
+) v ON true
+WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[]) AND (t.head IS NOT NULL OR t.tail IS NOT NULL OR v.price IS NOT NULL)`,
+);
+
+/**
+ * The published quotes of the given names of one app as the JSON array text `quotesText(loadQuotes(...).get(name))`
+ * writes, byte for byte, without making a quote object per quote: PostgreSQL writes the market quotes' texts
+ * (QUOTE_TEXTS_SQL), this process the CSCP quote's (its credibility is JavaScript's `Math.exp`). One statement
+ * whatever the number of names. Names without quotes are absent. Throws when the database fails. The quote cache's
+ * answers of GET /prices and POST /prices/batch (quotes/quote-cache.ts `loadTexts`).
+ */
+export async function loadQuoteTexts(db: Pick<Database, 'query'>, appId: string, names: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (names.length === 0) return out;
+  const rows = await db.query<{ market_hash_name: string; head: string | null; tail: string | null } & { [K in keyof ValuationColumns]: ValuationColumns[K] | null }>(QUOTE_TEXTS_SQL, [
+    appId,
+    [...new Set(names)],
+  ]);
+  for (const r of rows) {
+    let text = r.head ?? '';
+    if (r.price !== null) text += (text === '' ? '' : ',') + quoteText(valuationQuote(appId, r.market_hash_name, r as ValuationColumns));
+    if (r.tail !== null) text += (text === '' ? '' : ',') + r.tail;
+    out.set(r.market_hash_name, `[${text}]`);
+  }
+  return out;
+}
+
 /** A position in one market's quote list, which is ordered by item name then side (`ask` before `bid`). */
 export interface QuotePosition {
   marketHashName: string;

@@ -103,6 +103,37 @@ describe('quote cache, precise invalidation', () => {
     cache.close();
   });
 
+  it('a change drops the name from both stores: REST (texts), GraphQL (objects) and the batch answer the new price together', async () => {
+    const graphql = async (name: string) => {
+      const res = await t.app.fetch(
+        new Request('http://test/graphql', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...t.auth() },
+          body: JSON.stringify({ query: 'query($n: String!) { prices(marketHashName: $n) { markets { marketCode side marketPriceAmount } marketsJson } }', variables: { n: name } }),
+        }),
+      );
+      const body = await res.json();
+      expect(body.errors).toBeUndefined();
+      return body.data.prices as { markets: { marketCode: string; side: string; marketPriceAmount: string }[]; marketsJson: { market_code: string; side: string; market_price_amount: string }[] };
+    };
+    const rest = async (name: string) => expectEnvelope(await t.get(`/prices?market_hash_name=${encodeURIComponent(name)}`, t.auth())).markets;
+    const batch = async (name: string) => expectEnvelope(await t.post('/prices/batch', { market_hash_names: [name] }, t.auth())).items[0].markets;
+    const ask = (markets: { market_code: string; side: string; market_price_amount: string }[]) => markets.find((m) => m.market_code === 'BUFF163' && m.side === 'ask')!.market_price_amount;
+    // Load both stores, twice so the second answers come from memory.
+    for (let i = 0; i < 2; i++) {
+      await graphql(A);
+      await rest(A);
+    }
+    await ingestBatch(t.db, [obs(A, { price: '11.25', observedAt: later(7) })]);
+    const g = await graphql(A);
+    expect(g.markets.find((m) => m.marketCode === 'BUFF163' && m.side === 'ask')!.marketPriceAmount).toBe('11.25');
+    expect(ask(g.marketsJson)).toBe('11.25');
+    expect(ask(await rest(A))).toBe('11.25');
+    expect(ask(await batch(A))).toBe('11.25');
+    // The GraphQL objects and the REST text are the same quotes in the same order.
+    expect((await rest(A)).map((m: { market_code: string; side: string }) => `${m.market_code}/${m.side}`)).toEqual(g.markets.map((m) => `${m.marketCode}/${m.side}`));
+  });
+
   it('a signal without a known range drops everything', async () => {
     const cache = new QuoteCache(t.db);
     await cache.settled();

@@ -138,6 +138,48 @@ describe('CSCP valuation on the bundled real data (docs/valuation.md)', () => {
     });
   });
 
+  it("every item's GET /prices text, written by PostgreSQL (loadQuoteTexts), equals the quote objects' text byte for byte", async () => {
+    // The quote cache answers unfiltered REST requests from texts PostgreSQL writes (issue 45); GraphQL, filters and
+    // pages take the objects. Both must be the same quotes in the same bytes: every bundled item, valued ones included.
+    const { loadQuotes, loadQuoteTexts, quotesText } = await import('../../src/quotes/quotes.js');
+    const names = (await db.query<{ n: string }>(`SELECT market_hash_name AS n FROM item WHERE app_id = '730' ORDER BY id`)).map((r) => r.n);
+    expect(names.length).toBeGreaterThan(10_000);
+    let valued = 0;
+    let delisted = 0;
+    for (let i = 0; i < names.length; i += 2000) {
+      const chunk = names.slice(i, i + 2000);
+      const [objects, texts] = await Promise.all([loadQuotes(db, '730', chunk), loadQuoteTexts(db, '730', chunk)]);
+      expect([...texts.keys()].sort()).toEqual([...objects.keys()].sort());
+      for (const [name, quotes] of objects) {
+        expect(texts.get(name), name).toBe(quotesText(quotes));
+        if (quotes.some((q) => q.valuation !== null)) valued += 1;
+        if (quotes.some((q) => q.delistedAt !== null)) delisted += 1;
+      }
+    }
+    // The comparison covered the CSCP quote's place among the markets.
+    expect(valued).toBeGreaterThan(1000);
+    // The snapshot has no delisted quote, no quote without a price or quantity: made so in a transaction rolled back.
+    const sample = names.slice(0, 300);
+    const rollback = new Error('rollback');
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.execute(
+          `UPDATE source_quote q SET delisted_at = q.fresh_at - interval '1 hour 0.5 second', price = CASE WHEN q.side = 'bid' THEN NULL ELSE q.price END,
+             quantity = NULL, is_quantity_minimum = NULL, observed_at = NULL
+           FROM item i WHERE i.id = q.item_id AND i.market_hash_name = ANY($1::text[]) AND q.market_code IN ('BUFF163', 'YOUPIN')`,
+          [sample],
+        );
+        const [objects, texts] = [await loadQuotes(tx, '730', sample), await loadQuoteTexts(tx, '730', sample)];
+        for (const [name, quotes] of objects) {
+          expect(texts.get(name), name).toBe(quotesText(quotes));
+          if (quotes.some((q) => q.delistedAt !== null && q.price === null)) delisted += 1;
+        }
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(delisted).toBeGreaterThan(10);
+  });
+
   it('backtest of 2026-07-12: the consensus beats every single market\'s previous close and the plain median; calibration near 68 %', async () => {
     const { runBacktest } = await import('../../src/valuation/backtest.js');
     const { parseDate } = await import('../../src/valuation/daily.js');

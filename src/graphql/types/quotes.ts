@@ -1,4 +1,5 @@
 /** GraphQL types and root fields for quotes (spec: MarketQuoteOut, ItemPricesOut, BatchPricesOut). */
+import { Kind, type GraphQLResolveInfo } from 'graphql';
 import { builder, listComplexity } from '../builder.js';
 import { bodyArgs, paramArgs } from '../args.js';
 import getPricesOp from '../../operations/get-prices.js';
@@ -124,7 +125,21 @@ export const MarketQuoteRef = builder.objectRef<MarketQuote>('MarketQuote').impl
 interface ItemPrices {
   appId: string;
   marketHashName: string;
-  markets: readonly MarketQuote[];
+  /** The quotes, filtered; null when the answer was made from `text` alone (the field `markets` then loads them). */
+  markets: readonly MarketQuote[] | null;
+  /** The unfiltered quotes as GET /prices' `markets` text, when the answer asked for nothing else (see `textOnly`). */
+  text?: string;
+}
+
+/** Fields of `prices` answered without quote objects: with `marketsJson`, the unfiltered answer is the cached text. */
+const TEXT_FIELDS = new Set(['appId', 'marketHashName', 'marketsJson', '__typename']);
+
+/**
+ * Whether the field at `info` selects only TEXT_FIELDS, directly (a fragment counts as more): then its quotes are
+ * taken as text (quote-cache.ts, the text store), and no quote object is made. What the REST route of GET /prices selects.
+ */
+function textOnly(info: GraphQLResolveInfo): boolean {
+  return info.fieldNodes.every((node) => node.selectionSet?.selections.every((sel) => sel.kind === Kind.FIELD && TEXT_FIELDS.has(sel.name.value)) ?? false);
 }
 interface BatchPrices {
   appId: string;
@@ -143,11 +158,16 @@ const ItemPricesRef = builder.objectRef<ItemPrices>('ItemPrices').implement({
   fields: (t) => ({
     appId: t.exposeString('appId'),
     marketHashName: t.exposeString('marketHashName'),
-    markets: t.field({ type: [MarketQuoteRef], extensions: listComplexity(MAX_MARKETS_PER_ITEM), resolve: (x) => x.markets }),
+    markets: t.field({
+      type: [MarketQuoteRef],
+      extensions: listComplexity(MAX_MARKETS_PER_ITEM),
+      // Made from the text alone only when `markets` was not selected (textOnly); kept for a resolver that asks anyway.
+      resolve: async (x, _a, ctx) => x.markets ?? (await ctx.loaders.quotesOf(x.appId, x.marketHashName)) ?? [],
+    }),
     marketsJson: t.field({
       type: 'QuotesJSON',
       description: 'The same quotes in the REST shape (what GET /prices answers in `markets`), as one JSON value.',
-      resolve: (x) => new RawJson(quotesText(x.markets)),
+      resolve: (x) => new RawJson(x.text ?? quotesText(x.markets ?? [])),
     }),
   }),
 });
@@ -243,14 +263,23 @@ builder.queryFields((t) => ({
     args: paramArgs(t.arg, getPricesOp.params),
     // Arguments (all at once, same rules as REST): the metering plugin's rule (meteredFieldArgs, from its operation's parameters), checked before the charge.
     // Without a promise when the caller and the item are cached (the hot path: the compiled route then answers at once).
-    resolve: (_r, args, ctx) => {
-      const answer = (quotes: MarketQuote[] | null) => {
-        if (!quotes) return notFoundWithSuggestions(ctx, args.appId, args.marketHashName);
+    resolve: (_r, args, ctx, info) => {
+      const { appId, marketHashName } = args;
+      if (args.markets == null && args.side === 'all' && textOnly(info)) {
+        // The unfiltered answer is the item's cached text: no quote object is made (the REST route's case).
+        const answerText = (text: string | null): ItemPrices | Promise<never> =>
+          text === null ? notFoundWithSuggestions(ctx, appId, marketHashName) : { appId, marketHashName, markets: null, text };
+        if (!ctx.userNow('getPrices')) return ctx.requireUser('getPrices').then(async () => answerText(await ctx.loaders.quoteTextOf(appId, marketHashName)));
+        const text = ctx.loaders.quoteTextOf(appId, marketHashName);
+        return text instanceof Promise ? text.then(answerText) : answerText(text);
+      }
+      const answer = (quotes: MarketQuote[] | null): ItemPrices | Promise<never> => {
+        if (!quotes) return notFoundWithSuggestions(ctx, appId, marketHashName);
         const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
-        return { appId: args.appId, marketHashName: args.marketHashName, markets: filterQuotes(quotes, filter) };
+        return { appId, marketHashName, markets: filterQuotes(quotes, filter) };
       };
-      if (!ctx.userNow('getPrices')) return ctx.requireUser('getPrices').then(async () => answer(await ctx.loaders.quotesOf(args.appId, args.marketHashName)));
-      const quotes = ctx.loaders.quotesOf(args.appId, args.marketHashName);
+      if (!ctx.userNow('getPrices')) return ctx.requireUser('getPrices').then(async () => answer(await ctx.loaders.quotesOf(appId, marketHashName)));
+      const quotes = ctx.loaders.quotesOf(appId, marketHashName);
       return quotes instanceof Promise ? quotes.then(answer) : answer(quotes);
     },
   }),
@@ -269,6 +298,11 @@ builder.queryFields((t) => ({
         const source: DeferredJsonSource = {
           blockSize: STREAM_BLOCK_NAMES,
           texts: async (names) => {
+            if (filter.markets === null && filter.side === 'all') {
+              // Unfiltered: the items' cached texts, no quote object made (as GET /prices).
+              const found = await ctx.loaders.quoteTextsNow(args.appId, names);
+              return names.map((n) => found.get(n) ?? '[]');
+            }
             const found = await ctx.loaders.quotesNow(args.appId, names);
             return names.map((n) => quotesText(filterQuotes(found.get(n) ?? [], filter)));
           },
