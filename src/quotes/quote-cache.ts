@@ -29,9 +29,11 @@
  *   bound (issue 45): each item's quotes as objects (`maxBytes`, default 16 MiB; GraphQL, filtered answers, the item
  *   pages), and each item's quotes as the JSON text of GET /prices' `markets` (`maxTextBytes`, default 96 MiB), which
  *   the unfiltered REST answers (GET /prices, POST /prices/batch) are made of. A text is about a sixth of the objects'
- *   heap and one string to the garbage collector, not some 500 objects, and PostgreSQL writes it (`loadQuoteTexts`),
- *   so a miss makes no quote object at all: with traffic spread over the full-scale catalogue, caching objects had
- *   held a few hundred items and a quarter of the CPU went to collecting the evicted ones (docs/benchmarks.md).
+ *   bytes, held outside V8's heap (a Buffer: freed when evicted, never copied or marked by the garbage collector),
+ *   and PostgreSQL writes it (`loadQuoteTexts`), so a miss makes no quote object at all: with traffic spread over
+ *   the full-scale catalogue, caching objects had held a few hundred items and a quarter of the CPU went to
+ *   collecting the evicted ones; texts in the heap had peaked the process at 585 MiB, as Buffers at 488
+ *   (docs/benchmarks.md).
  *   Both stores follow every freshness rule here; a change drops the name from both.
  * - Loads of many names (a batch missing the cache: at full scale 1,000 names are about 80,000 quotes, held as
  *   objects until the answer is written) run at most `largeLoads` (default 2) at a time per replica;
@@ -233,8 +235,16 @@ class Store<V> {
   }
 }
 
-/** No quotes, in the object store (compared by identity). */
+/** No quotes, in the object store and in the text store (compared by identity). */
 const NO_QUOTES: MarketQuote[] = [];
+const NO_TEXT = Buffer.alloc(0);
+
+/** Each text of `texts` as its UTF-8 bytes. */
+function toBuffers(texts: Map<string, string>): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  for (const [name, text] of texts) out.set(name, Buffer.from(text, 'utf8'));
+  return out;
+}
 
 /** The per-replica quote cache (see the module doc). */
 export class QuoteCache {
@@ -250,7 +260,7 @@ export class QuoteCache {
   /** Each item's quotes as objects (GraphQL, filtered answers, pages). */
   private readonly objects: Store<MarketQuote[]>;
   /** Each item's quotes as the JSON text of GET /prices' `markets` (unfiltered REST answers); '' = no quotes. */
-  private readonly texts: Store<string>;
+  private readonly texts: Store<Buffer>;
 
   constructor(
     private readonly db: Database,
@@ -260,8 +270,9 @@ export class QuoteCache {
     this.unlistenedMaxAgeMs = opts.unlistenedMaxAgeMs ?? 1000;
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
     this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
-    // The texts are ASCII (codes, digits, timestamps: quotes carry no item name), one byte a character in V8.
-    this.texts = new Store(this, (app, names) => loadQuoteTexts(db, app, names), '', opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
+    // Held as UTF-8 bytes outside V8's heap: an evicted text is freed at once, not when the old generation is next
+    // collected (whose heap V8 grows by a share of what it holds), and the collector never copies or marks it.
+    this.texts = new Store(this, async (app, names) => toBuffers(await loadQuoteTexts(db, app, names)), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (b) => b.length);
     const signal = (payload: string) => this.signal(payload);
     this.stops = [db.onNotify('qg_quotes', signal), onQuotesChanged(signal)];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
@@ -383,8 +394,10 @@ export class QuoteCache {
    * the text store, else one `loadQuoteTexts` statement, stored unless a change was signalled meanwhile. Throws when
    * the database fails.
    */
-  loadTexts(appId: string, names: readonly string[]): Promise<Map<string, string>> {
-    return this.texts.load(appId, names);
+  async loadTexts(appId: string, names: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const [name, bytes] of await this.texts.load(appId, names)) out.set(name, bytes.toString('utf8'));
+    return out;
   }
 
   /**
@@ -397,7 +410,8 @@ export class QuoteCache {
 
   /** The cached answer text of one name without waiting ('' = no quotes), undefined when it must be loaded (`loadTexts`). */
   peekText(appId: string, name: string): string | undefined {
-    return this.texts.peek(appId, name);
+    const bytes = this.texts.peek(appId, name);
+    return bytes === undefined ? undefined : bytes.toString('utf8');
   }
 
   /** The estimated bytes of the entries held now, both stores (the quantities `maxBytes` and `maxTextBytes` bound). */
