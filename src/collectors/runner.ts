@@ -8,7 +8,7 @@
  * anything else the adapter or the body throws, such as a truncated body), or whose listing shrank (a complete
  * listing with, for some market, fewer than half the rows of the last complete run of that source, or none),
  * writes nothing: the markets' quotes stay as they were. A successful run writes its rows with `ingestBatch` in
- * chunks of INGEST_CHUNK rows (each chunk one transaction) and then, for a complete listing only, completes each
+ * chunks of INGEST_CHUNK rows (each chunk one transaction, INGEST_DEPTH of them in flight at once) and then, for a complete listing only, completes each
  * market's scan with `delistUnseen` (quotes of that market and provider the run did not see are delisted).
  * Ingestion counts the observations per market and minute (`ingest_activity`, the /status `datasource` area).
  *
@@ -29,6 +29,8 @@ import { UpstreamError, type CollectorSource, type SourceContext } from './sourc
 
 /** Rows per ingestion transaction. */
 export const INGEST_CHUNK = 5000;
+/** Ingestion transactions of a run in flight at once (each on its own pool connection on PostgreSQL). */
+export const INGEST_DEPTH = 2;
 /** Runs kept in `collector_run`, in days. */
 const RUN_RETENTION_DAYS = 7;
 
@@ -304,9 +306,24 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       t = performance.now();
       // Each chunk drops only the changed names from the replicas' quote caches; the run's confirmations (its
       // observed_at and fresh_at) are signalled once, after its last write (below).
-      for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) {
-        wrote = true;
-        await ingestBatch(rt.db, chunk, { confirmations: 'later' });
+      // Two chunks in flight, each in its own transaction on its own connection: the next one's JavaScript (its
+      // rows, parameters and their encoding) runs while PostgreSQL writes the one before, where one chunk after the
+      // other left the process waiting for half of each chunk and PostgreSQL for the other half (docs/collectors.md,
+      // Benchmark). Chunks of a run share no quote; the ingestion takes the rows they do share (new items, the
+      // counters) in one order, so they wait for each other and never deadlock. At most INGEST_DEPTH chunks are held.
+      const inFlight: Promise<unknown>[] = [];
+      try {
+        for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) {
+          wrote = true;
+          const p = ingestBatch(rt.db, chunk, { confirmations: 'later' });
+          p.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
+          inFlight.push(p);
+          if (inFlight.length >= INGEST_DEPTH) await inFlight.shift();
+        }
+        while (inFlight.length > 0) await inFlight.shift();
+      } finally {
+        // A failed chunk fails the run; the others still running finish (commit or roll back) before it is recorded.
+        await Promise.allSettled(inFlight);
       }
       result.phases.ingestMs = Math.round(performance.now() - t);
       t = performance.now();

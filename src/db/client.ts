@@ -15,9 +15,23 @@ import path from 'node:path';
 import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
-import type { Sql, SqlDatabase } from './sql.js';
+import { TransactionTimeoutError, type Sql, type SqlDatabase, type TransactionOptions } from './sql.js';
 
-export { prismaSql, type Sql, type SqlDatabase } from './sql.js';
+export { prismaSql, TransactionTimeoutError, type Sql, type SqlDatabase, type TransactionOptions } from './sql.js';
+
+/**
+ * Default time limit of a transaction (`Database.transaction`), in ms: far above what the service's transactions
+ * take (an ingestion chunk or a scan completion, well under a second to a few seconds), so it only ends one that
+ * hangs (a statement waiting on a lock held by a stuck session, a caller awaiting something else while it holds
+ * the transaction), releasing its locks and its connection instead of holding them for ever.
+ */
+export const TRANSACTION_TIMEOUT_MS = 60_000;
+/**
+ * Default bound on waiting for a free pool connection (PostgreSQL), in ms, for every statement and transaction (pg's
+ * `connectionTimeoutMillis`: also the bound on opening a new connection). A wait that long means the pool is held
+ * by work that does not finish: failing beats queueing requests behind it for ever.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 /** Statement texts sent as named prepared statements on PostgreSQL (`preparedStatement`), by text. */
 const PREPARED = new Map<string, string>();
@@ -77,8 +91,17 @@ export interface Database extends SqlDatabase {
    * transaction, which holds the embedded database for its duration (its other statements, raw or Prisma's, wait
    * and count as waiting for `backgroundQuery`). The statements of `work` are sent one at a time, each counted in
    * queryCount(). Commits when `work` resolves; rolls back and throws what `work` (or the COMMIT) throws otherwise.
+   *
+   * Bounded (`opts.timeoutMs`, default the database's `transactionTimeoutMs`, TRANSACTION_TIMEOUT_MS; 0: none): when
+   * the transaction runs longer it is rolled back and throws TransactionTimeoutError (`run`), whatever `work` was
+   * doing. On PostgreSQL the server enforces it too (`SET LOCAL statement_timeout` and
+   * `idle_in_transaction_session_timeout`, so a client that stalls still loses its locks), a statement still
+   * running at the limit is cancelled, and waiting for a pool connection longer than `connectTimeoutMs` throws
+   * TransactionTimeoutError (`connect`). On PGlite (one connection, statements on this thread) only the first part
+   * applies: statements after the limit are refused and the transaction rolls back, but a statement running then
+   * finishes first (it cannot be interrupted), and waiting for the one connection is not bounded.
    */
-  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T>;
   /** Number of SQL statements sent since start (for query-count assertions and metrics). */
   queryCount(): number;
   /**
@@ -147,13 +170,66 @@ const PGLITE_EXTENSIONS = { pg_trgm };
 /** Where to connect: a PostgreSQL URL, or a PGlite data directory (`memory://` for in-memory). */
 export type DatabaseTarget = { url: string } | { pgliteDir: string };
 
+/** Options of `openDatabase`. */
+export interface OpenOptions {
+  /** false: no Prisma client (its modules are not loaded; `Database.prisma` throws). Default true. */
+  prisma?: boolean;
+  /** Default time limit of `Database.transaction`, in ms (0: none). Default TRANSACTION_TIMEOUT_MS. */
+  transactionTimeoutMs?: number;
+  /** PostgreSQL: longest wait for a free pool connection, in ms. Default CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number;
+}
+
+/** The deadline of a transaction bounded to `timeoutMs` from now (0: none): `expired()` once it has passed. */
+function deadlineOf(timeoutMs: number): { timeoutMs: number; end: number; expired: () => boolean } {
+  const end = performance.now() + timeoutMs;
+  return { timeoutMs, end, expired: () => timeoutMs > 0 && performance.now() >= end };
+}
+
+/**
+ * Runs `work` against `deadline` (deadlineOf): `sql` refuses statements once it has passed; when it passes before
+ * `work` settles, the result rejects with TransactionTimeoutError (`run`) at once (`onExpire` is called first: cancel
+ * what is running) and `work`'s own outcome is ignored.
+ */
+async function withDeadline<T>(deadline: ReturnType<typeof deadlineOf>, sql: Sql, work: (tx: Sql) => Promise<T>, onExpire: () => void): Promise<T> {
+  const { timeoutMs, expired } = deadline;
+  if (timeoutMs <= 0) return work(sql);
+  const refuse = () => Promise.reject(new TransactionTimeoutError('run', timeoutMs));
+  const bounded: Sql = {
+    query: (text, params) => (expired() ? refuse() : sql.query(text, params)),
+    execute: (text, params) => (expired() ? refuse() : sql.execute(text, params)),
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onExpire();
+      reject(new TransactionTimeoutError('run', timeoutMs));
+    }, Math.max(0, deadline.end - performance.now()));
+  });
+  const running = work(bounded);
+  running.catch(() => undefined); // ignored once the deadline has won
+  try {
+    return await Promise.race([running, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** True for PostgreSQL's errors of a time limit: a statement cancelled by statement_timeout, a session ended idle in a transaction. */
+function isServerTimeout(e: unknown): boolean {
+  const err = e as { code?: string; message?: string } | null;
+  return (err?.code === '57014' && /statement timeout/.test(err.message ?? '')) || err?.code === '25P03';
+}
+
 /**
  * Opens the database and applies pending migrations (prisma/migrations, see migrate.ts, through the raw driver).
  * `opts.prisma: false` opens it without the Prisma client (its modules are not loaded and `Database.prisma` throws),
  * for a process that only runs raw SQL (`quotegate collect`). Throws when the server cannot be reached or a
  * migration fails.
  */
-export async function openDatabase(target: DatabaseTarget, opts: { prisma?: boolean } = {}): Promise<Database> {
+export async function openDatabase(target: DatabaseTarget, opts: OpenOptions = {}): Promise<Database> {
+  const transactionTimeoutMs = opts.transactionTimeoutMs ?? TRANSACTION_TIMEOUT_MS;
+  const connectTimeoutMs = opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   let count = 0;
   let makeAdapter: () => PrismaPg | PrismaPGlite;
   let kind: Database['kind'];
@@ -181,7 +257,8 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
     // - idleTimeoutMillis 5 min (pg's default: 10 s): a connection idle that long closes, and the next burst opens new
     //   ones; on the 2-vCPU bench machine each new backend cost PostgreSQL a lot of CPU (`npm run bench`:
     //   PostgreSQL's CPU per request of the subscription GET, whose accounts' key lookups come back every 30 s).
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, idleTimeoutMillis: 300_000, options: '-c jit=off -c work_mem=32MB' });
+    // - connectionTimeoutMillis: waiting for a free connection (or for a new one to open) is bounded (CONNECT_TIMEOUT_MS).
+    const pool = new pg.Pool({ connectionString: target.url, max: 10, idleTimeoutMillis: 300_000, connectionTimeoutMillis: connectTimeoutMs, options: '-c jit=off -c work_mem=32MB' });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
     makeAdapter = () => new prismaModules!.PrismaPg(pool);
     kind = 'postgres';
@@ -257,18 +334,36 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
     /**
      * Runs `work` in one transaction opened by `begin` on a connection checked out of the pool: its statements one at
      * a time (a caller may read ahead while it writes, as Prisma's transaction client sends them), COMMIT after it,
-     * ROLLBACK when it throws. Throws what `work` or the driver throws.
+     * ROLLBACK when it throws. With `timeoutMs` > 0 it is bounded (`Database.transaction`): the server's
+     * statement_timeout and idle_in_transaction_session_timeout are set to it for this transaction (BEGIN and both
+     * SETs are one round trip), and at the limit a statement still running is cancelled (pg_cancel_backend from a
+     * connection of its own: the pool may be the thing that is full) and the transaction rolled back. Throws what
+     * `work` or the driver throws, or TransactionTimeoutError.
      */
-    const inTransaction = async <T>(begin: string, work: (tx: Sql) => Promise<T>): Promise<T> => {
-      const client = await pool.connect();
+    const inTransaction = async <T>(begin: string, work: (tx: Sql) => Promise<T>, timeoutMs: number): Promise<T> => {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (e) {
+        if (connectTimeoutMs > 0 && /timeout/i.test((e as Error).message)) throw new TransactionTimeoutError('connect', connectTimeoutMs, { cause: e });
+        throw e;
+      }
       const release = watchCheckedOut(client);
       // Set when the connection may be unusable (BEGIN or ROLLBACK failed): the pool then closes it.
       let broken: Error | undefined;
       let chain: Promise<unknown> = Promise.resolve();
+      let running = 0;
       const run = (sql: string, params: unknown[]): Promise<pg.QueryResult> => {
         count += 1;
         const name = PREPARED.get(sql);
-        const next = chain.then(() => (name ? client.query({ name, text: sql, values: params }) : client.query(sql, params)));
+        const next = chain.then(async () => {
+          running += 1;
+          try {
+            return await (name ? client.query({ name, text: sql, values: params }) : client.query(sql, params));
+          } finally {
+            running -= 1;
+          }
+        });
         chain = next.catch(() => undefined);
         return next;
       };
@@ -276,16 +371,31 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
         query: async <R>(sql: string, params: unknown[] = []) => (await run(sql, params)).rows as R[],
         execute: async (sql: string, params: unknown[] = []) => (await run(sql, params)).rowCount ?? 0,
       };
+      const cancelRunning = () => {
+        // The backend's process id, from the connection's start (pg keeps it; its types do not declare it).
+        const pid = (client as pg.PoolClient & { processID?: number | null }).processID;
+        if (running === 0 || !pid) return;
+        const canceller = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+        canceller.on('error', () => undefined);
+        void canceller
+          .connect()
+          .then(() => canceller.query('SELECT pg_cancel_backend($1)', [pid]))
+          .catch(() => undefined)
+          .finally(() => void canceller.end().catch(() => undefined));
+      };
+      const deadline = deadlineOf(timeoutMs);
       try {
         try {
-          await client.query(begin);
+          await client.query(timeoutMs > 0 ? `${begin}; SET LOCAL statement_timeout = ${Math.ceil(timeoutMs)}; SET LOCAL idle_in_transaction_session_timeout = ${Math.ceil(timeoutMs)}` : begin);
         } catch (e) {
           broken = e as Error;
           throw e;
         }
         try {
-          const result = await work(tx);
+          const result = await withDeadline(deadline, tx, work, cancelRunning);
           await chain;
+          // Finished after its limit (its last statement just in time): not committed.
+          if (deadline.expired()) throw new TransactionTimeoutError('run', timeoutMs);
           await client.query('COMMIT');
           return result;
         } catch (e) {
@@ -293,14 +403,17 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
           await client.query('ROLLBACK').catch((err: Error) => {
             broken = err;
           });
+          if (timeoutMs > 0 && !(e instanceof TransactionTimeoutError) && (isServerTimeout(e) || deadline.expired())) {
+            throw new TransactionTimeoutError('run', timeoutMs, { cause: e });
+          }
           throw e;
         }
       } finally {
         release(broken);
       }
     };
-    readSnapshot = (work) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(tx.query));
-    transaction = (work) => inTransaction('BEGIN', work);
+    readSnapshot = (work) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(tx.query), 0);
+    transaction = (work, opts) => inTransaction('BEGIN', work, opts?.timeoutMs ?? transactionTimeoutMs);
     withLock = async (name, work) => {
       const client = await pool.connect();
       // Held for the whole of `work` (a collector run): a server restart meanwhile must not crash the process.
@@ -417,8 +530,11 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
         await chain;
         return result;
       });
-    transaction = (work) =>
-      countedTransaction(async (t) => {
+    transaction = (work, opts) => {
+      const timeoutMs = opts?.timeoutMs ?? transactionTimeoutMs;
+      return countedTransaction(async (t) => {
+        // The limit counts from when the one connection is this transaction's (waiting for it is not bounded).
+        const deadline = deadlineOf(timeoutMs);
         let chain: Promise<unknown> = Promise.resolve();
         // One statement at a time, as Prisma's transaction client sends them (PGlite queues them anyway).
         const run = (sql: string, params: unknown[]) => {
@@ -432,11 +548,16 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
           execute: async (sql: string, params: unknown[] = []) => (await run(sql, params)).affectedRows ?? 0,
         };
         try {
-          return await work(tx);
+          // A statement of PGlite runs on this thread and cannot be cancelled: nothing to do at the limit but refuse.
+          const result = await withDeadline(deadline, tx, work, () => undefined);
+          await chain;
+          if (deadline.expired()) throw new TransactionTimeoutError('run', timeoutMs); // rolled back by PGlite
+          return result;
         } finally {
           await chain; // PGlite's ROLLBACK or COMMIT follows the last statement of `work`
         }
       });
+    };
     const held = new Set<string>();
     withLock = async (name, work) => {
       if (held.has(name)) return { acquired: false };
@@ -472,7 +593,7 @@ export async function openDatabase(target: DatabaseTarget, opts: { prisma?: bool
       count += 1;
       return rawExecute(sql, params);
     },
-    transaction: (work) => transaction(work),
+    transaction: (work, opts) => transaction(work, opts),
     queryCount: () => count,
     backgroundQuery: <T>(sql: string, params: unknown[] = []) => {
       count += 1;

@@ -43,7 +43,8 @@ export async function applyMigrations(db: SqlDatabase, dir = migrationsDir): Pro
       for (const statement of splitStatements(sql)) await tx.execute(statement);
       await tx.execute(`INSERT INTO "_quotegate_migrations" (name, sha256) VALUES ($1, $2)`, [name, sha]);
       done.push(name);
-    });
+      // Not bounded: a migration may rebuild a large table, and a replica starting meanwhile waits for it here.
+    }, { timeoutMs: 0 });
   }
   return done;
 }

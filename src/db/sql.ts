@@ -27,7 +27,34 @@ export function prismaSql(prisma: Pick<PrismaClient, '$queryRawUnsafe' | '$execu
   };
 }
 
+/** Options of one transaction (`Database.transaction`). */
+export interface TransactionOptions {
+  /**
+   * Longest the transaction may run, in ms, from its start to its commit; 0: no bound (the migrations, which may
+   * rebuild a large table and wait for another replica's). Default: the database's (`openDatabase`,
+   * TRANSACTION_TIMEOUT_MS).
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * A transaction that ran past its bound (`Database.transaction`): `phase` `connect` when no pool connection was free
+ * within the wait bound (nothing was sent), `run` when the transaction itself ran longer than its time limit (it was
+ * rolled back: nothing of it was written). `limitMs` is the bound that was passed. `code` is `transaction_timeout`.
+ */
+export class TransactionTimeoutError extends Error {
+  readonly code = 'transaction_timeout';
+  constructor(
+    readonly phase: 'connect' | 'run',
+    readonly limitMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(phase === 'connect' ? `no database connection was free within ${limitMs} ms` : `the transaction ran longer than ${limitMs} ms and was rolled back`, options);
+    this.name = 'TransactionTimeoutError';
+  }
+}
+
 /** `Sql` on the whole database plus its transactions (`Database.transaction`, documented there). */
 export interface SqlDatabase extends Sql {
-  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Sql) => Promise<T>, opts?: TransactionOptions): Promise<T>;
 }

@@ -80,15 +80,19 @@ export function dependencyUnavailable(message: string, retryAfterSeconds = 5): S
   return new ServiceError('dependency_unavailable', 503, message, undefined, { 'Retry-After': String(retryAfterSeconds) });
 }
 
-/** True for errors that mean the database cannot be reached (connection refused, terminated, shut down). */
+/**
+ * True for errors that mean the database cannot be reached (connection refused, terminated, shut down) or cannot
+ * serve in time (a transaction past its bound or no pool connection free within the wait bound:
+ * TransactionTimeoutError, code `transaction_timeout`, src/db/client.ts), so callers answer 503 and nothing was written.
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const seen = new Set<unknown>();
   let e: unknown = error;
   while (e && typeof e === 'object' && !seen.has(e)) {
     seen.add(e);
     const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P0[123]|08\d\d\d|P1001|P1002|P1017)$/.test(code)) return true;
-    if (typeof message === 'string' && /ECONNREFUSED|Connection terminated|terminating connection|database system is (shutting down|starting up)|Can't reach database|Closed|connection.*closed/i.test(message)) return true;
+    if (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|57P0[123]|08\d\d\d|P1001|P1002|P1017|transaction_timeout)$/.test(code)) return true;
+    if (typeof message === 'string' && /ECONNREFUSED|Connection terminated|terminating connection|database system is (shutting down|starting up)|Can't reach database|Closed|connection.*closed|timeout exceeded when trying to connect/i.test(message)) return true;
     e = (e as { cause?: unknown; originalError?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
   }
   return false;

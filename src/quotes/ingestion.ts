@@ -71,7 +71,9 @@ export async function ensureItems(db: Tx, items: { appId: string; marketHashName
   const ids = new Map<string, number>();
   const unique = new Map<string, { appId: string; marketHashName: string }>();
   for (const it of items) unique.set(`${it.appId}\u0000${it.marketHashName}`, it);
-  const all = [...unique.values()];
+  // In key order: two transactions inserting some of the same new names (the collector runner's overlapping chunks,
+  // two collector processes) then wait for each other in one order and never deadlock.
+  const all = [...unique.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]);
   for (let i = 0; i < all.length; i += CHUNK) {
     const part = all.slice(i, i + CHUNK);
     const apps = part.map((p) => p.appId);
@@ -165,7 +167,8 @@ async function countActivity(db: Tx, observations: QuoteObservation[], now: Date
   const markets: string[] = [];
   const minutes: string[] = [];
   const values: number[] = [];
-  for (const [key, n] of counts) {
+  // In key order, as ensureItems: concurrent ingestions update the same (market, minute) rows in one order.
+  for (const [key, n] of [...counts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
     const [market, ms] = key.split('\u0000');
     markets.push(market!);
     minutes.push(new Date(Number(ms)).toISOString());
@@ -189,7 +192,6 @@ async function countActivity(db: Tx, observations: QuoteObservation[], now: Date
 export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opts: IngestOptions = {}): Promise<IngestResult> {
   const result: IngestResult = { inserted: 0, updated: 0, skipped: 0, confirmed: 0 };
   if (observations.length === 0) return result;
-  await countActivity(db, observations, opts.now ?? new Date());
   const itemIds = await ensureItems(db, observations);
   const sorted = [...observations].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime());
   // Rounds: the n-th observation of each quote key goes into round n (ON CONFLICT may touch a row once).
@@ -227,6 +229,9 @@ export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opt
       result.skipped += part.length - rows.length;
     }
   }
+  // The counters after the quotes: their (market, minute) row is shared by every chunk of a run, so a concurrent
+  // ingestion waits for this one's commit only from here (the runner overlaps its chunks, src/collectors/runner.ts).
+  await countActivity(db, observations, opts.now ?? new Date());
   ingestedObservations.inc({ outcome: 'inserted' }, result.inserted);
   ingestedObservations.inc({ outcome: 'updated' }, result.updated);
   ingestedObservations.inc({ outcome: 'skipped' }, result.skipped);

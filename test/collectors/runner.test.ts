@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CollectorRuntime, runSource, type RunResult } from '../../src/collectors/runner.js';
+import { CollectorRuntime, INGEST_CHUNK, runSource, type RunResult } from '../../src/collectors/runner.js';
 import { loadCollectorSourceEnv } from '../../src/env.js';
 import { Money, toMoney } from '../../src/lib/money.js';
 import { testApp, type TestApp } from '../helpers/app.js';
@@ -134,6 +134,34 @@ describe('validation', () => {
     expect(sum(after.realtime.BITSKINS) - sum(before.realtime.BITSKINS)).toBe(4);
     expect(sum(after.result.BITSKINS) - sum(before.result.BITSKINS)).toBe(4);
     expect(sum(after.realtime.SKINPORT) - sum(before.realtime.SKINPORT)).toBe(1);
+  });
+});
+
+describe('a run of several chunks', () => {
+  it('writes every row once, new items and changes included, with its chunks in flight together', async () => {
+    const rt = runtime();
+    // INGEST_CHUNK * 2 + 1 rows of new names: three chunks, two of them in flight at once.
+    const n = INGEST_CHUNK * 2 + 1;
+    serve(full(n).map((r, i) => (r.market === 'BITSKINS' ? { ...r, name: `Chunked ${i}` } : r)));
+    const seqBefore = await t.db.query<{ n: string }>(`SELECT coalesce(max(seq), 0)::text AS n FROM quote_change`);
+    const before = (await t.get('/status')).body.data.datasource;
+    const r = await runSource(rt, fakeSource());
+    expect(r).toMatchObject({ outcome: 'ok', rowsAccepted: n + 1, complete: true });
+    const [written] = await t.db.query<{ quotes: number; items: number }>(
+      `SELECT count(*)::int AS quotes, count(DISTINCT q.item_id)::int AS items FROM source_quote q JOIN item i ON i.id = q.item_id
+        WHERE q.provider_code = 'FAKE' AND q.market_code = 'BITSKINS' AND i.market_hash_name LIKE 'Chunked %'`,
+    );
+    expect(written).toEqual({ quotes: n, items: n });
+    // One change per new quote, each once, in the change sequence.
+    const [changes] = await t.db.query<{ rows: number; keys: number }>(
+      `SELECT count(*)::int AS rows, count(DISTINCT (c.item_id, c.market_code, c.side))::int AS keys FROM quote_change c
+        WHERE c.seq > $1::bigint AND c.market_code = 'BITSKINS'`,
+      [seqBefore[0]!.n],
+    );
+    expect(changes).toEqual({ rows: n, keys: n });
+    const after = (await t.get('/status')).body.data.datasource;
+    const sum = (m: Record<string, number> | undefined) => Object.values(m ?? {}).reduce((a, b) => a + b, 0);
+    expect(sum(after.realtime.BITSKINS) - sum(before.realtime.BITSKINS)).toBe(n);
   });
 });
 
