@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import type { Env } from './env.js';
-import { openDatabase, type Database } from './db/client.js';
+import { openDatabase, POOL_CONNECTIONS, type Database } from './db/client.js';
+import { collectorConnections } from './collectors/runner.js';
 import { createApp, metricsResponse } from './app.js';
 import { importPath, isEmpty } from './collectors/importers.js';
 import { bundledNames, importHistory } from './history/import.js';
@@ -82,7 +83,9 @@ async function maybeCollectors(env: Env, db: Database, logger: pino.Logger): Pro
 export async function startServer(env: Env, opts: ServerOptions = {}): Promise<RunningServer> {
   const logger = pino({ level: env.LOG_LEVEL, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] });
   collectProcessMetrics();
-  const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR });
+  // Collectors in this process (COLLECTORS=on) get connections of their own on top of the requests' (runner.ts).
+  const maxConnections = POOL_CONNECTIONS + (env.COLLECTORS === 'on' ? collectorConnections(env.COLLECTOR_CONCURRENCY) : 0);
+  const db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR }, { maxConnections });
   logger.info({ database: db.kind }, 'database ready');
   // Embedded PGlite belongs to this process: the CLI hands admin commands to it (src/admin/channel.ts).
   const admin = db.kind === 'pglite' && !env.PGLITE_DIR.startsWith('memory://') ? await startAdminChannel(db, env.PGLITE_DIR, logger) : null;

@@ -8,7 +8,8 @@ import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
 import pino from 'pino';
 import { loadEnv, type Env } from '../env.js';
-import { openDatabase, type Database } from '../db/client.js';
+import { openDatabase, POOL_CONNECTIONS, type Database } from '../db/client.js';
+import { collectorConnections } from '../collectors/runner.js';
 import { collectOnce, loadSourcesModule, startCollectors, type CollectorSelection } from '../collectors/start.js';
 
 /** Adds the `collect` command to `program`, with the environment `env`. */
@@ -34,7 +35,7 @@ export function addCollectCommand(program: Command, env: Env): void {
       try {
         // Without the Prisma client: the collectors write through the raw driver only, and the client would cost this
         // process a share of its memory target (docs/collectors.md, Benchmark).
-        db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR }, { prisma: false });
+        db = await openDatabase(env.DATABASE_URL ? { url: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR }, { prisma: false, maxConnections: Math.max(POOL_CONNECTIONS, collectorConnections(env.COLLECTOR_CONCURRENCY)) });
       } catch (e) {
         return program.error(`error: ${e instanceof Error ? e.message : String(e)}`);
       }

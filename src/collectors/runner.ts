@@ -17,6 +17,7 @@
  * tries again by itself.
  */
 import os from 'node:os';
+import pLimit from 'p-limit';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import type { CollectorSourceEnv } from '../env.js';
@@ -31,6 +32,17 @@ import { UpstreamError, type CollectorSource, type SourceContext } from './sourc
 export const INGEST_CHUNK = 5000;
 /** Ingestion transactions of a run in flight at once (each on its own pool connection on PostgreSQL). */
 export const INGEST_DEPTH = 2;
+/**
+ * Pool connections a process's collectors hold at most with `concurrency` sources running at once (COLLECTOR_CONCURRENCY):
+ * each run's lock (a session advisory lock on a checked-out connection), INGEST_DEPTH ingestion transactions of the
+ * process (`CollectorRuntime.ingestSlots`) and one for the statements between them. `openDatabase`'s `maxConnections`
+ * adds it to the pool of a process that runs the collectors, so a run never waits for a connection (a wait longer than
+ * the pool's bound would fail the run).
+ */
+export function collectorConnections(concurrency: number): number {
+  return concurrency + INGEST_DEPTH + 1;
+}
+
 /** Runs kept in `collector_run`, in days. */
 const RUN_RETENTION_DAYS = 7;
 
@@ -86,6 +98,12 @@ export class CollectorRuntime {
   readonly worker: string;
   private readonly clients = new Map<string, { http: SourceHttp; key: string }>();
   private readonly states = new Map<string, string>();
+  /**
+   * Ingestion transactions of this process in flight at once, whatever the number of sources running: INGEST_DEPTH.
+   * Each holds a pool connection besides its run's lock: with COLLECTOR_CONCURRENCY sources at a time the process holds
+   * at most `collectorConnections` of them, which its pool adds to the requests' own.
+   */
+  readonly ingestSlots = pLimit(INGEST_DEPTH);
 
   constructor(readonly opts: CollectorRuntimeOptions) {
     this.db = opts.db;
@@ -315,7 +333,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       try {
         for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) {
           wrote = true;
-          const p = ingestBatch(rt.db, chunk, { confirmations: 'later' });
+          const p = rt.ingestSlots(() => ingestBatch(rt.db, chunk, { confirmations: 'later' }));
           p.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
           inFlight.push(p);
           if (inFlight.length >= INGEST_DEPTH) await inFlight.shift();

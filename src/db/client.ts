@@ -178,7 +178,15 @@ export interface OpenOptions {
   transactionTimeoutMs?: number;
   /** PostgreSQL: longest wait for a free pool connection, in ms. Default CONNECT_TIMEOUT_MS. */
   connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: connections of the pool (default POOL_CONNECTIONS). A process that runs the collectors adds what they
+   * hold at most (src/collectors/runner.ts `collectorConnections`), so they never wait on the requests' connections.
+   */
+  maxConnections?: number;
 }
+
+/** Connections of the pool of a process serving requests (PostgreSQL). */
+export const POOL_CONNECTIONS = 10;
 
 /** The deadline of a transaction bounded to `timeoutMs` from now (0: none): `expired()` once it has passed. */
 function deadlineOf(timeoutMs: number): { timeoutMs: number; end: number; expired: () => boolean } {
@@ -258,7 +266,7 @@ export async function openDatabase(target: DatabaseTarget, opts: OpenOptions = {
     //   ones; on the 2-vCPU bench machine each new backend cost PostgreSQL a lot of CPU (`npm run bench`:
     //   PostgreSQL's CPU per request of the subscription GET, whose accounts' key lookups come back every 30 s).
     // - connectionTimeoutMillis: waiting for a free connection (or for a new one to open) is bounded (CONNECT_TIMEOUT_MS).
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, idleTimeoutMillis: 300_000, connectionTimeoutMillis: connectTimeoutMs, options: '-c jit=off -c work_mem=32MB' });
+    const pool = new pg.Pool({ connectionString: target.url, max: opts.maxConnections ?? POOL_CONNECTIONS, idleTimeoutMillis: 300_000, connectionTimeoutMillis: connectTimeoutMs, options: '-c jit=off -c work_mem=32MB' });
     pool.on('error', () => {}); // idle client lost (server restart): the pool replaces it
     makeAdapter = () => new prismaModules!.PrismaPg(pool);
     kind = 'postgres';
