@@ -29,7 +29,8 @@
  *   bound (issue 45): each item's quotes as objects (`maxBytes`, default 16 MiB; GraphQL, filtered answers, the item
  *   pages), and each item's quotes as the JSON text of GET /prices' `markets` (`maxTextBytes`, default 96 MiB), which
  *   the unfiltered REST answers (GET /prices, POST /prices/batch) are made of. A text is about a sixth of the objects'
- *   bytes, held outside V8's heap (a Buffer: freed when evicted, never copied or marked by the garbage collector),
+ *   bytes, a full-scale item's held outside V8's heap (a Buffer: freed when evicted, never copied or marked by the
+ *   garbage collector; BUFFERED_TEXT),
  *   and PostgreSQL writes it (`loadQuoteTexts`), so a miss makes no quote object at all: with traffic spread over
  *   the full-scale catalogue, caching objects had held a few hundred items and a quarter of the CPU went to
  *   collecting the evicted ones; texts in the heap had peaked the process at 585 MiB, as Buffers at 488
@@ -237,13 +238,29 @@ class Store<V> {
 
 /** No quotes, in the object store and in the text store (compared by identity). */
 const NO_QUOTES: MarketQuote[] = [];
-const NO_TEXT = Buffer.alloc(0);
+const NO_TEXT = '';
 
-/** Each text of `texts` as its UTF-8 bytes. */
-function toBuffers(texts: Map<string, string>): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  for (const [name, text] of texts) out.set(name, Buffer.from(text, 'utf8'));
+/**
+ * Texts from which the text store holds UTF-8 bytes outside V8's heap (a Buffer) instead of the string: a full-scale
+ * item (80 quotes, 28 KB) is then freed at once when evicted, not when the old generation is next collected (whose
+ * heap V8 grows by a share of what it holds), and never copied or marked by the collector; a hit decodes it. A
+ * smaller text (the bundled data's items, a few KB) stays a string, served as it is.
+ */
+const BUFFERED_TEXT = 8 * 1024;
+
+/** A text as the text store holds it (see BUFFERED_TEXT); its `length` is its bytes (the texts are ASCII). */
+type StoredText = string | Buffer;
+
+/** Each text of `texts` as the text store holds it (see BUFFERED_TEXT). */
+function toStored(texts: Map<string, string>): Map<string, StoredText> {
+  const out = new Map<string, StoredText>();
+  for (const [name, text] of texts) out.set(name, text.length >= BUFFERED_TEXT ? Buffer.from(text, 'utf8') : text);
   return out;
+}
+
+/** The text of a stored one. */
+function textOf(stored: StoredText): string {
+  return typeof stored === 'string' ? stored : stored.toString('utf8');
 }
 
 /** The per-replica quote cache (see the module doc). */
@@ -260,7 +277,7 @@ export class QuoteCache {
   /** Each item's quotes as objects (GraphQL, filtered answers, pages). */
   private readonly objects: Store<MarketQuote[]>;
   /** Each item's quotes as the JSON text of GET /prices' `markets` (unfiltered REST answers); '' = no quotes. */
-  private readonly texts: Store<Buffer>;
+  private readonly texts: Store<StoredText>;
 
   constructor(
     private readonly db: Database,
@@ -270,9 +287,7 @@ export class QuoteCache {
     this.unlistenedMaxAgeMs = opts.unlistenedMaxAgeMs ?? 1000;
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
     this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
-    // Held as UTF-8 bytes outside V8's heap: an evicted text is freed at once, not when the old generation is next
-    // collected (whose heap V8 grows by a share of what it holds), and the collector never copies or marks it.
-    this.texts = new Store(this, async (app, names) => toBuffers(await loadQuoteTexts(db, app, names)), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (b) => b.length);
+    this.texts = new Store(this, async (app, names) => toStored(await loadQuoteTexts(db, app, names)), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
     const signal = (payload: string) => this.signal(payload);
     this.stops = [db.onNotify('qg_quotes', signal), onQuotesChanged(signal)];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
@@ -396,7 +411,7 @@ export class QuoteCache {
    */
   async loadTexts(appId: string, names: readonly string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
-    for (const [name, bytes] of await this.texts.load(appId, names)) out.set(name, bytes.toString('utf8'));
+    for (const [name, stored] of await this.texts.load(appId, names)) out.set(name, textOf(stored));
     return out;
   }
 
@@ -410,8 +425,8 @@ export class QuoteCache {
 
   /** The cached answer text of one name without waiting ('' = no quotes), undefined when it must be loaded (`loadTexts`). */
   peekText(appId: string, name: string): string | undefined {
-    const bytes = this.texts.peek(appId, name);
-    return bytes === undefined ? undefined : bytes.toString('utf8');
+    const stored = this.texts.peek(appId, name);
+    return stored === undefined ? undefined : textOf(stored);
   }
 
   /** The estimated bytes of the entries held now, both stores (the quantities `maxBytes` and `maxTextBytes` bound). */
