@@ -333,7 +333,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       try {
         for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) {
           wrote = true;
-          const p = rt.ingestSlots(() => ingestBatch(rt.db, chunk, { confirmations: 'later' }));
+          const p = rt.ingestSlots(() => ingestBatch(rt.db, chunk, { confirmations: 'later', concurrent: true }));
           p.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
           inFlight.push(p);
           if (inFlight.length >= INGEST_DEPTH) await inFlight.shift();

@@ -48,6 +48,13 @@ export interface IngestOptions {
    * meanwhile; a confirmation's observed_at and fresh_at are then served late by at most the run.
    */
   confirmations?: 'now' | 'later';
+  /**
+   * True when other transactions may insert some of the same new items at once (the collector runner's overlapping
+   * chunks): new items are then inserted in key order, so two such transactions wait for each other in one order
+   * and never deadlock. False (default): in the order observed, which decides new items' ids (the bundled data's
+   * ids, on which docs/valuation.md's hand-reproduced figures were made).
+   */
+  concurrent?: boolean;
 }
 
 /** The `qg_quotes` payload of an ingestion that did `result` (see IngestOptions.confirmations). */
@@ -65,15 +72,16 @@ type Tx = Sql;
  * Ensures the items exist and returns their ids keyed by `appId + '\u0000' + marketHashName`.
  * One INSERT ... ON CONFLICT DO NOTHING and one SELECT per chunk. A new item gets its search key
  * (src/search/query.ts `searchKey`, computed here for every name: about a microsecond, where the SQL rule costs
- * PGlite some 70; docs/search.md); an existing one is left as it is.
+ * PGlite some 70; docs/search.md); an existing one is left as it is. New items are inserted in the order given, or
+ * in key order with `inKeyOrder` (see IngestOptions.concurrent).
  */
-export async function ensureItems(db: Tx, items: { appId: string; marketHashName: string }[]): Promise<Map<string, number>> {
+export async function ensureItems(db: Tx, items: { appId: string; marketHashName: string }[], inKeyOrder = false): Promise<Map<string, number>> {
   const ids = new Map<string, number>();
   const unique = new Map<string, { appId: string; marketHashName: string }>();
   for (const it of items) unique.set(`${it.appId}\u0000${it.marketHashName}`, it);
-  // In key order: two transactions inserting some of the same new names (the collector runner's overlapping chunks,
-  // two collector processes) then wait for each other in one order and never deadlock.
-  const all = [...unique.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]);
+  // `inKeyOrder`: two transactions inserting some of the same new names (the collector runner's overlapping chunks)
+  // then wait for each other in one order and never deadlock (IngestOptions.concurrent).
+  const all = inKeyOrder ? [...unique.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]) : [...unique.values()];
   for (let i = 0; i < all.length; i += CHUNK) {
     const part = all.slice(i, i + CHUNK);
     const apps = part.map((p) => p.appId);
@@ -192,7 +200,7 @@ async function countActivity(db: Tx, observations: QuoteObservation[], now: Date
 export async function ingestQuotes(db: Tx, observations: QuoteObservation[], opts: IngestOptions = {}): Promise<IngestResult> {
   const result: IngestResult = { inserted: 0, updated: 0, skipped: 0, confirmed: 0 };
   if (observations.length === 0) return result;
-  const itemIds = await ensureItems(db, observations);
+  const itemIds = await ensureItems(db, observations, opts.concurrent === true);
   const sorted = [...observations].sort((a, b) => a.observedAt.getTime() - b.observedAt.getTime());
   // Rounds: the n-th observation of each quote key goes into round n (ON CONFLICT may touch a row once).
   const rounds: QuoteObservation[][] = [];
