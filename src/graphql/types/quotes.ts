@@ -265,22 +265,20 @@ builder.queryFields((t) => ({
     // Without a promise when the caller and the item are cached (the hot path: the compiled route then answers at once).
     resolve: (_r, args, ctx, info) => {
       const { appId, marketHashName } = args;
+      // The item's quotes by `load` (null: none, the 404), made into the answer by `make`; without a promise when the
+      // caller and the item are cached.
+      const respond = <T,>(load: () => T | null | Promise<T | null>, make: (found: T) => ItemPrices): ItemPrices | Promise<ItemPrices> => {
+        const answer = (found: T | null) => (found === null ? notFoundWithSuggestions(ctx, appId, marketHashName) : make(found));
+        if (!ctx.userNow('getPrices')) return ctx.requireUser('getPrices').then(async () => answer(await load()));
+        const found = load();
+        return found instanceof Promise ? found.then(answer) : answer(found);
+      };
       if (args.markets == null && args.side === 'all' && textOnly(info)) {
         // The unfiltered answer is the item's cached text: no quote object is made (the REST route's case).
-        const answerText = (text: string | null): ItemPrices | Promise<never> =>
-          text === null ? notFoundWithSuggestions(ctx, appId, marketHashName) : { appId, marketHashName, markets: null, text };
-        if (!ctx.userNow('getPrices')) return ctx.requireUser('getPrices').then(async () => answerText(await ctx.loaders.quoteTextOf(appId, marketHashName)));
-        const text = ctx.loaders.quoteTextOf(appId, marketHashName);
-        return text instanceof Promise ? text.then(answerText) : answerText(text);
+        return respond(() => ctx.loaders.quoteTextOf(appId, marketHashName), (text) => ({ appId, marketHashName, markets: null, text }));
       }
-      const answer = (quotes: MarketQuote[] | null): ItemPrices | Promise<never> => {
-        if (!quotes) return notFoundWithSuggestions(ctx, appId, marketHashName);
-        const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
-        return { appId, marketHashName, markets: filterQuotes(quotes, filter) };
-      };
-      if (!ctx.userNow('getPrices')) return ctx.requireUser('getPrices').then(async () => answer(await ctx.loaders.quotesOf(appId, marketHashName)));
-      const quotes = ctx.loaders.quotesOf(appId, marketHashName);
-      return quotes instanceof Promise ? quotes.then(answer) : answer(quotes);
+      const filter: QuoteFilter = { markets: args.markets ?? null, side: args.side };
+      return respond(() => ctx.loaders.quotesOf(appId, marketHashName), (quotes) => ({ appId, marketHashName, markets: filterQuotes(quotes, filter) }));
     },
   }),
   batchPrices: t.field({
