@@ -15,7 +15,7 @@ interface ProfileNode {
   hitCount?: number;
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;

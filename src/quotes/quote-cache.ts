@@ -19,8 +19,14 @@
  *   writers signal `*`, but for a collector run's chunks, whose run signals `*` after its last write, so a cached
  *   answer may show them late by at most that run; prices, quantities and listing state are never served late.
  * - A load that started before a signal, or before an invalidation finished, is not stored (a generation counter),
- *   so a read racing a commit cannot put the old rows back; while a signal's invalidation is pending, lookups go to
- *   the database, so the writer's own process answers the new quotes as soon as its write returns.
+ *   so a read racing a commit cannot put the old rows back. While the invalidation of a signal from this process's own
+ *   writer is pending, lookups go to the database, so the writer's process answers the new quotes as soon as its
+ *   write returns. A signal heard from another process (a collector, another replica: PostgreSQL NOTIFY) is a commit
+ *   that already happened elsewhere; for up to REMOTE_SIGNAL_GRACE_MS while its invalidation runs, held entries are
+ *   still served (then lookups go to the database, as for a local one). Sending every lookup to the database
+ *   for the invalidation's round trip had made a collection's chunks, a few a second, the slowest 1 % of a
+ *   replica's GETs, 7-10x its idle p99 (`npm run bench:collect`); a quote is then at most that much older than its
+ *   commit, well within the 1 s below.
  * - Entries are served for at most `maxAgeMs` (default 60 s) while the replica hears signals
  *   (`Database.listening`), and at most `unlistenedMaxAgeMs` (default 1 s) while its LISTEN
  *   connection is down; when it comes back every entry is dropped. So no replica serves a quote
@@ -59,6 +65,12 @@ import { loadQuotes, loadQuoteTexts, type MarketQuote } from './quotes.js';
  * seq they saw (see the module doc). Any other payload drops everything.
  */
 export const CHANGES_PAYLOAD = '+changes';
+
+/**
+ * Milliseconds a replica keeps serving held entries after hearing another process's change signal, while its
+ * invalidation runs (see the module doc); past it, lookups go to the database until the invalidation is applied.
+ */
+export const REMOTE_SIGNAL_GRACE_MS = 250;
 
 /** Changes one invalidation reads at most; more behind drops the whole cache (see the module doc). */
 export const PRECISE_MAX = 10_000;
@@ -288,8 +300,7 @@ export class QuoteCache {
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
     this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
     this.texts = new Store(this, async (app, names) => toStored(await loadQuoteTexts(db, app, names)), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
-    const signal = (payload: string) => this.signal(payload);
-    this.stops = [db.onNotify('qg_quotes', signal), onQuotesChanged(signal)];
+    this.stops = [db.onNotify('qg_quotes', (payload) => this.signal(payload, false)), onQuotesChanged((payload) => this.signal(payload, true))];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
     // arrives meanwhile, nothing is dropped and loads in flight are stored.
     this.invalidating = this.invalidate(true).finally(() => {
@@ -302,9 +313,12 @@ export class QuoteCache {
     return performance.now() - at < (this.db.listening() ? this.maxAgeMs : this.unlistenedMaxAgeMs);
   }
 
-  /** A precise signal not yet applied: lookups go to the database meanwhile. */
+  /**
+   * Whether lookups must go to the database now: a signal of this process's own writer is not yet applied, or one
+   * from another process has not been for REMOTE_SIGNAL_GRACE_MS (see the module doc).
+   */
   get pendingSignal(): boolean {
-    return this.pending;
+    return this.pendingLocal || (this.remoteSince !== null && performance.now() - this.remoteSince >= REMOTE_SIGNAL_GRACE_MS);
   }
 
   /** The last change seq whose names were dropped; null: unknown (the next precise signal drops everything). */
@@ -314,20 +328,23 @@ export class QuoteCache {
   /** The invalidation in flight, and whether a signal arrived since it began (run again). */
   private invalidating: Promise<void> | null = null;
   private again = false;
-  /** A precise signal not yet applied: lookups go to the database meanwhile. */
-  private pending = false;
+  /** A signal of this process's own writer not yet applied: lookups go to the database meanwhile. */
+  private pendingLocal = false;
+  /** When (performance.now() ms) the oldest signal from another process not yet applied was heard; null: none. */
+  private remoteSince: number | null = null;
   /** Invalidations run (for tests): `precise` dropped names, `full` dropped everything. */
   readonly invalidations = { precise: 0, full: 0, namesDropped: 0 };
 
-  /** Applies a `qg_quotes` signal (see the module doc). */
-  private signal(payload: string): void {
+  /** Applies a `qg_quotes` signal, from this process's own writer (`local`) or heard from another (see the module doc). */
+  private signal(payload: string, local: boolean): void {
     this.generation += 1;
     if (payload !== CHANGES_PAYLOAD) {
       this.clear();
       // A full drop covers every change up to now, but the seq it reached is unknown: the pass below reads it.
       this.lastSeq = null;
     }
-    this.pending = true;
+    if (local) this.pendingLocal = true;
+    else this.remoteSince ??= performance.now();
     if (this.invalidating) {
       this.again = true;
       return;
@@ -352,7 +369,8 @@ export class QuoteCache {
       if (!initial || this.again) this.generation += 1;
       initial = false;
     } while (this.again);
-    this.pending = false;
+    this.pendingLocal = false;
+    this.remoteSince = null;
   }
 
   private async invalidateOnce(): Promise<void> {

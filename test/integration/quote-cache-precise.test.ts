@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEnvelope } from '../helpers/shapes.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { ingestBatch } from '../../src/quotes/ingestion.js';
-import { QuoteCache, quotesChanged } from '../../src/quotes/quote-cache.js';
+import { CHANGES_PAYLOAD, QuoteCache, quotesChanged, REMOTE_SIGNAL_GRACE_MS } from '../../src/quotes/quote-cache.js';
 
 let t: TestApp;
 const A = 'Precise cache item A';
@@ -132,6 +132,53 @@ describe('quote cache, precise invalidation', () => {
     expect(ask(await batch(A))).toBe('11.25');
     // The GraphQL objects and the REST text are the same quotes in the same order.
     expect((await rest(A)).map((m: { market_code: string; side: string }) => `${m.market_code}/${m.side}`)).toEqual(g.markets.map((m) => `${m.marketCode}/${m.side}`));
+  });
+
+  it("a change heard from another process: held entries are served while its invalidation runs, for at most REMOTE_SIGNAL_GRACE_MS; this process's own change sends lookups to the database at once", async () => {
+    const cache = new QuoteCache(t.db);
+    await cache.settled();
+    await cache.load('730', [A]);
+    const price = askPrice(cache.peek('730', A));
+    expect(price).toMatch(/^\d/);
+    // Hold the invalidation's statement (it reads quote_change) behind a lock, so the signal stays pending.
+    const holdInvalidation = async () => {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const tx = t.db.transaction(async (q) => {
+        await q.query('LOCK TABLE quote_change IN ACCESS EXCLUSIVE MODE');
+        locked();
+        await held;
+      });
+      await isLocked;
+      return async () => {
+        release();
+        await tx;
+      };
+    };
+
+    let release = await holdInvalidation();
+    const published = t.db.notify('qg_quotes', CHANGES_PAYLOAD); // as a collector's commit in another process is heard
+    expect(cache.pendingSignal).toBe(false);
+    expect(askPrice(cache.peek('730', A))).toBe(price); // within the grace: served from memory
+    await new Promise((r) => setTimeout(r, REMOTE_SIGNAL_GRACE_MS + 50));
+    expect(cache.pendingSignal).toBe(true);
+    expect(cache.peek('730', A)).toBeUndefined(); // the invalidation outlived the grace: lookups go to the database
+    await release();
+    await published;
+    await cache.settled();
+    expect(cache.pendingSignal).toBe(false);
+    expect(askPrice(cache.peek('730', A))).toBe(price); // A did not change: still held
+
+    release = await holdInvalidation();
+    quotesChanged(CHANGES_PAYLOAD); // this process's own writer
+    expect(cache.pendingSignal).toBe(true);
+    expect(cache.peek('730', A)).toBeUndefined(); // at once
+    await release();
+    await cache.settled();
+    expect(askPrice(cache.peek('730', A))).toBe(price);
+    cache.close();
   });
 
   it('a signal without a known range drops everything', async () => {
