@@ -182,12 +182,6 @@ const schema = z.object({
   COLLECTOR_INTERVAL_SCALE: z.coerce.number().positive().max(1000).default(1),
   /** Sources one collector process runs at once. */
   COLLECTOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
-  /**
-   * The CPU scheduling priority (nice value, 0-19: higher yields more) `quotegate collect` gives its own process at
-   * start, so that a collector sharing a host with the service takes the CPU the service leaves (docs/collectors.md,
-   * Settings). 0 keeps the inherited priority. `quotegate serve` with collectors in process does not change its own.
-   */
-  COLLECTOR_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** Proxies every source without its own `COLLECTOR_<ID>_PROXIES` uses, rotated per request (comma-separated http://, https://, socks4://, socks5:// URLs). */
   COLLECTOR_PROXIES: z.string().optional().transform((raw, ctx) => proxyList(raw, ctx)),
   /**

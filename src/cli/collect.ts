@@ -3,7 +3,6 @@
  * (src/cli/main.ts) and, run as a program itself (`collectMain`, which bin/quotegate.js calls for `quotegate collect`), without the rest of the service: a collector process does not load the HTTP app,
  * GraphQL schema and jobs it never uses, so it stays smaller in memory (docs/benchmarks.md).
  */
-import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command } from 'commander';
@@ -26,7 +25,6 @@ export function addCollectCommand(program: Command, env: Env): void {
     .option('--once', 'run each selected source once now, without the queue, print each run as a JSON line, and exit')
     .action(async (opts: { sourcesModule?: string; only?: string; once?: boolean }) => {
       const logger = pino({ level: env.LOG_LEVEL });
-      lowerPriority(env.COLLECTOR_NICE, logger);
       let sel: CollectorSelection;
       try {
         sel = { extraSources: opts.sourcesModule ? await loadSourcesModule(opts.sourcesModule) : [], only: opts.only?.split(',').map((s) => s.trim()).filter((s) => s !== '') };
@@ -68,20 +66,6 @@ export function addCollectCommand(program: Command, env: Env): void {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
-}
-
-/**
- * Lowers this process's CPU scheduling priority to `nice` (COLLECTOR_NICE, 0-19), never raises it: the collector yields
- * the CPU to a service on the same host (parsing and validating a market's listing is CPU work that can wait; a client's
- * request cannot). A failure (a platform without priorities) is logged and ignored: collection works either way.
- */
-export function lowerPriority(nice: number, logger: pino.Logger): void {
-  if (nice === 0) return;
-  try {
-    if (os.getPriority() < nice) os.setPriority(nice);
-  } catch (e) {
-    logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'collector priority not lowered');
-  }
 }
 
 /** Runs `quotegate collect ...` alone (argv as process.argv: node, script, `collect`, options). */

@@ -175,34 +175,6 @@ describe('credentials from COLLECTOR_CREDENTIALS_FILE', () => {
     expect(out).not.toContain(FILE_SECRET);
   });
 
-  it('`quotegate collect` lowers its own CPU priority to COLLECTOR_NICE (10 by default), and never raises an inherited lower one', async () => {
-    // The real command; its nice value read from outside while it runs (it sets it before opening the database).
-    const niceOf = (extraEnv: Record<string, string>, inherited: number) =>
-      new Promise<number[]>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'src/cli/collect.ts'), 'collect', '--once', '--only', 'rates'], {
-          cwd: projectRoot,
-          env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'DATABASE_URL' && k !== 'COLLECTOR_NICE')), PGLITE_DIR: 'memory://', COLLECTOR_ECB_URL: 'http://127.0.0.1:9', COLLECTOR_CSGOTRADER_URL: 'http://127.0.0.1:9', LOG_LEVEL: 'silent', ...extraEnv },
-          stdio: 'ignore',
-        });
-        os.setPriority(child.pid!, inherited);
-        const seen = new Set<number>();
-        const poll = setInterval(() => {
-          try {
-            seen.add(os.getPriority(child.pid!));
-          } catch {
-            // exited between the check and the read
-          }
-        }, 10);
-        child.once('exit', () => {
-          clearInterval(poll);
-          resolve([...seen].sort((x, y) => x - y));
-        });
-      });
-    expect(await niceOf({}, 0)).toEqual([0, 10]);
-    expect(await niceOf({ COLLECTOR_NICE: '0' }, 0)).toEqual([0]);
-    expect(await niceOf({ COLLECTOR_NICE: '5' }, 15)).toEqual([15]);
-  });
-
   it('the credential from the file never reaches the log, the run records, /status or the status page', async () => {
     const file = credentialsFile({ [KEY]: FILE_SECRET });
     logLines = [];
