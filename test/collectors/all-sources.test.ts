@@ -22,6 +22,7 @@ import { CSGOTRADER_RATES, ECB_RATES } from '../../src/collectors/rates.js';
 import { SOURCES } from '../../src/collectors/registry.js';
 import type { RunResult } from '../../src/collectors/runner.js';
 import { BUFF163_PAGE_SIZE } from '../../src/collectors/sources/buff163.js';
+import { CS2CAP_BIDS_PATH, CS2CAP_PRICES_PATH } from '../../src/collectors/sources/cs2cap.js';
 import { LISSKINS_FULL_PATH } from '../../src/collectors/sources/lisskins.js';
 import { MARKETCSGO_CLASS_INSTANCE_PATH } from '../../src/collectors/sources/marketcsgo.js';
 import { SKINPORT_ITEMS_PATH } from '../../src/collectors/sources/skinport.js';
@@ -45,10 +46,22 @@ const TEMUKAU = 'M4A4 | Temukau (Minimal Wear)';
 const WATCHLIST = [HORIZON, POSEIDON, TEMUKAU];
 const STEAM_IDS = readSteamItemNameIds(STEAM_ITEM_NAMEIDS_FILE);
 const REDLINE = 'AK-47 | Redline (Field-Tested)';
+const BUCKSHOT = "'Blueberries' Buckshot | NSWC SEAL";
 
 const steamPath = (name: string) => steamHistogramPath(STEAM_IDS.get(name)!);
 const csfloatPath = (name: string) => `/api/v1/listings?market_hash_name=${encodeURIComponent(name)}&type=buy_now&sort_by=lowest_price&limit=1`;
 const buffPage = (n: number) => `/api/market/goods?game=csgo&page_num=${n}&page_size=${BUFF163_PAGE_SIZE}`;
+
+/**
+ * CS2Cap's documented stream lines are of other providers; as in cs2cap.test.ts, only their `provider` keys are changed
+ * to the markets the source reports (fixtures/cs2cap/PROVENANCE.md). The DMarket bid is the documented GET /v1/bids row.
+ */
+const cs2capFixture = (f: string) => fs.readFileSync(fixture(`cs2cap/${f}`), 'utf8');
+const asProvider = (text: string, from: string, to: string) => text.replace(`"provider":"${from}"`, `"provider":"${to}"`);
+const CS2CAP_PRICES =
+  asProvider(asProvider(asProvider(cs2capFixture('prices_stream_docs_example.ndjson'), 'avanmarket', 'haloskins'), 'buff163', 'dmarket'), 'c5', 'shadowpay') +
+  asProvider(cs2capFixture('prices_stream_openapi_example.ndjson'), 'steam', 'whitemarket');
+const CS2CAP_BIDS = `${JSON.stringify((JSON.parse(cs2capFixture('bids_list_docs_example.json')) as { items: { provider: string }[] }).items.find((r) => r.provider === 'dmarket'))}\n`;
 
 /**
  * Each registry source's upstream routes: its recorded fixtures at its request paths. csgotrader's files other than
@@ -76,6 +89,10 @@ const UPSTREAMS: Record<string, UpstreamRoute[]> = {
     { path: steamPath(HORIZON), file: fixture('steam/itemordershistogram_horizon_case_usd.json') },
   ],
   c5game: [{ path: '/merchant/product/price/batch', file: fixture('c5game/price_batch_docs_example.json') }],
+  cs2cap: [
+    { path: noQuery(CS2CAP_PRICES_PATH), body: CS2CAP_PRICES, contentType: 'application/x-ndjson', headers: { 'X-Snapshot-Currency': 'USD' } },
+    { path: noQuery(CS2CAP_BIDS_PATH), body: CS2CAP_BIDS, contentType: 'application/x-ndjson', headers: { 'X-Snapshot-Currency': 'USD' } },
+  ],
   csgotrader_buff163: [{ path: '/latest/buff163.json', file: fixture('csgotrader/buff163.json') }],
   csgotrader_youpin: [{ path: '/latest/youpin.json', body: `{${JSON.stringify(REDLINE)}: 212.50}` }],
   csgotrader_csfloat: [{ path: '/latest/csfloat.json', body: `{${JSON.stringify(REDLINE)}: {"price": 10.20}}` }],
@@ -86,7 +103,7 @@ const UPSTREAMS: Record<string, UpstreamRoute[]> = {
 };
 
 /** The keyed sources' credentials, as a user sets them. */
-const CREDENTIALS = { BUFF163_COOKIE: 'session=1-e2e; csrf_token=e2e', CSFLOAT_API_KEY: 'e2e-csfloat-key', C5GAME_APP_KEY: 'e2e-c5game-key' };
+const CREDENTIALS = { BUFF163_COOKIE: 'session=1-e2e; csrf_token=e2e', CSFLOAT_API_KEY: 'e2e-csfloat-key', C5GAME_APP_KEY: 'e2e-c5game-key', CS2CAP_API_KEY: 'e2e-cs2cap-key' };
 
 let t: TestApp;
 const ups = new Map<string, LocalUpstream>();
@@ -167,6 +184,13 @@ const SEEN: Record<string, Seen[]> = {
     { name: HORIZON, market: 'STEAM', side: 'bid', price: '2.32', currency: 'USD' },
   ],
   c5game: [{ name: TEMUKAU, market: 'C5GAME', side: 'ask', price: '391', currency: 'CNY' }],
+  cs2cap: [
+    { name: BUCKSHOT, market: 'HALOSKINS', side: 'ask', price: '34.60', currency: 'USD' },
+    { name: BUCKSHOT, market: 'DMARKET', side: 'ask', price: '31.87', currency: 'USD' },
+    { name: BUCKSHOT, market: 'SHADOWPAY', side: 'ask', price: '31.56', currency: 'USD' },
+    { name: REDLINE, market: 'WHITEMARKET', side: 'ask', price: '25.50', currency: 'USD' },
+    { name: REDLINE, market: 'DMARKET', side: 'bid', price: '30.81', currency: 'USD' },
+  ],
   csgotrader_buff163: [
     { name: REDLINE, market: 'BUFF163', side: 'ask', price: '14.06', currency: 'USD' },
     { name: REDLINE, market: 'BUFF163', side: 'bid', price: '13.43', currency: 'USD' },
@@ -260,7 +284,7 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
 
   it('has a recorded upstream and an expected quote for every source of the registry', () => {
     expect(SOURCES.map((s) => s.id).filter((id) => !UPSTREAMS[id] || !SEEN[id])).toEqual([]);
-    expect(MARKETS).toEqual(['BUFF163', 'C5GAME', 'CSFLOAT', 'CSMONEY', 'LISSKINS', 'MARKETCSGO', 'SKINPORT', 'STEAM', 'WAXPEER', 'YOUPIN']);
+    expect(MARKETS).toEqual(['BUFF163', 'C5GAME', 'CSFLOAT', 'CSMONEY', 'DMARKET', 'HALOSKINS', 'LISSKINS', 'MARKETCSGO', 'SHADOWPAY', 'SKINPORT', 'STEAM', 'WAXPEER', 'WHITEMARKET', 'YOUPIN']);
     expect([...new Set(Object.values(SEEN).flatMap((l) => l.map((s) => s.market)))].sort()).toEqual(MARKETS);
   });
 
@@ -286,6 +310,7 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
     expect(requests('buff163').map((r) => [r.path, r.headers.cookie])).toEqual([1, 2].map((n) => [buffPage(n), CREDENTIALS.BUFF163_COOKIE]));
     expect(requests('csfloat').map((r) => [r.path, r.headers.authorization])).toEqual(WATCHLIST.map((n) => [csfloatPath(n), CREDENTIALS.CSFLOAT_API_KEY]));
     expect(requests('c5game').map((r) => r.headers['app-key'])).toEqual([CREDENTIALS.C5GAME_APP_KEY]);
+    expect(requests('cs2cap').map((r) => [r.path, r.headers.authorization])).toEqual([CS2CAP_PRICES_PATH, CS2CAP_BIDS_PATH].map((p) => [p, `Bearer ${CREDENTIALS.CS2CAP_API_KEY}`]));
     expect(requests('steam').map((r) => r.path)).toEqual(WATCHLIST.map(steamPath));
 
     // Each source's fixture quote, as a client sees it: provider, currency, amount (converted with the rates the pass
@@ -298,11 +323,16 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
     expect(r.status).toBe(200);
     expect(r.body.errors).toBeUndefined();
     const quotes = r.body.data.item.quotes as { marketCode: string; side: string; providerCode: string; ageSeconds: number; stale: boolean }[];
-    const since = Math.ceil((Date.now() - runOf(first, 'csgotrader_buff163').startedAt.getTime()) / 1000) + 1;
-    expect(quotes.map((q) => q.marketCode).sort()).toEqual(['BUFF163', 'BUFF163', 'CSFLOAT', 'CSMONEY', 'LISSKINS', 'SKINPORT', 'YOUPIN']);
+    // csgotrader's files' quotes, and CS2Cap's: white.market's ask (the openapi.json line) and DMarket's documented bid.
+    const since = (id: string) => Math.ceil((Date.now() - runOf(first, id).startedAt.getTime()) / 1000) + 1;
+    const byProvider = { CSGOTRADER: 'csgotrader_buff163', CS2CAP: 'cs2cap' } as Record<string, string>;
+    expect(quotes.map((q) => `${q.providerCode} ${q.marketCode} ${q.side}`).sort()).toEqual([
+      'CS2CAP DMARKET bid', 'CS2CAP WHITEMARKET ask',
+      'CSGOTRADER BUFF163 ask', 'CSGOTRADER BUFF163 bid', 'CSGOTRADER CSFLOAT ask', 'CSGOTRADER CSMONEY ask', 'CSGOTRADER LISSKINS ask', 'CSGOTRADER SKINPORT ask', 'CSGOTRADER YOUPIN ask',
+    ]);
     for (const q of quotes) {
-      expect(q, q.marketCode).toMatchObject({ providerCode: 'CSGOTRADER', stale: false });
-      expect(q.ageSeconds, q.marketCode).toBeLessThanOrEqual(since);
+      expect(q, q.marketCode).toMatchObject({ stale: false });
+      expect(q.ageSeconds, q.marketCode).toBeLessThanOrEqual(since(byProvider[q.providerCode]!));
     }
   });
 
