@@ -42,10 +42,10 @@ const aggregatorQuote = (market_code: string, side: 'ask' | 'bid', market_curren
 /** The CSCP valuation of the item on 2026-07-17 (docs/valuation.md). */
 export const VALUATION = {
   valuation_date: '2026-07-17',
-  credibility: 0.9202931669242483,
-  uncertainty: 0.083063,
+  credibility: 0.9205066997078198,
+  uncertainty: 0.082831,
   is_two_sided: true,
-  ask_amount: '212.186726',
+  ask_amount: '212.125762',
   bid_amount: '191.302898',
   ask_quote_count: 5,
   bid_quote_count: 1,
@@ -57,7 +57,7 @@ export const CSCP_QUOTE = {
   provider_code: 'CSCP',
   side: 'mid',
   market_currency_code: 'CNY',
-  market_price_amount: '201.744812',
+  market_price_amount: '201.71433',
   quantity: null,
   is_quantity_minimum: null,
   is_all_items_same_price: null,
@@ -280,12 +280,12 @@ export const HISTORY_SERIES = {
 /** The CSCP point of 2026-07-17 with its band. */
 export const CSCP_POINT = {
   date: '2026-07-17',
-  mid: '201.744812',
-  ask_amount: '212.186726',
+  mid: '201.71433',
+  ask_amount: '212.125762',
   bid_amount: '191.302898',
-  uncertainty: 0.083063,
-  band_low: '185.6644',
-  band_high: '219.218',
+  uncertainty: 0.082831,
+  band_low: '185.6794',
+  band_high: '219.134',
   is_two_sided: true,
 };
 

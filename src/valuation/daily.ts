@@ -240,15 +240,25 @@ export async function windowCloses(db: Pick<Database, 'query'>, lo: number, hi: 
 }
 
 /**
- * Fits the run's model on a sample of items (every k-th item id, up to SAMPLE_ITEMS), read SAMPLE_CHUNK items
- * at a time and handed to the fitter item by item, so memory stays small at any scale. One close per market,
- * side and day (direct first), listed only. Statistics only: log cash amounts in floating point
- * (ln(a x price + b) with the path's coefficients as floats).
+ * Fits the run's model on a sample of items (every k-th item in market hash name order, up to SAMPLE_ITEMS, so
+ * the sample, and so the valuation, depends on the data only, not on the order it was imported in), read
+ * SAMPLE_CHUNK items at a time and handed to the fitter item by item, so memory stays small at any scale. The
+ * order names are sorted in is app id, then market hash name in the "C" collation (code points), so the sample
+ * does not depend on the database's locale either. The fitter's result does not depend on the order items reach
+ * it (a chunk's rows come in item id order): each item's residuals are its own, and every fitted figure is a
+ * percentile of a multiset (model.ts). One close per market, side and day (direct first), listed only.
+ * Statistics only: log cash amounts in floating point (ln(a x price + b) with the path's coefficients as floats).
+ * Exported for test/integration/real-data.test.ts (the same data renumbered fits the same model).
  */
-async function fitSample(db: Pick<Database, 'query'>, date: Date, book: FeeBook): Promise<FittedModel> {
+export async function fitSample(db: Pick<Database, 'query'>, date: Date, book: FeeBook): Promise<FittedModel> {
   const from = new Date(date.getTime() - WINDOW_DAYS * DAY_MS);
   // Items with quotes (an item known only from imported history has no closes and would thin the sample).
-  const ids = (await db.query<{ id: number }>(`SELECT i.id FROM item i WHERE EXISTS (SELECT 1 FROM source_quote q WHERE q.item_id = i.id) ORDER BY i.id`)).map((r) => r.id);
+  const ids = (
+    await db.query<{ id: number }>(
+      `SELECT i.id FROM item i WHERE EXISTS (SELECT 1 FROM source_quote q WHERE q.item_id = i.id)
+        ORDER BY i.app_id COLLATE "C", i.market_hash_name COLLATE "C"`,
+    )
+  ).map((r) => r.id);
   const step = Math.max(1, Math.ceil(ids.length / SAMPLE_ITEMS));
   const sample = ids.filter((_, i) => i % step === 0);
   const fitter = new ModelFitter();

@@ -49,7 +49,9 @@ const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /**
  * Accumulates sampled items one at a time (only their residuals and drifts are kept, so a sample of
- * thousands of items x 40 markets x 7 days stays small), then fits.
+ * thousands of items x 40 markets x 7 days stays small), then fits. The result does not depend on the order the
+ * items (or an item's series) are added in: an item's residuals are taken against its own median, and every
+ * fitted figure is a percentile of the collected values (q68 sorts them).
  */
 export class ModelFitter {
   private readonly residuals = new Map<string, number[]>();

@@ -861,7 +861,7 @@ export interface components {
          *             "provider_code": "CSCP",
          *             "side": "mid",
          *             "market_currency_code": "CNY",
-         *             "market_price_amount": "201.744812",
+         *             "market_price_amount": "201.71433",
          *             "quantity": null,
          *             "is_quantity_minimum": null,
          *             "is_all_items_same_price": null,
@@ -871,10 +871,10 @@ export interface components {
          *             "fresh_at": "2026-07-17T06:00:00.000Z",
          *             "valuation": {
          *               "valuation_date": "2026-07-17",
-         *               "credibility": 0.9202931669242483,
-         *               "uncertainty": 0.083063,
+         *               "credibility": 0.9205066997078198,
+         *               "uncertainty": 0.082831,
          *               "is_two_sided": true,
-         *               "ask_amount": "212.186726",
+         *               "ask_amount": "212.125762",
          *               "bid_amount": "191.302898",
          *               "ask_quote_count": 5,
          *               "bid_quote_count": 1
@@ -908,7 +908,7 @@ export interface components {
          *         "provider_code": "CSCP",
          *         "side": "mid",
          *         "market_currency_code": "CNY",
-         *         "market_price_amount": "201.744812",
+         *         "market_price_amount": "201.71433",
          *         "quantity": null,
          *         "is_quantity_minimum": null,
          *         "is_all_items_same_price": null,
@@ -918,10 +918,10 @@ export interface components {
          *         "fresh_at": "2026-07-17T06:00:00.000Z",
          *         "valuation": {
          *           "valuation_date": "2026-07-17",
-         *           "credibility": 0.9202931669242483,
-         *           "uncertainty": 0.083063,
+         *           "credibility": 0.9205066997078198,
+         *           "uncertainty": 0.082831,
          *           "is_two_sided": true,
-         *           "ask_amount": "212.186726",
+         *           "ask_amount": "212.125762",
          *           "bid_amount": "191.302898",
          *           "ask_quote_count": 5,
          *           "bid_quote_count": 1
@@ -983,10 +983,10 @@ export interface components {
         /**
          * @example {
          *       "valuation_date": "2026-07-17",
-         *       "credibility": 0.9202931669242483,
-         *       "uncertainty": 0.083063,
+         *       "credibility": 0.9205066997078198,
+         *       "uncertainty": 0.082831,
          *       "is_two_sided": true,
-         *       "ask_amount": "212.186726",
+         *       "ask_amount": "212.125762",
          *       "bid_amount": "191.302898",
          *       "ask_quote_count": 5,
          *       "bid_quote_count": 1
@@ -1168,7 +1168,7 @@ export interface components {
          *           "provider_code": "CSCP",
          *           "side": "mid",
          *           "market_currency_code": "CNY",
-         *           "market_price_amount": "201.744812",
+         *           "market_price_amount": "201.71433",
          *           "quantity": null,
          *           "is_quantity_minimum": null,
          *           "is_all_items_same_price": null,
@@ -1178,10 +1178,10 @@ export interface components {
          *           "fresh_at": "2026-07-17T06:00:00.000Z",
          *           "valuation": {
          *             "valuation_date": "2026-07-17",
-         *             "credibility": 0.9202931669242483,
-         *             "uncertainty": 0.083063,
+         *             "credibility": 0.9205066997078198,
+         *             "uncertainty": 0.082831,
          *             "is_two_sided": true,
-         *             "ask_amount": "212.186726",
+         *             "ask_amount": "212.125762",
          *             "bid_amount": "191.302898",
          *             "ask_quote_count": 5,
          *             "bid_quote_count": 1
@@ -1788,12 +1788,12 @@ export interface components {
          *       "cscp": [
          *         {
          *           "date": "2026-07-17",
-         *           "mid": "201.744812",
-         *           "ask_amount": "212.186726",
+         *           "mid": "201.71433",
+         *           "ask_amount": "212.125762",
          *           "bid_amount": "191.302898",
-         *           "uncertainty": 0.083063,
-         *           "band_low": "185.6644",
-         *           "band_high": "219.218",
+         *           "uncertainty": 0.082831,
+         *           "band_low": "185.6794",
+         *           "band_high": "219.134",
          *           "is_two_sided": true
          *         }
          *       ]
@@ -1919,12 +1919,12 @@ export interface components {
         /**
          * @example {
          *       "date": "2026-07-17",
-         *       "mid": "201.744812",
-         *       "ask_amount": "212.186726",
+         *       "mid": "201.71433",
+         *       "ask_amount": "212.125762",
          *       "bid_amount": "191.302898",
-         *       "uncertainty": 0.083063,
-         *       "band_low": "185.6644",
-         *       "band_high": "219.218",
+         *       "uncertainty": 0.082831,
+         *       "band_low": "185.6794",
+         *       "band_high": "219.134",
          *       "is_two_sided": true
          *     }
          */
@@ -3774,7 +3774,7 @@ export interface operations {
                      *               "provider_code": "CSCP",
                      *               "side": "mid",
                      *               "market_currency_code": "CNY",
-                     *               "market_price_amount": "201.744812",
+                     *               "market_price_amount": "201.71433",
                      *               "quantity": null,
                      *               "is_quantity_minimum": null,
                      *               "is_all_items_same_price": null,
@@ -3784,10 +3784,10 @@ export interface operations {
                      *               "fresh_at": "2026-07-17T06:00:00.000Z",
                      *               "valuation": {
                      *                 "valuation_date": "2026-07-17",
-                     *                 "credibility": 0.9202931669242483,
-                     *                 "uncertainty": 0.083063,
+                     *                 "credibility": 0.9205066997078198,
+                     *                 "uncertainty": 0.082831,
                      *                 "is_two_sided": true,
-                     *                 "ask_amount": "212.186726",
+                     *                 "ask_amount": "212.125762",
                      *                 "bid_amount": "191.302898",
                      *                 "ask_quote_count": 5,
                      *                 "bid_quote_count": 1
@@ -4323,7 +4323,7 @@ export interface operations {
                      *             "provider_code": "CSCP",
                      *             "side": "mid",
                      *             "market_currency_code": "CNY",
-                     *             "market_price_amount": "201.744812",
+                     *             "market_price_amount": "201.71433",
                      *             "quantity": null,
                      *             "is_quantity_minimum": null,
                      *             "is_all_items_same_price": null,
@@ -4333,10 +4333,10 @@ export interface operations {
                      *             "fresh_at": "2026-07-17T06:00:00.000Z",
                      *             "valuation": {
                      *               "valuation_date": "2026-07-17",
-                     *               "credibility": 0.9202931669242483,
-                     *               "uncertainty": 0.083063,
+                     *               "credibility": 0.9205066997078198,
+                     *               "uncertainty": 0.082831,
                      *               "is_two_sided": true,
-                     *               "ask_amount": "212.186726",
+                     *               "ask_amount": "212.125762",
                      *               "bid_amount": "191.302898",
                      *               "ask_quote_count": 5,
                      *               "bid_quote_count": 1
@@ -5351,12 +5351,12 @@ export interface operations {
                      *         "cscp": [
                      *           {
                      *             "date": "2026-07-17",
-                     *             "mid": "201.744812",
-                     *             "ask_amount": "212.186726",
+                     *             "mid": "201.71433",
+                     *             "ask_amount": "212.125762",
                      *             "bid_amount": "191.302898",
-                     *             "uncertainty": 0.083063,
-                     *             "band_low": "185.6644",
-                     *             "band_high": "219.218",
+                     *             "uncertainty": 0.082831,
+                     *             "band_low": "185.6794",
+                     *             "band_high": "219.134",
                      *             "is_two_sided": true
                      *           }
                      *         ]
