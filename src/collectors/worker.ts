@@ -121,11 +121,16 @@ export async function startCollectorWorker(opts: CollectorWorkerOptions): Promis
       boss = makeBoss();
     }
   }
-  if (!(await boss.getQueue(COLLECTOR_QUEUE))) {
+  // The queue likewise: two processes creating it at once can deadlock inside pg-boss's create_queue (PostgreSQL
+  // aborts one; the other's creation may not have committed yet when the loser looks), so the loser looks again
+  // after a short pause (at most five tries).
+  for (let attempt = 1; !(await boss.getQueue(COLLECTOR_QUEUE)); attempt++) {
     try {
       await boss.createQueue(COLLECTOR_QUEUE, { name: COLLECTOR_QUEUE, policy: 'standard' } as PgBoss.Queue);
     } catch (e) {
-      if (!(await boss.getQueue(COLLECTOR_QUEUE))) throw e; // else another process made it meanwhile
+      if (attempt >= 5) throw e;
+      logger.info({ attempt, err: (e as Error).message }, 'collector queue creation raced another process; looking again');
+      await new Promise((r) => setTimeout(r, 200 * attempt + Math.floor(Math.random() * 300)));
     }
   }
 

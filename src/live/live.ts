@@ -453,7 +453,7 @@ export class LiveHub {
         await nextTurn(); // the scan and the quotes' load are two waits for other requests, not one
         if (sub.isEnded) return;
         const quotes = new Map<string, MarketQuote[] | null>();
-        await this.loadInto(quotes, new Map([[scan.appId, new Set(kept.map((r) => r.marketHashName))]]));
+        await this.loadInto(quotes, new Map([[scan.appId, new Set(kept.map((r) => r.marketHashName))]]), read.rows[read.rows.length - 1]!.seq);
         if (sub.isEnded) return;
         sub.push(
           kept.map((r) => {
@@ -565,15 +565,18 @@ export class LiveHub {
       set.add(r.market_hash_name);
     }
     const quotes = new Map<string, MarketQuote[] | null>();
-    await this.loadInto(quotes, names);
+    if (rows.length > 0) await this.loadInto(quotes, names, BigInt(rows[rows.length - 1]!.seq));
     return { rows, quotes };
   }
 
-  /** Loads the quotes of `names` (app -> names) into `quotes` (key `appId \u0000 name`; null = the name has none). */
-  private async loadInto(quotes: Map<string, MarketQuote[] | null>, names: Map<string, Set<string>>): Promise<void> {
+  /**
+   * Loads the quotes of `names` (app -> names) into `quotes` (key `appId \u0000 name`; null = the name has none), as
+   * of change `throughSeq` at least (the last change read: QuoteCache.loadAsOf).
+   */
+  private async loadInto(quotes: Map<string, MarketQuote[] | null>, names: Map<string, Set<string>>, throughSeq: bigint): Promise<void> {
     for (const [app, set] of names) {
       const list = [...set];
-      const found = this.opts.quotes ? await this.opts.quotes.load(app, list) : await loadQuotes(this.db, app, list);
+      const found = this.opts.quotes ? await this.opts.quotes.loadAsOf(app, list, throughSeq) : await loadQuotes(this.db, app, list);
       for (const name of list) quotes.set(`${app}\u0000${name}`, found.get(name) ?? null);
     }
   }
@@ -634,7 +637,7 @@ export class LiveHub {
             }
           }
           if (unloaded.size === 0) break;
-          await this.loadInto(quotes, unloaded);
+          await this.loadInto(quotes, unloaded, last);
           if (this.position === null) return; // every subscription left meanwhile
         }
         // One change event per row, shared by every subscription that receives it.

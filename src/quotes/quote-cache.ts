@@ -422,6 +422,18 @@ export class QuoteCache {
   }
 
   /**
+   * `load` for a reader that learned of changes from the change sequence (the live hub) and must show each change's
+   * own quote: held entries are used only when this cache has dropped the names of every change through `seq` and no
+   * signal is pending; otherwise the quotes are read from the database (not stored). Without it, a change heard by
+   * the hub before the cache applied it (a Redis wake ahead of NOTIFY, or within REMOTE_SIGNAL_GRACE_MS) would be
+   * delivered with the item's previous quote. Throws when the database fails.
+   */
+  loadAsOf(appId: string, names: readonly string[], seq: bigint): Promise<Map<string, MarketQuote[]>> {
+    if (this.pendingLocal || this.remoteSince !== null || this.lastSeq === null || this.lastSeq < seq) return loadQuotes(this.db, appId, names);
+    return this.objects.load(appId, names);
+  }
+
+  /**
    * The published quotes of `names` of app `appId` as the JSON array text of GET /prices' `markets` (what
    * `quotesText` writes of `load`'s lists, byte for byte): a map with an entry for every name that has quotes. From
    * the text store, else one `loadQuoteTexts` statement, stored unless a change was signalled meanwhile. Throws when

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEnvelope } from '../helpers/shapes.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { ingestBatch } from '../../src/quotes/ingestion.js';
+import { currentSequence } from '../../src/quotes/changes.js';
 import { CHANGES_PAYLOAD, QuoteCache, quotesChanged, REMOTE_SIGNAL_GRACE_MS } from '../../src/quotes/quote-cache.js';
 
 let t: TestApp;
@@ -26,6 +27,24 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
+
+/** Holds the quote cache's invalidation statement (it reads quote_change) behind a lock, so a signal stays pending; resolves with the release. */
+async function holdInvalidation(): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const tx = t.db.transaction(async (q) => {
+    await q.query('LOCK TABLE quote_change IN ACCESS EXCLUSIVE MODE');
+    locked();
+    await held;
+  });
+  await isLocked;
+  return async () => {
+    release();
+    await tx;
+  };
+}
 
 describe('quote cache, precise invalidation', () => {
   it("another item's ingestion leaves an unchanged item in memory and drops the changed one", async () => {
@@ -140,24 +159,6 @@ describe('quote cache, precise invalidation', () => {
     await cache.load('730', [A]);
     const price = askPrice(cache.peek('730', A));
     expect(price).toMatch(/^\d/);
-    // Hold the invalidation's statement (it reads quote_change) behind a lock, so the signal stays pending.
-    const holdInvalidation = async () => {
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      const tx = t.db.transaction(async (q) => {
-        await q.query('LOCK TABLE quote_change IN ACCESS EXCLUSIVE MODE');
-        locked();
-        await held;
-      });
-      await isLocked;
-      return async () => {
-        release();
-        await tx;
-      };
-    };
-
     let release = await holdInvalidation();
     const published = t.db.notify('qg_quotes', CHANGES_PAYLOAD); // as a collector's commit in another process is heard
     expect(cache.pendingSignal).toBe(false);
@@ -178,6 +179,20 @@ describe('quote cache, precise invalidation', () => {
     await release();
     await cache.settled();
     expect(askPrice(cache.peek('730', A))).toBe(price);
+    cache.close();
+  });
+
+  it("loadAsOf (the live hub's read) uses held entries only once the cache has applied every change through the given seq", async () => {
+    const cache = new QuoteCache(t.db);
+    await cache.settled();
+    await cache.load('730', [A]);
+    const applied = await currentSequence(t.db);
+    const hits = cache.stats.hits;
+    expect((await cache.loadAsOf('730', [A], applied)).has(A)).toBe(true);
+    expect(cache.stats.hits).toBe(hits + 1); // applied: from memory
+    // A change the cache has not applied yet (the hub heard of it first, e.g. over Redis): the database answers.
+    expect((await cache.loadAsOf('730', [A], applied + 1n)).has(A)).toBe(true);
+    expect(cache.stats.hits).toBe(hits + 1);
     cache.close();
   });
 
