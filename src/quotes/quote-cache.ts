@@ -26,7 +26,9 @@
  *   still served (then lookups go to the database, as for a local one). Sending every lookup to the database
  *   for the invalidation's round trip had made a collection's chunks, a few a second, the slowest 1 % of a
  *   replica's GETs, 7-10x its idle p99 (`npm run bench:collect`); a quote is then at most that much older than its
- *   commit, well within the 1 s below.
+ *   commit, well within the 1 s below. The live hub, which learns of changes from the sequence itself, reads with
+ *   `loadAsOf`: held entries only once every change it delivers has been applied, so an event never carries the
+ *   item's previous quote.
  * - Entries are served for at most `maxAgeMs` (default 60 s) while the replica hears signals
  *   (`Database.listening`), and at most `unlistenedMaxAgeMs` (default 1 s) while its LISTEN
  *   connection is down; when it comes back every entry is dropped. So no replica serves a quote
