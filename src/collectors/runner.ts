@@ -17,7 +17,7 @@
  * tries again by itself.
  */
 import os from 'node:os';
-import pLimit from 'p-limit';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import type { CollectorSourceEnv } from '../env.js';
@@ -28,10 +28,22 @@ import { createSourceHttp, scrub, type SourceHttp } from './http.js';
 import { QuoteBuffer } from './rows.js';
 import { UpstreamError, type CollectorSource, type SourceContext } from './source.js';
 
-/** Rows per ingestion transaction. */
+/** Rows per ingestion transaction on PostgreSQL. */
 export const INGEST_CHUNK = 5000;
 /** Ingestion transactions of a run in flight at once (each on its own pool connection on PostgreSQL). */
 export const INGEST_DEPTH = 2;
+/**
+ * Rows per ingestion transaction on embedded PGlite. Its statements run on the service's own thread, each to its end:
+ * a chunk's statements are a stall of every request that needs the event loop (about 0.1 ms a row here), so chunks are
+ * smaller there; one at a time (one connection), each begun once no request's statement waits
+ * (`TransactionOptions.background`).
+ */
+export const PGLITE_INGEST_CHUNK = 1000;
+
+/** Rows per ingestion transaction on `db` (INGEST_CHUNK, or PGLITE_INGEST_CHUNK on embedded PGlite). */
+export function ingestChunkRows(db: Pick<Database, 'kind'>): number {
+  return db.kind === 'pglite' ? PGLITE_INGEST_CHUNK : INGEST_CHUNK;
+}
 /**
  * Pool connections a process's collectors hold at most with `concurrency` sources running at once (COLLECTOR_CONCURRENCY):
  * each run's lock (a session advisory lock on a checked-out connection), INGEST_DEPTH ingestion transactions of the
@@ -103,10 +115,11 @@ export class CollectorRuntime {
    * Each holds a pool connection besides its run's lock: with COLLECTOR_CONCURRENCY sources at a time the process holds
    * at most `collectorConnections` of them, which its pool adds to the requests' own.
    */
-  readonly ingestSlots = pLimit(INGEST_DEPTH);
+  readonly ingestSlots: LimitFunction;
 
   constructor(readonly opts: CollectorRuntimeOptions) {
     this.db = opts.db;
+    this.ingestSlots = pLimit(opts.db.kind === 'pglite' ? 1 : INGEST_DEPTH);
     this.logger = opts.logger;
     this.worker = opts.worker ?? `${os.hostname()}:${process.pid}`;
   }
@@ -331,9 +344,9 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       // counters) in one order, so they wait for each other and never deadlock. At most INGEST_DEPTH chunks are held.
       const inFlight: Promise<unknown>[] = [];
       try {
-        for (const chunk of buffer.observations(source.providerCode, startedAt, INGEST_CHUNK)) {
+        for (const chunk of buffer.observations(source.providerCode, startedAt, ingestChunkRows(rt.db))) {
           wrote = true;
-          const p = rt.ingestSlots(() => ingestBatch(rt.db, chunk, { confirmations: 'later', concurrent: true }));
+          const p = rt.ingestSlots(() => ingestBatch(rt.db, chunk, { confirmations: 'later', concurrent: true, background: true }));
           p.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
           inFlight.push(p);
           if (inFlight.length >= INGEST_DEPTH) await inFlight.shift();
@@ -350,7 +363,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
           if (!buffer.perMarket.get(m)) continue;
           // The scan completes at the run's observation time: what it lists is as of then. So the quotes it saw keep
           // their fresh_at and daily close (already that time) and only the unseen ones are written again.
-          const scan = await completeMarketScanTx(rt.db, { marketCode: m, providerCode: source.providerCode, startedAt, completedAt: startedAt, delistUnseen: true });
+          const scan = await completeMarketScanTx(rt.db, { marketCode: m, providerCode: source.providerCode, startedAt, completedAt: startedAt, delistUnseen: true }, { background: true });
           result.delisted += scan.delisted;
         }
         result.complete = true;

@@ -468,6 +468,7 @@ export async function openDatabase(target: DatabaseTarget, opts: OpenOptions = {
     const counted = <A extends unknown[], R>(f: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
       pending += 1;
       try {
+        await turn();
         return await f(...args);
       } finally {
         pending -= 1;
@@ -488,12 +489,16 @@ export async function openDatabase(target: DatabaseTarget, opts: OpenOptions = {
     kind = 'pglite';
     raw = async <T>(sql: string, params: unknown[]) => (await countedQuery(sql, params)).rows as T[];
     rawExecute = async (sql, params) => (await countedQuery(sql, params)).affectedRows ?? 0;
+    /** Resolves once no counted statement is running or waiting, or after BACKGROUND_MAX_WAIT_MS (at least one turn). */
+    const requestsFirst = async () => {
+      const since = performance.now();
+      do await turn();
+      while (pending > 0 && performance.now() - since < BACKGROUND_MAX_WAIT_MS);
+    };
     let lane: Promise<unknown> = Promise.resolve();
     backgroundQuery = (sql, params) => {
       const run = async () => {
-        const since = performance.now();
-        do await new Promise<void>((resolve) => setImmediate(resolve));
-        while (pending > 0 && performance.now() - since < BACKGROUND_MAX_WAIT_MS);
+        await requestsFirst();
         return raw<unknown>(sql, params);
       };
       const next = lane.then(run, run);
@@ -530,7 +535,10 @@ export async function openDatabase(target: DatabaseTarget, opts: OpenOptions = {
         let chain: Promise<unknown> = Promise.resolve();
         const query = <R>(sql: string, params: unknown[] = []): Promise<R[]> => {
           count += 1;
-          const next = chain.then(async () => (await tx.query<R>(sql, params)).rows);
+          const next = chain.then(async () => {
+            await turn();
+            return (await tx.query<R>(sql, params)).rows;
+          });
           chain = next.catch(() => undefined);
           return next;
         };
@@ -538,16 +546,21 @@ export async function openDatabase(target: DatabaseTarget, opts: OpenOptions = {
         await chain;
         return result;
       });
-    transaction = (work, opts) => {
+    transaction = async (work, opts) => {
       const timeoutMs = opts?.timeoutMs ?? transactionTimeoutMs;
-      return countedTransaction(async (t) => {
+      const background = opts?.background === true;
+      if (background) await requestsFirst();
+      return (background ? pglite.transaction.bind(pglite) : countedTransaction)(async (t) => {
         // The limit counts from when the one connection is this transaction's (waiting for it is not bounded).
         const deadline = deadlineOf(timeoutMs);
         let chain: Promise<unknown> = Promise.resolve();
         // One statement at a time, as Prisma's transaction client sends them (PGlite queues them anyway).
         const run = (sql: string, params: unknown[]) => {
           count += 1;
-          const next = chain.then(() => t.query(sql, params));
+          const next = chain.then(async () => {
+            await turn();
+            return t.query(sql, params);
+          });
           chain = next.catch(() => undefined);
           return next;
         };
@@ -651,6 +664,16 @@ async function loadPrismaModules(): Promise<{ PrismaClient: typeof PrismaClient;
 
 /** Longest a background statement on PGlite waits for the requests' statements to finish (`backgroundQuery`), in ms. */
 const BACKGROUND_MAX_WAIT_MS = 100;
+
+/**
+ * One turn of the event loop (setImmediate), taken before every PGlite statement. PGlite runs each statement
+ * synchronously on this thread, and its queue hands the one connection from statement to statement in promise
+ * continuations: without a turn in between, a collector's back-to-back ingestion transactions kept the loop from
+ * reading sockets for seconds at a time (GETs answered from the quote cache waited 16 s during a csgotrader run).
+ */
+function turn(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
+}
 
 /**
  * `db` for long background work (the export build) that must not stall requests: its `query` is `backgroundQuery`.

@@ -35,6 +35,14 @@ export interface TransactionOptions {
    * TRANSACTION_TIMEOUT_MS).
    */
   timeoutMs?: number;
+  /**
+   * Background work (a collector's ingestion chunks), which must not hold up requests. On embedded PGlite, where every
+   * statement runs on this process's thread over one connection, the transaction begins once no request's statement
+   * is running or waiting (or after BACKGROUND_MAX_WAIT_MS, 100 ms, so it always makes progress), and its own
+   * statements do not count as waiting for other background work; a request's statement then waits for at most the
+   * one background transaction in flight. On PostgreSQL it changes nothing. Default false.
+   */
+  background?: boolean;
 }
 
 /**

@@ -55,6 +55,8 @@ export interface IngestOptions {
    * ids, on which docs/valuation.md's hand-reproduced figures were made).
    */
   concurrent?: boolean;
+  /** Background work (the collector runner's chunks): `TransactionOptions.background` (requests' statements first on PGlite). */
+  background?: boolean;
 }
 
 /** The `qg_quotes` payload of an ingestion that did `result` (see IngestOptions.confirmations). */
@@ -343,14 +345,14 @@ function scanSignal(freshened: number): string {
  * caller's job (src/validation/ingest.ts).
  */
 export async function ingestBatch(db: Pick<Database, 'transaction'>, observations: QuoteObservation[], opts: IngestOptions = {}): Promise<IngestResult> {
-  const result = await db.transaction((tx) => ingestQuotes(tx, observations, opts));
+  const result = await db.transaction((tx) => ingestQuotes(tx, observations, opts), { background: opts.background === true });
   if (result.inserted + result.updated > 0) quotesChanged(ingestSignal(result, opts)); // again after the commit: a read between the signal and the commit cached the old rows
   return result;
 }
 
 /** `completeMarketScan` in one transaction on the raw driver (`Database.transaction`). */
-export async function completeMarketScanTx(db: Pick<Database, 'transaction'>, scan: ScanCompletion): Promise<ScanResult> {
-  const result = await db.transaction((tx) => completeMarketScan(tx, scan));
+export async function completeMarketScanTx(db: Pick<Database, 'transaction'>, scan: ScanCompletion, opts: { background?: boolean } = {}): Promise<ScanResult> {
+  const result = await db.transaction((tx) => completeMarketScan(tx, scan), { background: opts.background === true });
   if (result.freshened + result.delisted > 0) quotesChanged(scanSignal(result.freshened)); // after the commit, as in ingestBatch
   return result;
 }

@@ -235,6 +235,27 @@ describe('credit leases: exact charges without a statement per request', () => {
     }
   }, 3 * EVENTUALLY_MS);
 
+  it('a fast-spending account gets leases sized by its rate (10 s of it), not held to maxLease: requests do not wait for reservations', async () => {
+    const app = await testApp({ creditLeases: false });
+    // No flush within the test: the lease row's amount is everything reserved so far.
+    const leases = new CreditLeases(app.db, { minBalance: 200n, maxLease: 50n, flushMs: 600_000, settleMs: 3_600_000 });
+    try {
+      const a = await createAccount(app.db, { credits: 10_000_000n });
+      const charge = () => leases.charge({ accountId: a.accountId, keyId: a.keyId, operationId: 'getPrices', requestId: crypto.randomUUID(), cost: 1n }, 10_000_000n);
+      const spent = 3000;
+      for (let i = 0; i < spent; i++) expect(await charge()).not.toBeNull();
+      const [row] = await app.db.query<{ amount: string; n: string }>(`SELECT sum(amount)::text AS amount, count(*)::text AS n FROM credit_lease WHERE account_id = $1`, [a.accountId]);
+      expect(Number(row!.n)).toBe(1);
+      // Held to maxLease, what is reserved and not yet spent would never exceed 50 credits.
+      expect(Number(row!.amount) - spent).toBeGreaterThan(50);
+      // Still at most 1/16 of the balance.
+      expect(Number(row!.amount)).toBeLessThanOrEqual(spent + 10_000_000 / 16);
+    } finally {
+      await leases.close();
+      await app.close();
+    }
+  });
+
   it('300 concurrent requests on 230 credits: exactly 230 answered and charged, the rest 402, never below 0', async () => {
     // Rate limits off: 300 requests of one account exceed its 120 a minute; this measures billing alone.
     const app = await testApp({ creditLeases: { minBalance: 200n }, rateLimiter: createRateLimiter({ enabled: false }) });
