@@ -40,6 +40,9 @@ export const INGEST_DEPTH = 2;
  */
 export const PGLITE_INGEST_CHUNK = 1000;
 
+/** Longest stretch of a run's reading (parsing, validation, conversion) between two turns of the event loop, in ms. */
+const READ_SLICE_MS = 10;
+
 /** Rows per ingestion transaction on `db` (INGEST_CHUNK, or PGLITE_INGEST_CHUNK on embedded PGlite). */
 export function ingestChunkRows(db: Pick<Database, 'kind'>): number {
   return db.kind === 'pglite' ? PGLITE_INGEST_CHUNK : INGEST_CHUNK;
@@ -308,9 +311,17 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
     };
     let t = performance.now();
     try {
+      // A body already received is parsed in promise continuations, which never let the event loop turn: every
+      // READ_SLICE_MS of reading, one turn (setImmediate), so a service running the collectors (embedded PGlite)
+      // goes on reading its sockets meanwhile.
+      let slice = performance.now();
       for await (const row of source.collect(ctx)) {
         buffer.add(row);
         if (controller.signal.aborted) throw controller.signal.reason;
+        if (performance.now() - slice >= READ_SLICE_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
       }
     } catch (e) {
       const err = controller.signal.aborted && controller.signal.reason instanceof UpstreamError && !(e instanceof UpstreamError) ? controller.signal.reason : e;
