@@ -24,6 +24,7 @@ import type { RunResult } from '../../src/collectors/runner.js';
 import { BUFF163_PAGE_SIZE } from '../../src/collectors/sources/buff163.js';
 import { CS2CAP_BIDS_PATH, CS2CAP_PRICES_PATH } from '../../src/collectors/sources/cs2cap.js';
 import { LISSKINS_FULL_PATH } from '../../src/collectors/sources/lisskins.js';
+import { pricempireItemPath } from '../../src/collectors/sources/pricempire.js';
 import { MARKETCSGO_CLASS_INSTANCE_PATH } from '../../src/collectors/sources/marketcsgo.js';
 import { SKINPORT_ITEMS_PATH } from '../../src/collectors/sources/skinport.js';
 import { STEAM_ITEM_NAMEIDS_FILE, readSteamItemNameIds, steamHistogramPath } from '../../src/collectors/sources/steam.js';
@@ -43,7 +44,8 @@ const noQuery = (p: string) => p.split('?')[0]!;
 const HORIZON = 'Horizon Case';
 const POSEIDON = 'M4A4 | Poseidon (Factory New)';
 const TEMUKAU = 'M4A4 | Temukau (Minimal Wear)';
-const WATCHLIST = [HORIZON, POSEIDON, TEMUKAU];
+const CYREX = 'StatTrak™ USP-S | Cyrex (Field-Tested)';
+const WATCHLIST = [HORIZON, POSEIDON, TEMUKAU, CYREX];
 const STEAM_IDS = readSteamItemNameIds(STEAM_ITEM_NAMEIDS_FILE);
 const REDLINE = 'AK-47 | Redline (Field-Tested)';
 const BUCKSHOT = "'Blueberries' Buckshot | NSWC SEAL";
@@ -62,6 +64,12 @@ const CS2CAP_PRICES =
   asProvider(asProvider(asProvider(cs2capFixture('prices_stream_docs_example.ndjson'), 'avanmarket', 'haloskins'), 'buff163', 'dmarket'), 'c5', 'shadowpay') +
   asProvider(cs2capFixture('prices_stream_openapi_example.ndjson'), 'steam', 'whitemarket');
 const CS2CAP_BIDS = `${JSON.stringify((JSON.parse(cs2capFixture('bids_list_docs_example.json')) as { items: { provider: string }[] }).items.find((r) => r.provider === 'dmarket'))}\n`;
+
+/**
+ * Pricempire's documented single-item answer (BitSkins' ask of CYREX): its prices are of 2022-12-01, older than the
+ * adapter takes (two days), so their `createdAt` are dated to this test's start (fixtures/pricempire/PROVENANCE.md).
+ */
+const PRICEMPIRE_ITEM = fs.readFileSync(fixture('pricempire/item_docs_example.json'), 'utf8').replace(/2022-12-01T\d\d:\d\d:\d\d\.\d{3}Z/g, new Date().toISOString());
 
 /**
  * Each registry source's upstream routes: its recorded fixtures at its request paths. csgotrader's files other than
@@ -93,6 +101,8 @@ const UPSTREAMS: Record<string, UpstreamRoute[]> = {
     { path: noQuery(CS2CAP_PRICES_PATH), body: CS2CAP_PRICES, contentType: 'application/x-ndjson', headers: { 'X-Snapshot-Currency': 'USD' } },
     { path: noQuery(CS2CAP_BIDS_PATH), body: CS2CAP_BIDS, contentType: 'application/x-ndjson', headers: { 'X-Snapshot-Currency': 'USD' } },
   ],
+  // The other watched items: 404, "Item not found" (skipped).
+  pricempire: [{ path: `/v2/items/${encodeURIComponent(CYREX)}`, body: PRICEMPIRE_ITEM }],
   csgotrader_buff163: [{ path: '/latest/buff163.json', file: fixture('csgotrader/buff163.json') }],
   csgotrader_youpin: [{ path: '/latest/youpin.json', body: `{${JSON.stringify(REDLINE)}: 212.50}` }],
   csgotrader_csfloat: [{ path: '/latest/csfloat.json', body: `{${JSON.stringify(REDLINE)}: {"price": 10.20}}` }],
@@ -103,7 +113,7 @@ const UPSTREAMS: Record<string, UpstreamRoute[]> = {
 };
 
 /** The keyed sources' credentials, as a user sets them. */
-const CREDENTIALS = { BUFF163_COOKIE: 'session=1-e2e; csrf_token=e2e', CSFLOAT_API_KEY: 'e2e-csfloat-key', C5GAME_APP_KEY: 'e2e-c5game-key', CS2CAP_API_KEY: 'e2e-cs2cap-key' };
+const CREDENTIALS = { BUFF163_COOKIE: 'session=1-e2e; csrf_token=e2e', CSFLOAT_API_KEY: 'e2e-csfloat-key', C5GAME_APP_KEY: 'e2e-c5game-key', CS2CAP_API_KEY: 'e2e-cs2cap-key', PRICEMPIRE_API_KEY: 'e2e-pricempire-key' };
 
 let t: TestApp;
 const ups = new Map<string, LocalUpstream>();
@@ -191,6 +201,7 @@ const SEEN: Record<string, Seen[]> = {
     { name: REDLINE, market: 'WHITEMARKET', side: 'ask', price: '25.50', currency: 'USD' },
     { name: REDLINE, market: 'DMARKET', side: 'bid', price: '30.81', currency: 'USD' },
   ],
+  pricempire: [{ name: CYREX, market: 'BITSKINS', side: 'ask', price: '2.69', currency: 'USD' }],
   csgotrader_buff163: [
     { name: REDLINE, market: 'BUFF163', side: 'ask', price: '14.06', currency: 'USD' },
     { name: REDLINE, market: 'BUFF163', side: 'bid', price: '13.43', currency: 'USD' },
@@ -284,7 +295,7 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
 
   it('has a recorded upstream and an expected quote for every source of the registry', () => {
     expect(SOURCES.map((s) => s.id).filter((id) => !UPSTREAMS[id] || !SEEN[id])).toEqual([]);
-    expect(MARKETS).toEqual(['BUFF163', 'C5GAME', 'CSFLOAT', 'CSMONEY', 'DMARKET', 'HALOSKINS', 'LISSKINS', 'MARKETCSGO', 'SHADOWPAY', 'SKINPORT', 'STEAM', 'WAXPEER', 'WHITEMARKET', 'YOUPIN']);
+    expect(MARKETS).toEqual(['BITSKINS', 'BUFF163', 'C5GAME', 'CSFLOAT', 'CSMONEY', 'DMARKET', 'HALOSKINS', 'LISSKINS', 'MARKETCSGO', 'SHADOWPAY', 'SKINPORT', 'STEAM', 'WAXPEER', 'WHITEMARKET', 'YOUPIN']);
     expect([...new Set(Object.values(SEEN).flatMap((l) => l.map((s) => s.market)))].sort()).toEqual(MARKETS);
   });
 
@@ -312,6 +323,7 @@ describe('every registry source, once, as `quotegate collect --once` runs it', (
     expect(requests('c5game').map((r) => r.headers['app-key'])).toEqual([CREDENTIALS.C5GAME_APP_KEY]);
     expect(requests('cs2cap').map((r) => [r.path, r.headers.authorization])).toEqual([CS2CAP_PRICES_PATH, CS2CAP_BIDS_PATH].map((p) => [p, `Bearer ${CREDENTIALS.CS2CAP_API_KEY}`]));
     expect(requests('steam').map((r) => r.path)).toEqual(WATCHLIST.map(steamPath));
+    expect(requests('pricempire').map((r) => r.path)).toEqual(WATCHLIST.map((n) => pricempireItemPath(n, CREDENTIALS.PRICEMPIRE_API_KEY)));
 
     // Each source's fixture quote, as a client sees it: provider, currency, amount (converted with the rates the pass
     // collected before its sources ran), fresh at the run.
