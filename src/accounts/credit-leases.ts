@@ -156,6 +156,8 @@ interface Reservation {
  * a collector run spent it faster than the statement (queued behind ingestion) came back, and GETs waited for credits.
  */
 const LEASE_RUNWAY_MS = 10_000;
+/** Shortest time a lease's spending rate is measured over, in ms (see LEASE_RUNWAY_MS). */
+const RATE_WINDOW_MIN_MS = 1_000;
 
 // The reservations asked for since the last one went out, in one statement (one lease per account): each is
 // conditional on its own account's available credits. The accounts' rows are locked in id order first, so two
@@ -418,8 +420,9 @@ export class CreditLeases {
     lease.refilling ??= (async () => {
       try {
         let want = lease.size < this.maxLease ? lease.size * 2n : this.maxLease;
-        // At least LEASE_RUNWAY_MS of this replica's spending on the account at the rate since the last reservation.
-        const elapsedMs = Math.max(1, Math.round(performance.now() - lease.reservedAt));
+        // At least LEASE_RUNWAY_MS of this replica's spending on the account at the rate since the last reservation,
+        // the rate taken over at least RATE_WINDOW_MIN_MS (a burst of a few requests in a millisecond is not a rate).
+        const elapsedMs = Math.max(RATE_WINDOW_MIN_MS, Math.round(performance.now() - lease.reservedAt));
         const byRate = (lease.spentSinceReserved * BigInt(LEASE_RUNWAY_MS)) / BigInt(elapsedMs);
         if (byRate > want) want = byRate;
         const cap = lease.available / 16n;
