@@ -157,7 +157,7 @@ interface Reservation {
  */
 const LEASE_RUNWAY_MS = 10_000;
 /** Shortest time a lease's spending rate is measured over, in ms (see LEASE_RUNWAY_MS). */
-const RATE_WINDOW_MIN_MS = 1_000;
+const RATE_WINDOW_MIN_MS = 100;
 
 // The reservations asked for since the last one went out, in one statement (one lease per account): each is
 // conditional on its own account's available credits. The accounts' rows are locked in id order first, so two
