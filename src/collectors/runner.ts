@@ -17,6 +17,7 @@
  * tries again by itself.
  */
 import os from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
@@ -319,7 +320,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
         buffer.add(row);
         if (controller.signal.aborted) throw controller.signal.reason;
         if (performance.now() - slice >= READ_SLICE_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
+          await nextTurn();
           slice = performance.now();
         }
       }

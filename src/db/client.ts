@@ -16,6 +16,7 @@ import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
 import { TransactionTimeoutError, type Sql, type SqlDatabase, type TransactionOptions } from './sql.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 export { prismaSql, TransactionTimeoutError, type Sql, type SqlDatabase, type TransactionOptions } from './sql.js';
 
@@ -672,7 +673,7 @@ const BACKGROUND_MAX_WAIT_MS = 100;
  * reading sockets for seconds at a time (GETs answered from the quote cache waited 16 s during a csgotrader run).
  */
 function turn(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve));
+  return nextTurn();
 }
 
 /**
