@@ -25,6 +25,7 @@ import type { CollectorSourceEnv } from '../env.js';
 import type { Money } from '../lib/money.js';
 import { readCurrencyRates } from '../catalogue/catalogue.js';
 import { completeMarketScanTx, ingestBatch, marketCatalogue } from '../quotes/ingestion.js';
+import { bumpAnswerEpoch } from '../quotes/quotes.js';
 import { createSourceHttp, scrub, type SourceHttp } from './http.js';
 import { QuoteBuffer } from './rows.js';
 import { UpstreamError, type CollectorSource, type SourceContext } from './source.js';
@@ -385,7 +386,13 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       return await finish('failed', { kind: 'database', message: e instanceof Error ? e.message : String(e) }, buffer);
     } finally {
       // The run's confirmations, committed chunk by chunk, reach every replica's quote cache: it drops everything.
-      if (wrote) await rt.db.notify('qg_quotes', '*').catch((e: unknown) => rt.logger.warn({ err: e, source: source.id }, 'quote cache signal failed'));
+      // The stored answers too (quotes/quotes.ts STORED_QUOTE_TEXTS_SQL): the epoch first, so a replica that hears the
+      // signal and misses reads the confirmed quotes.
+      if (wrote) {
+        await bumpAnswerEpoch(rt.db)
+          .then(() => rt.db.notify('qg_quotes', '*'))
+          .catch((e: unknown) => rt.logger.warn({ err: e, source: source.id }, 'quote cache signal failed'));
+      }
     }
     return await finish('ok', null, buffer);
   } finally {

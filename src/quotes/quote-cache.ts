@@ -59,7 +59,7 @@ import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Database, Sql } from '../db/client.js';
-import { loadQuotes, loadQuoteTexts, type MarketQuote } from './quotes.js';
+import { bumpAnswerEpoch, loadQuotes, loadStoredQuoteTexts, type MarketQuote } from './quotes.js';
 
 /**
  * The `qg_quotes` payload of a writer whose every change of published quotes has a row in the change sequence
@@ -101,10 +101,13 @@ export type RawHandle = Pick<Sql, 'query'>;
 /**
  * Signals that quotes of `appId` (or `*`; CHANGES_PAYLOAD: see there) changed: `pg_notify('qg_quotes', appId)` on `handle` (inside a
  * transaction it is delivered to the other replicas when, and only if, it commits) and `quotesChanged`
- * in this process. Call it after the writes, in the same transaction; owners of the transaction call
+ * in this process. Any payload but CHANGES_PAYLOAD also makes the stored quote answers stale (`bumpAnswerEpoch`), but
+ * with `valuationsOnly` (a writer of valuations alone: the stored answers hold no CSCP quote). Call it after the writes, in the same transaction; owners of the transaction call
  * `quotesChanged` again after the commit (a read between the two would otherwise cache the old rows).
  */
-export async function signalQuotes(handle: RawHandle, appId = '*'): Promise<void> {
+export async function signalQuotes(handle: RawHandle, appId = '*', opts: { valuationsOnly?: boolean } = {}): Promise<void> {
+  // Source quotes changed without change rows: the stored answers are stale (quotes.ts STORED_QUOTE_TEXTS_SQL).
+  if (appId !== CHANGES_PAYLOAD && !opts.valuationsOnly) await bumpAnswerEpoch(handle);
   await handle.query(`SELECT count(*)::int AS n FROM pg_notify('qg_quotes', $1)`, [appId]);
   quotesChanged(appId);
 }
@@ -301,7 +304,7 @@ export class QuoteCache {
     this.unlistenedMaxAgeMs = opts.unlistenedMaxAgeMs ?? 1000;
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
     this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
-    this.texts = new Store(this, async (app, names) => toStored(await loadQuoteTexts(db, app, names)), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
+    this.texts = new Store(this, async (app, names) => toStored(await loadStoredQuoteTexts(db, app, names)), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
     this.stops = [db.onNotify('qg_quotes', (payload) => this.signal(payload, false)), onQuotesChanged((payload) => this.signal(payload, true))];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
     // arrives meanwhile, nothing is dropped and loads in flight are stored.

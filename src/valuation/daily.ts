@@ -497,7 +497,7 @@ export async function storeValuations(db: Database, c: ValuationComputation, com
         c.stats.counts.twoSided,
         stats,
       );
-      await signalQuotes(prismaSql(tx)); // the CSCP quotes change when this commits (quotes/quote-cache.ts)
+      await signalQuotes(prismaSql(tx), '*', { valuationsOnly: true }); // the CSCP quotes change when this commits (quotes/quote-cache.ts)
       // Last: one change per valued item (quotes/changes.ts); the change lock is held to the commit.
       await recordChanges(
         prismaSql(tx),
