@@ -24,7 +24,7 @@ import { defaultStatusSettings, type StatusSettings } from '../status/status.js'
 import { loadFeeBook, type FeeBook } from '../valuation/daily.js';
 import type { Charge } from '../accounts/billing.js';
 import type { CallerCache } from '../accounts/caller-cache.js';
-import type { QuoteCache } from '../quotes/quote-cache.js';
+import type { QuoteCache, StoredText } from '../quotes/quote-cache.js';
 import type { SnapshotCache } from '../exports/exports.js';
 import type { CreditLeases } from '../accounts/credit-leases.js';
 import type { LiveHub, LiveSubscription } from '../live/live.js';
@@ -106,15 +106,16 @@ export class Loaders {
   /**
    * The quotes of one item as the JSON array text of GET /prices' `markets` (null: no quotes), as `quotesText` writes
    * `quotesOf`'s list: at once from the replica's quote cache when it holds the text, else through the `quoteTexts`
-   * loader. For unfiltered REST answers, which need no quote object.
+   * loader. For unfiltered REST answers, which need no quote object. A long text comes as its UTF-8 bytes (the quote
+   * cache's StoredText), which answers copy as they are.
    */
-  quoteTextOf(appId: string, name: string): string | null | Promise<string | null> {
+  quoteTextOf(appId: string, name: string): StoredText | null | Promise<StoredText | null> {
     const cached = this.quoteCache?.peekText(appId, name);
     if (cached !== undefined) return cached === '' ? null : cached;
     return this.quoteTexts.load(`${appId}\u0000${name}`);
   }
   /** `quotesNow` as texts (see quoteTextOf); names without quotes are absent. Throws when the database fails. */
-  quoteTextsNow(appId: string, names: readonly string[]): Promise<Map<string, string>> {
+  quoteTextsNow(appId: string, names: readonly string[]): Promise<Map<string, StoredText>> {
     return this.quoteCache ? this.quoteCache.loadTexts(appId, names) : loadQuoteTexts(this.db, appId, names);
   }
   /** Quote texts per item (see quoteTextOf), keys `appId NUL name`: every name asked in one tick in one statement per app id. */

@@ -16,13 +16,13 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * An answer before it meets a transport: the fetch API's Response (the `@whatwg-node/server` face) or
- * node:http's response (the REST fast path). `body` is the whole text; null = none. `stream` (the export file)
- * is a body of bytes sent as it is read, with its Content-Length in `headers`; `body` is then null.
+ * node:http's response (the REST fast path). `body` is the whole text, or its UTF-8 bytes; null = none. `stream` (the
+ * export file) is a body of bytes sent as it is read, with its Content-Length in `headers`; `body` is then null.
  */
 export interface Reply {
   status: number;
   headers: Record<string, string>;
-  body: string | null;
+  body: string | Buffer | null;
   stream?: ReadableStream<Uint8Array>;
   /** A server-sent event stream (the live REST route): written as it comes, with heartbeats (see writeEvents). */
   events?: EventFeed;
@@ -158,7 +158,8 @@ function jsonReply(status: number, body: unknown, headers: Record<string, string
 }
 
 export function toResponse(reply: Reply): Response {
-  return new Response(reply.events ? eventsBody(reply.events) : (reply.stream ?? reply.body), { status: reply.status, headers: reply.headers });
+  const body = typeof reply.body === 'string' || reply.body === null ? reply.body : (reply.body as Uint8Array<ArrayBuffer>);
+  return new Response(reply.events ? eventsBody(reply.events) : (reply.stream ?? body), { status: reply.status, headers: reply.headers });
 }
 
 /** The error envelope (spec: ErrorEnvelope) with X-Request-ID and any headers the error carries. */

@@ -4,14 +4,20 @@
  */
 
 /**
- * A value already written as JSON text. `stringifyWithRaw` splices `text` in place; anything else
- * (`JSON.stringify`, e.g. a GraphQL response) sees the parsed value through `toJSON`.
+ * A value already written as JSON text, or as its UTF-8 bytes (a Buffer: the quote cache's stored answer texts).
+ * `stringifyWithRaw` and `encodeWithRaw` splice it in place (`encodeWithRaw` copies bytes as they are, never decoding
+ * them); anything else (`JSON.stringify`, e.g. a GraphQL response) sees the parsed value through `toJSON`.
  */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(readonly text: string | Buffer) {}
   toJSON(): unknown {
-    return JSON.parse(this.text);
+    return JSON.parse(textOf(this.text));
   }
+}
+
+/** A JSON text held as a string or as UTF-8 bytes, as a string. */
+function textOf(text: string | Buffer): string {
+  return typeof text === 'string' ? text : text.toString('utf8');
 }
 
 /**
@@ -25,10 +31,35 @@ export function stringifyWithRaw(value: unknown): string {
   return w.text;
 }
 
-/** The text written so far, and where a DeferredJson goes (`streamWithRaw`); without `deferred` one is refused. */
+/**
+ * `stringifyWithRaw(value)` as UTF-8 bytes, where each RawJson held as bytes is copied as it is (not decoded and
+ * encoded again): a string when the value holds no such bytes (a small answer node:http writes with its headers),
+ * else one Buffer. The REST face's answers (src/rest/facade.ts). Throws TypeError for a DeferredJson.
+ */
+export function encodeWithRaw(value: unknown): string | Buffer {
+  const parts: Buffer[] = [];
+  const w: JsonWriter = {
+    text: '',
+    bytes(b) {
+      if (w.text !== '') parts.push(Buffer.from(w.text, 'utf8'));
+      w.text = '';
+      parts.push(b);
+    },
+  };
+  writeJson(value, w);
+  if (parts.length === 0) return w.text;
+  if (w.text !== '') parts.push(Buffer.from(w.text, 'utf8'));
+  return Buffer.concat(parts);
+}
+
+/**
+ * The text written so far; where a DeferredJson goes (`streamWithRaw`; without `deferred` one is refused) and a RawJson
+ * held as bytes (`encodeWithRaw`, `streamWithRaw`; without `bytes` they are decoded into `text`).
+ */
 interface JsonWriter {
   text: string;
   deferred?(d: DeferredJson): void;
+  bytes?(b: Buffer): void;
 }
 
 /** Appends `value` as JSON to `w` (the rules of stringifyWithRaw). */
@@ -36,7 +67,9 @@ function writeJson(value: unknown, w: JsonWriter): void {
   if (typeof value !== 'object' || value === null) {
     w.text += JSON.stringify(value) ?? 'null';
   } else if (value instanceof RawJson) {
-    w.text += value.text;
+    if (typeof value.text === 'string') w.text += value.text;
+    else if (w.bytes) w.bytes(value.text);
+    else w.text += value.text.toString('utf8');
   } else if (Array.isArray(value)) {
     w.text += '[';
     for (let i = 0; i < value.length; i++) {
@@ -89,7 +122,8 @@ function isPlainObject(value: object): boolean {
  */
 export interface DeferredJsonSource {
   readonly blockSize: number;
-  texts(keys: readonly string[]): Promise<string[]>;
+  /** Each key's JSON text, as a string or as UTF-8 bytes (written as they are). */
+  texts(keys: readonly string[]): Promise<(string | Buffer)[]>;
 }
 
 /**
@@ -113,40 +147,53 @@ const STREAM_PIECE_CHARS = 64 * 1024;
 /**
  * `stringifyWithRaw(value)` as a sequence of UTF-8 pieces of about 64 Ki characters, made as they are asked for:
  * each DeferredJson is resolved when the writer reaches it, together with the next ones of its source (up to
- * `blockSize`), and its text is dropped once written. So an answer of many quotes holds one block of them at a
- * time, however long it is. Throws (from the iterator) what a source throws.
+ * `blockSize`), and its text is dropped once written; a text held as bytes is its own piece, not copied. So an answer
+ * of many quotes holds one block of them at a time, however long it is. Throws (from the iterator) what a source
+ * throws.
  */
 export async function* streamWithRaw(value: unknown): AsyncGenerator<Uint8Array> {
-  const parts: (string | DeferredJson)[] = [];
+  const parts: (string | Buffer | DeferredJson)[] = [];
   const w: JsonWriter = {
     text: '',
     deferred(d) {
       parts.push(w.text, d);
       w.text = '';
     },
+    bytes(b) {
+      parts.push(w.text, b);
+      w.text = '';
+    },
   };
   writeJson(value, w);
   parts.push(w.text);
-  const resolved = new Map<DeferredJson, string>();
+  const resolved = new Map<DeferredJson, string | Buffer>();
   let out = '';
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
+    let bytes: Buffer | null = null;
     if (typeof part === 'string') out += part;
+    else if (Buffer.isBuffer(part)) bytes = part;
     else {
       if (!resolved.has(part)) {
         const block: DeferredJson[] = [];
         for (let j = i; j < parts.length && block.length < part.source.blockSize; j++) {
           const p = parts[j]!;
-          if (typeof p !== 'string' && p.source === part.source && !resolved.has(p)) block.push(p);
+          if (p instanceof DeferredJson && p.source === part.source && !resolved.has(p)) block.push(p);
         }
         const texts = await part.source.texts(block.map((d) => d.key));
         block.forEach((d, k) => resolved.set(d, texts[k]!));
       }
-      out += resolved.get(part)!;
+      const text = resolved.get(part)!;
+      if (typeof text === 'string') out += text;
+      else bytes = text;
       resolved.delete(part);
     }
     parts[i] = '';
-    if (out.length >= STREAM_PIECE_CHARS) {
+    if (bytes !== null) {
+      if (out.length > 0) yield Buffer.from(out, 'utf8');
+      out = '';
+      yield bytes;
+    } else if (out.length >= STREAM_PIECE_CHARS) {
       yield Buffer.from(out, 'utf8');
       out = '';
     }

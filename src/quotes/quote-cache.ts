@@ -265,19 +265,17 @@ const NO_TEXT = '';
  */
 const BUFFERED_TEXT = 8 * 1024;
 
-/** A text as the text store holds it (see BUFFERED_TEXT); its `length` is its bytes (the texts are ASCII). */
-type StoredText = string | Buffer;
+/**
+ * A text as the text store holds it (see BUFFERED_TEXT): the JSON text, or its UTF-8 bytes, which answers copy as they
+ * are (lib/raw-json.ts RawJson); its `length` is its bytes (the texts are ASCII).
+ */
+export type StoredText = string | Buffer;
 
 /** Each text of `texts` as the text store holds it (see BUFFERED_TEXT). */
 function toStored(texts: Map<string, string>): Map<string, StoredText> {
   const out = new Map<string, StoredText>();
   for (const [name, text] of texts) out.set(name, text.length >= BUFFERED_TEXT ? Buffer.from(text, 'utf8') : text);
   return out;
-}
-
-/** The text of a stored one. */
-function textOf(stored: StoredText): string {
-  return typeof stored === 'string' ? stored : stored.toString('utf8');
 }
 
 /** The per-replica quote cache (see the module doc). */
@@ -440,14 +438,13 @@ export class QuoteCache {
 
   /**
    * The published quotes of `names` of app `appId` as the JSON array text of GET /prices' `markets` (what
-   * `quotesText` writes of `load`'s lists, byte for byte): a map with an entry for every name that has quotes. From
+   * `quotesText` writes of `load`'s lists, byte for byte; as UTF-8 bytes when long, see StoredText): a map with an
+   * entry for every name that has quotes. From
    * the text store, else one `loadQuoteTexts` statement, stored unless a change was signalled meanwhile. Throws when
    * the database fails.
    */
-  async loadTexts(appId: string, names: readonly string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    for (const [name, stored] of await this.texts.load(appId, names)) out.set(name, textOf(stored));
-    return out;
+  loadTexts(appId: string, names: readonly string[]): Promise<Map<string, StoredText>> {
+    return this.texts.load(appId, names);
   }
 
   /**
@@ -459,9 +456,8 @@ export class QuoteCache {
   }
 
   /** The cached answer text of one name without waiting ('' = no quotes), undefined when it must be loaded (`loadTexts`). */
-  peekText(appId: string, name: string): string | undefined {
-    const stored = this.texts.peek(appId, name);
-    return stored === undefined ? undefined : textOf(stored);
+  peekText(appId: string, name: string): StoredText | undefined {
+    return this.texts.peek(appId, name);
   }
 
   /** The estimated bytes of the entries held now, both stores (the quantities `maxBytes` and `maxTextBytes` bound). */

@@ -26,7 +26,7 @@ import { MAX_BATCH_NAMES } from '../validation/params.js';
 import { endpoint } from '../catalogue/endpoints.js';
 import { nodeHeaders, type HeaderReader } from '../lib/headers.js';
 import type { RequestTarget } from '../lib/target.js';
-import { stringifyWithRaw, streamWithRaw } from '../lib/raw-json.js';
+import { encodeWithRaw, streamWithRaw } from '../lib/raw-json.js';
 import { deliveryStream, type UndeliveredReason } from '../lib/delivery.js';
 import { refundCredits } from '../accounts/billing.js';
 import { ROUTES, type Route } from './routes.js';
@@ -275,7 +275,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
       const value = route.envelope ? { data: payload, meta: successMeta(state, route.metered) } : payload;
       if (heavy) return streamedReply(value, headers, input.signal, state);
       // Quotes arrive as JSON text made once per cached quote (RawJson): spliced, not serialized again.
-      return { status: 200, headers, body: stringifyWithRaw(value) };
+      return { status: 200, headers, body: encodeWithRaw(value) };
     };
     return heavy ? heavyAnswers(answer) : answer();
   }
@@ -374,7 +374,7 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     // header block instead of a writev of two buffers. The export file is a stream with the Content-Length its route set.
     const stream = reply.stream;
     const text = reply.body ?? '';
-    const body = stream || reply.events ? null : text.length < SMALL_ANSWER_CHARS ? text : Buffer.from(text, 'utf8');
+    const body = stream || reply.events ? null : typeof text !== 'string' || text.length < SMALL_ANSWER_CHARS ? text : Buffer.from(text, 'utf8');
     if (body !== null && reply.status !== 304 && !(head && reply.headers['Content-Length'] !== undefined)) {
       headers['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length);
     }

@@ -5,6 +5,7 @@
  * epoch), a pruned change sequence (the horizon). What GET /prices answers is checked against `loadQuoteTexts`,
  * which always makes the text from the quotes. On PGlite; on PostgreSQL with TEST_DATABASE_URL.
  */
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEnvelope } from '../helpers/shapes.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
@@ -43,7 +44,7 @@ async function freshReplicaText(name: string): Promise<string | undefined> {
   const cache = new QuoteCache(t.db);
   await cache.settled();
   try {
-    return (await cache.loadTexts('730', [name])).get(name);
+    return (await cache.loadTexts('730', [name])).get(name)?.toString();
   } finally {
     cache.close();
   }
@@ -141,3 +142,69 @@ describe('stored quote answers', () => {
     expect(stored).toEqual(await loadQuoteTexts(t.db, '730', names));
   });
 });
+
+describe('long answers held as bytes (the quote cache stores texts of 8 KiB or more as UTF-8 bytes)', () => {
+  const WIDE = 'Stored answer item quoted on every market';
+  let server: http.Server;
+  let base: string;
+  beforeAll(async () => {
+    const markets = await t.db.query<{ code: string; currency_code: string }>(`SELECT code, currency_code FROM website WHERE NOT is_deprecated ORDER BY code`);
+    await ingestBatch(
+      t.db,
+      markets.flatMap((m, i) => [
+        obs(WIDE, { marketCode: m.code, providerCode: m.code, currencyCode: m.currency_code, price: `${100 + i}.25`, observedAt: at(5) }),
+        obs(WIDE, { marketCode: m.code, providerCode: m.code, currencyCode: m.currency_code, side: 'bid', price: `${90 + i}.75`, observedAt: at(5) }),
+      ]),
+    );
+    server = http.createServer(t.app.listener);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('GET /prices, HEAD and POST /prices/batch over node:http write the bytes whole, with their Content-Length, every time', async () => {
+    const made = (await madeText(WIDE))!;
+    expect(made.length).toBeGreaterThan(8 * 1024);
+    const url = `${base}/prices?market_hash_name=${encodeURIComponent(WIDE)}`;
+    for (let i = 0; i < 3; i++) {
+      // The first answer is a miss (made and stored), the next ones hits of the replica's cache.
+      const res = await fetch(url, { headers: t.auth() });
+      const text = await res.text();
+      expect(res.status).toBe(200);
+      expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+      expect(JSON.stringify(JSON.parse(text).data.markets)).toBe(made);
+      expect(text).toContain(`"markets":${made}`);
+    }
+    const head = await fetch(url, { method: 'HEAD', headers: t.auth() });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    // A short batch (made whole) and a heavy one (150 names: streamed, the stored bytes written as they are).
+    for (const n of [3, 150]) {
+      const names = Array.from({ length: n }, (_, i) => (i % 3 === 1 ? `No such item ${i}` : WIDE));
+      const batch = await fetch(`${base}/prices/batch`, {
+        method: 'POST',
+        headers: { ...t.auth(), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ app_id: '730', market_hash_names: names }),
+      });
+      const body = await batch.text();
+      expect(batch.status).toBe(200);
+      const items = JSON.parse(body).data.items as { market_hash_name: string; markets: unknown[] }[];
+      expect(items.map((x) => x.market_hash_name)).toEqual(names);
+      items.forEach((x, i) => expect(JSON.stringify(x.markets)).toBe(i % 3 === 1 ? '[]' : made));
+    }
+  });
+
+  it('GraphQL marketsJson of the same item is the same value', async () => {
+    const res = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { ...t.auth(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ query: `{ prices(appId: "730", marketHashName: ${JSON.stringify(WIDE)}) { marketsJson } }` }),
+    });
+    const json = (await res.json()) as { data: { prices: { marketsJson: unknown } } };
+    expect(JSON.stringify(json.data.prices.marketsJson)).toBe(await madeText(WIDE));
+  });
+});
+

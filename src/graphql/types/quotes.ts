@@ -14,6 +14,7 @@ import { filterQuotes, quotesText, VALUATION_CURRENCY, VALUATION_MARKET, valuati
 import { roundToCurrency, type Money } from '../../lib/money.js';
 import { ServiceError } from '../../lib/errors.js';
 import { suggestNames } from '../../quotes/item-search.js';
+import type { StoredText } from '../../quotes/quote-cache.js';
 import type { Context } from '../context.js';
 import { CS2_APP_ID } from '../../collectors/importers.js';
 import { WebsiteRef } from './catalogue.js';
@@ -127,8 +128,11 @@ interface ItemPrices {
   marketHashName: string;
   /** The quotes, filtered; null when the answer was made from `text` alone (the field `markets` then loads them). */
   markets: readonly MarketQuote[] | null;
-  /** The unfiltered quotes as GET /prices' `markets` text, when the answer asked for nothing else (see `textOnly`). */
-  text?: string;
+  /**
+   * The unfiltered quotes as GET /prices' `markets` text (or its UTF-8 bytes: the quote cache's StoredText), when the
+   * answer asked for nothing else (see `textOnly`).
+   */
+  text?: StoredText;
 }
 
 /** Fields of `prices` answered without quote objects: with `marketsJson`, the unfiltered answer is the cached text. */
