@@ -10,19 +10,21 @@ import type { RequestState } from '../graphql/context.js';
 import { serviceErrorOf } from '../graphql/errors.js';
 import { ServiceError, dependencyUnavailable, isDatabaseUnavailable, validationError, validationProblems } from '../lib/errors.js';
 import { httpDuration, httpRequests } from '../lib/metrics.js';
+import { joinParts, type JsonParts } from '../lib/raw-json.js';
 
 /** The media type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * An answer before it meets a transport: the fetch API's Response (the `@whatwg-node/server` face) or
- * node:http's response (the REST fast path). `body` is the whole text, or its UTF-8 bytes; null = none. `stream` (the
- * export file) is a body of bytes sent as it is read, with its Content-Length in `headers`; `body` is then null.
+ * node:http's response (the REST fast path). `body` is the whole text, or its pieces of text and bytes (JsonParts:
+ * an answer around the quote cache's stored bytes); null = none. `stream` (the export file) is a body of bytes sent as
+ * it is read, with its Content-Length in `headers`; `body` is then null.
  */
 export interface Reply {
   status: number;
   headers: Record<string, string>;
-  body: string | Buffer | null;
+  body: string | JsonParts | null;
   stream?: ReadableStream<Uint8Array>;
   /** A server-sent event stream (the live REST route): written as it comes, with heartbeats (see writeEvents). */
   events?: EventFeed;
@@ -158,7 +160,7 @@ function jsonReply(status: number, body: unknown, headers: Record<string, string
 }
 
 export function toResponse(reply: Reply): Response {
-  const body = typeof reply.body === 'string' || reply.body === null ? reply.body : (reply.body as Uint8Array<ArrayBuffer>);
+  const body = typeof reply.body === 'string' || reply.body === null ? reply.body : (joinParts(reply.body) as Uint8Array<ArrayBuffer>);
   return new Response(reply.events ? eventsBody(reply.events) : (reply.stream ?? body), { status: reply.status, headers: reply.headers });
 }
 

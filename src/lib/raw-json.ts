@@ -32,24 +32,49 @@ export function stringifyWithRaw(value: unknown): string {
 }
 
 /**
- * `stringifyWithRaw(value)` as UTF-8 bytes, where each RawJson held as bytes is copied as it is (not decoded and
- * encoded again): a string when the value holds no such bytes (a small answer node:http writes with its headers),
- * else one Buffer. The REST face's answers (src/rest/facade.ts). Throws TypeError for a DeferredJson.
+ * An answer of JSON text pieces and bytes, in order (`encodeWithRaw`): written one after the other, its stored bytes
+ * are never copied. `bytes` is its length in UTF-8 bytes.
  */
-export function encodeWithRaw(value: unknown): string | Buffer {
-  const parts: Buffer[] = [];
+export interface JsonParts {
+  parts: (string | Buffer)[];
+  bytes: number;
+}
+
+/**
+ * `stringifyWithRaw(value)` where each RawJson held as bytes stays those bytes, neither decoded nor copied: a string
+ * when the value holds no such bytes (a small answer node:http writes with its headers), else the pieces in order
+ * (JsonParts). The REST face's answers (src/rest/facade.ts). Throws TypeError for a DeferredJson.
+ */
+export function encodeWithRaw(value: unknown): string | JsonParts {
+  const parts: (string | Buffer)[] = [];
+  let bytes = 0;
   const w: JsonWriter = {
     text: '',
     bytes(b) {
-      if (w.text !== '') parts.push(Buffer.from(w.text, 'utf8'));
+      if (w.text !== '') {
+        parts.push(w.text);
+        bytes += Buffer.byteLength(w.text, 'utf8');
+      }
       w.text = '';
       parts.push(b);
+      bytes += b.length;
     },
   };
   writeJson(value, w);
   if (parts.length === 0) return w.text;
-  if (w.text !== '') parts.push(Buffer.from(w.text, 'utf8'));
-  return Buffer.concat(parts);
+  if (w.text !== '') {
+    parts.push(w.text);
+    bytes += Buffer.byteLength(w.text, 'utf8');
+  }
+  return { parts, bytes };
+}
+
+/** JsonParts as one Buffer (a transport that takes one body: the fetch API's Response). */
+export function joinParts(body: JsonParts): Buffer {
+  return Buffer.concat(
+    body.parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)),
+    body.bytes,
+  );
 }
 
 /**

@@ -271,13 +271,6 @@ const BUFFERED_TEXT = 8 * 1024;
  */
 export type StoredText = string | Buffer;
 
-/** Each text of `texts` as the text store holds it (see BUFFERED_TEXT). */
-function toStored(texts: Map<string, string>): Map<string, StoredText> {
-  const out = new Map<string, StoredText>();
-  for (const [name, text] of texts) out.set(name, text.length >= BUFFERED_TEXT ? Buffer.from(text, 'utf8') : text);
-  return out;
-}
-
 /** The per-replica quote cache (see the module doc). */
 export class QuoteCache {
   /** Bumped by every change signal and finished invalidation: a load that began before it is not stored. */
@@ -302,7 +295,7 @@ export class QuoteCache {
     this.unlistenedMaxAgeMs = opts.unlistenedMaxAgeMs ?? 1000;
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
     this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
-    this.texts = new Store(this, async (app, names) => toStored(await loadStoredQuoteTexts(db, app, names)), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
+    this.texts = new Store(this, (app, names) => loadStoredQuoteTexts(db, app, names, BUFFERED_TEXT), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
     this.stops = [db.onNotify('qg_quotes', (payload) => this.signal(payload, false)), onQuotesChanged((payload) => this.signal(payload, true))];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
     // arrives meanwhile, nothing is dropped and loads in flight are stored.

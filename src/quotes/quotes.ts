@@ -332,18 +332,28 @@ const STORE_CONFLICTS = new Set(['40P01', '40001', '23505', '25006']);
  * `loadQuoteTexts`, with each item's market quote texts read from its stored answer when valid and otherwise made and
  * stored (STORED_QUOTE_TEXTS_SQL; issue 45): a miss of any replica's quote cache then costs PostgreSQL a key lookup
  * of a compressed row (about 70 us an item at full scale, 80 quotes) instead of choosing and writing the item's
- * quotes (about 430 us). Byte for byte the texts of `loadQuoteTexts`. The quote cache's answers of GET /prices and
- * POST /prices/batch (quotes/quote-cache.ts `loadTexts`). Throws when the database fails; a conflict between two
- * statements storing the same answers (STORE_CONFLICTS) is answered by `loadQuoteTexts` instead.
+ * quotes (about 430 us). Byte for byte the texts of `loadQuoteTexts`; a text of `bytesFrom` characters or more comes
+ * as its UTF-8 bytes (a Buffer, written from the row's pieces: no joined string is made). The quote cache's answers
+ * of GET /prices and POST /prices/batch (quotes/quote-cache.ts `loadTexts`). Throws when the database fails; a
+ * conflict between two statements storing the same answers (STORE_CONFLICTS) is answered by `loadQuoteTexts` instead.
  */
-export async function loadStoredQuoteTexts(db: Pick<Database, 'query'>, appId: string, names: readonly string[]): Promise<Map<string, string>> {
+export async function loadStoredQuoteTexts(
+  db: Pick<Database, 'query'>,
+  appId: string,
+  names: readonly string[],
+  bytesFrom = Infinity,
+): Promise<Map<string, string | Buffer>> {
   if (names.length === 0) return new Map();
+  let rows: QuoteTextRow[];
   try {
-    return answerTexts(appId, await db.query<QuoteTextRow>(STORED_QUOTE_TEXTS_SQL, [appId, [...new Set(names)]]));
+    rows = await db.query<QuoteTextRow>(STORED_QUOTE_TEXTS_SQL, [appId, [...new Set(names)]]);
   } catch (e) {
-    if (STORE_CONFLICTS.has((e as { code?: string }).code ?? '')) return loadQuoteTexts(db, appId, names);
-    throw e;
+    if (!STORE_CONFLICTS.has((e as { code?: string }).code ?? '')) throw e;
+    rows = await db.query<QuoteTextRow>(QUOTE_TEXTS_SQL, [appId, [...new Set(names)]]);
   }
+  const out = new Map<string, string | Buffer>();
+  for (const r of rows) out.set(r.market_hash_name, answerText(appId, r, bytesFrom));
+  return out;
 }
 
 /**
@@ -355,15 +365,34 @@ export async function bumpAnswerEpoch(handle: Pick<Sql, 'query'>): Promise<void>
   await handle.query(`INSERT INTO quote_answer_epoch AS e (id, epoch) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET epoch = e.epoch + 1 RETURNING e.epoch`);
 }
 
-/** The answer text of each row (see loadQuoteTexts): the market quotes' texts around the CSCP quote this process writes. */
+/** The answer text of each row (see loadQuoteTexts). */
 function answerTexts(appId: string, rows: QuoteTextRow[]): Map<string, string> {
   const out = new Map<string, string>();
-  for (const r of rows) {
-    let text = r.head ?? '';
-    if (r.price !== null) text += (text === '' ? '' : ',') + quoteText(valuationQuote(appId, r.market_hash_name, r as ValuationColumns));
-    if (r.tail !== null) text += (text === '' ? '' : ',') + r.tail;
-    out.set(r.market_hash_name, `[${text}]`);
-  }
+  for (const r of rows) out.set(r.market_hash_name, answerText(appId, r, Infinity) as string);
+  return out;
+}
+
+/**
+ * One row's answer text: the market quotes' texts around the CSCP quote this process writes, as a JSON array; as
+ * UTF-8 bytes when it is `bytesFrom` characters or more.
+ */
+function answerText(appId: string, r: QuoteTextRow, bytesFrom: number): string | Buffer {
+  const pieces: string[] = [];
+  if (r.head !== null) pieces.push(r.head);
+  if (r.price !== null) pieces.push(quoteText(valuationQuote(appId, r.market_hash_name, r as ValuationColumns)));
+  if (r.tail !== null) pieces.push(r.tail);
+  let chars = pieces.length + 1; // the brackets and commas
+  for (const p of pieces) chars += p.length;
+  if (chars < bytesFrom) return `[${pieces.join(',')}]`;
+  let bytes = pieces.length + 1;
+  for (const p of pieces) bytes += Buffer.byteLength(p, 'utf8');
+  const out = Buffer.allocUnsafe(bytes);
+  let at = out.write('[', 0, 'latin1');
+  pieces.forEach((p, i) => {
+    if (i > 0) at += out.write(',', at, 'latin1');
+    at += out.write(p, at, 'utf8');
+  });
+  out.write(']', at, 'latin1');
   return out;
 }
 

@@ -373,10 +373,11 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     // writing it costs a second pass). A small one stays a string: node:http then sends it in one write with the
     // header block instead of a writev of two buffers. The export file is a stream with the Content-Length its route set.
     const stream = reply.stream;
+    // An answer around stored bytes (JsonParts) is written piece by piece, corked into one write: the bytes not copied.
     const text = reply.body ?? '';
     const body = stream || reply.events ? null : typeof text !== 'string' || text.length < SMALL_ANSWER_CHARS ? text : Buffer.from(text, 'utf8');
     if (body !== null && reply.status !== 304 && !(head && reply.headers['Content-Length'] !== undefined)) {
-      headers['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length);
+      headers['Content-Length'] = String(typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : Buffer.isBuffer(body) ? body.length : body.bytes);
     }
     if (!res.destroyed) res.writeHead(reply.status, headers);
     if (reply.events) {
@@ -392,7 +393,16 @@ export function createRestFacade(deps: RestFacadeDeps): RestFacade {
     } else {
       void stream?.cancel().catch(() => undefined);
       // HEAD (README): the GET's status and headers, no body.
-      if (!res.destroyed) res.end(head ? undefined : body);
+      if (res.destroyed) {
+        // the client left
+      } else if (head || body === null || typeof body === 'string' || Buffer.isBuffer(body)) {
+        res.end(head ? undefined : (body ?? undefined));
+      } else {
+        res.cork();
+        for (const part of body.parts) res.write(part);
+        res.end();
+        res.uncork();
+      }
     }
     recordRequest(state, req.method!, url.pathname, reply.status, started);
   }

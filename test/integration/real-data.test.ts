@@ -176,7 +176,7 @@ describe('CSCP valuation on the bundled real data (docs/valuation.md)', () => {
   it("every item's GET /prices text, written by PostgreSQL (loadQuoteTexts), equals the quote objects' text byte for byte", async () => {
     // The quote cache answers unfiltered REST requests from texts PostgreSQL writes (issue 45); GraphQL, filters and
     // pages take the objects. Both must be the same quotes in the same bytes: every bundled item, valued ones included.
-    const { loadQuotes, loadQuoteTexts, quotesText } = await import('../../src/quotes/quotes.js');
+    const { loadQuotes, loadQuoteTexts, loadStoredQuoteTexts, quotesText } = await import('../../src/quotes/quotes.js');
     const names = (await db.query<{ n: string }>(`SELECT market_hash_name AS n FROM item WHERE app_id = '730' ORDER BY id`)).map((r) => r.n);
     expect(names.length).toBeGreaterThan(10_000);
     let valued = 0;
@@ -185,8 +185,15 @@ describe('CSCP valuation on the bundled real data (docs/valuation.md)', () => {
       const chunk = names.slice(i, i + 2000);
       const [objects, texts] = await Promise.all([loadQuotes(db, '730', chunk), loadQuoteTexts(db, '730', chunk)]);
       expect([...texts.keys()].sort()).toEqual([...objects.keys()].sort());
+      // The stored answers (issue 45): made and stored by the first call, read back by the second; texts of 1 KiB or
+      // more as bytes.
+      const made = await loadStoredQuoteTexts(db, '730', chunk, 1024);
+      const stored = await loadStoredQuoteTexts(db, '730', chunk, 1024);
+      expect([...stored.keys()].sort()).toEqual([...objects.keys()].sort());
       for (const [name, quotes] of objects) {
         expect(texts.get(name), name).toBe(quotesText(quotes));
+        expect(made.get(name)!.toString(), name).toBe(texts.get(name));
+        expect(stored.get(name)!.toString(), name).toBe(texts.get(name));
         if (quotes.some((q) => q.valuation !== null)) valued += 1;
         if (quotes.some((q) => q.delistedAt !== null)) delisted += 1;
       }
