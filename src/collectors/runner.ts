@@ -386,7 +386,7 @@ export async function runSource(rt: CollectorRuntime, source: CollectorSource, o
       return await finish('failed', { kind: 'database', message: e instanceof Error ? e.message : String(e) }, buffer);
     } finally {
       // The run's confirmations, committed chunk by chunk, reach every replica's quote cache: it drops everything.
-      // The stored answers too (quotes/quotes.ts STORED_QUOTE_TEXTS_SQL): the epoch first, so a replica that hears the
+      // The stored answers too (quotes/quotes.ts STORED_ANSWERS_SQL): the epoch first, so a replica that hears the
       // signal and misses reads the confirmed quotes.
       if (wrote) {
         await bumpAnswerEpoch(rt.db)

@@ -106,7 +106,7 @@ export type RawHandle = Pick<Sql, 'query'>;
  * `quotesChanged` again after the commit (a read between the two would otherwise cache the old rows).
  */
 export async function signalQuotes(handle: RawHandle, appId = '*', opts: { valuationsOnly?: boolean } = {}): Promise<void> {
-  // Source quotes changed without change rows: the stored answers are stale (quotes.ts STORED_QUOTE_TEXTS_SQL).
+  // Source quotes changed without change rows: the stored answers are stale (quotes.ts STORED_ANSWERS_SQL).
   if (appId !== CHANGES_PAYLOAD && !opts.valuationsOnly) await bumpAnswerEpoch(handle);
   await handle.query(`SELECT count(*)::int AS n FROM pg_notify('qg_quotes', $1)`, [appId]);
   quotesChanged(appId);

@@ -268,46 +268,57 @@ WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[]) AND (t.head IS NOT 
 );
 
 /**
- * The statement of `loadStoredQuoteTexts` (issue 45): QUOTE_TEXTS_SQL's rows, each item's market quote texts taken
- * from its stored answer (`quote_answer`) when that is valid, else made as there and stored (replacing a stale one).
- * A stored answer is valid while:
+ * The first statement of `loadStoredQuoteTexts` (issue 45): per requested item of app $1 among names $2 that has a valid
+ * stored answer (`quote_answer`), its market quote texts from there and the columns of its latest valuation (null
+ * everywhere: an item without quotes). A stored answer is valid while:
  * - its `epoch` is `quote_answer_epoch`'s (writes of source quotes without change rows bump it: `bumpAnswerEpoch`);
  * - its `seq` is at least the change horizon (changes up to the horizon are pruned, so a later change could be gone);
  * - no change of the item but CSCP (valuations are read at every call) has a larger seq.
- * The epoch and seq stored are read in the statement that makes the text, so they are those of its snapshot; the
- * change sequence's numbers become visible in commit order (quotes/changes.ts), so a change committed after that
- * snapshot has a larger seq and makes the answer stale, and a write that bumped the epoch after it too. Answers are
- * written in item-id order, so two statements storing the same items wait for each other instead of deadlocking.
+ * A plain key lookup: about 160 us of PostgreSQL for one name at full scale, where the statement that also makes and
+ * stores the missing ones cost 1.1 ms (its plan) however few it made.
  */
-export const STORED_QUOTE_TEXTS_SQL = preparedStatement(
-  'qg_stored_quote_texts',
+export const STORED_ANSWERS_SQL = preparedStatement(
+  'qg_stored_answers',
   `
-WITH req AS (
-  SELECT i.id, i.market_hash_name FROM item i WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[])
-), m AS (
-  SELECT COALESCE((SELECT e.epoch FROM quote_answer_epoch e WHERE e.id = 1), 0) AS epoch,
-    COALESCE((SELECT h.pruned_through FROM quote_change_horizon h WHERE h.id = 1), 0) AS pruned,
-    COALESCE((SELECT max(c.seq) FROM quote_change c), 0) AS seq
-), stored AS (
-  SELECT r.id, a.head, a.tail FROM req r JOIN quote_answer a ON a.item_id = r.id CROSS JOIN m
-  WHERE a.epoch = m.epoch AND a.seq >= m.pruned
-    AND NOT EXISTS (SELECT 1 FROM quote_change c WHERE c.item_id = r.id AND c.seq > a.seq AND c.market_code <> '${VALUATION_MARKET}')
-), made AS (
-  SELECT i.id, t.head, t.tail FROM req i CROSS JOIN LATERAL ${MARKET_TEXTS} t
-  WHERE NOT EXISTS (SELECT 1 FROM stored s WHERE s.id = i.id)
-), saved AS (
-  INSERT INTO quote_answer AS a (item_id, epoch, seq, head, tail)
-  SELECT x.id, m.epoch, GREATEST(m.seq, m.pruned), x.head, x.tail FROM made x CROSS JOIN m ORDER BY x.id
-  ON CONFLICT (item_id) DO UPDATE SET epoch = EXCLUDED.epoch, seq = EXCLUDED.seq, head = EXCLUDED.head, tail = EXCLUDED.tail
-)
-SELECT i.market_hash_name, t.head, t.tail, ${VALUATION_OUT}
-FROM (SELECT * FROM stored UNION ALL SELECT * FROM made) t
-JOIN req i ON i.id = t.id
+SELECT i.market_hash_name, a.head, a.tail, ${VALUATION_OUT}
+FROM item i
+JOIN quote_answer a ON a.item_id = i.id
 LEFT JOIN LATERAL ${LATEST_VALUATION} v ON true
-WHERE t.head IS NOT NULL OR t.tail IS NOT NULL OR v.price IS NOT NULL`,
+WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[])
+  AND a.epoch = COALESCE((SELECT e.epoch FROM quote_answer_epoch e WHERE e.id = 1), 0)
+  AND a.seq >= COALESCE((SELECT h.pruned_through FROM quote_change_horizon h WHERE h.id = 1), 0)
+  AND NOT EXISTS (SELECT 1 FROM quote_change c WHERE c.item_id = i.id AND c.seq > a.seq AND c.market_code <> '${VALUATION_MARKET}')`,
 );
 
-/** A row of QUOTE_TEXTS_SQL and STORED_QUOTE_TEXTS_SQL. */
+/**
+ * The second statement of `loadStoredQuoteTexts`: QUOTE_TEXTS_SQL for the names $2 of app $1 that had no valid stored
+ * answer, each item's market quote texts also stored (replacing a stale answer) with the epoch and the last change
+ * seq (at least the horizon) of this statement's snapshot. The change sequence's numbers become visible in commit
+ * order (quotes/changes.ts), so a change committed after that snapshot has a larger seq and makes the answer stale,
+ * and a write that bumped the epoch after it too. Answers are written in item-id order, so two statements storing the
+ * same items wait for each other instead of deadlocking.
+ */
+export const STORE_ANSWERS_SQL = preparedStatement(
+  'qg_store_answers',
+  `
+WITH m AS (
+  SELECT COALESCE((SELECT e.epoch FROM quote_answer_epoch e WHERE e.id = 1), 0) AS epoch,
+    GREATEST(COALESCE((SELECT max(c.seq) FROM quote_change c), 0), COALESCE((SELECT h.pruned_through FROM quote_change_horizon h WHERE h.id = 1), 0)) AS seq
+), made AS (
+  SELECT i.id, i.market_hash_name, t.head, t.tail FROM item i CROSS JOIN LATERAL ${MARKET_TEXTS} t
+  WHERE i.app_id = $1 AND i.market_hash_name = ANY($2::text[])
+), saved AS (
+  INSERT INTO quote_answer AS a (item_id, epoch, seq, head, tail)
+  SELECT x.id, m.epoch, m.seq, x.head, x.tail FROM made x CROSS JOIN m ORDER BY x.id
+  ON CONFLICT (item_id) DO UPDATE SET epoch = EXCLUDED.epoch, seq = EXCLUDED.seq, head = EXCLUDED.head, tail = EXCLUDED.tail
+)
+SELECT i.market_hash_name, i.head, i.tail, ${VALUATION_OUT}
+FROM made i
+LEFT JOIN LATERAL ${LATEST_VALUATION} v ON true
+WHERE i.head IS NOT NULL OR i.tail IS NOT NULL OR v.price IS NOT NULL`,
+);
+
+/** A row of QUOTE_TEXTS_SQL, STORED_ANSWERS_SQL and STORE_ANSWERS_SQL. */
 type QuoteTextRow = { market_hash_name: string; head: string | null; tail: string | null } & { [K in keyof ValuationColumns]: ValuationColumns[K] | null };
 
 /**
@@ -329,13 +340,14 @@ export async function loadQuoteTexts(db: Pick<Database, 'query'>, appId: string,
 const STORE_CONFLICTS = new Set(['40P01', '40001', '23505', '25006']);
 
 /**
- * `loadQuoteTexts`, with each item's market quote texts read from its stored answer when valid and otherwise made and
- * stored (STORED_QUOTE_TEXTS_SQL; issue 45): a miss of any replica's quote cache then costs PostgreSQL a key lookup
- * of a compressed row (about 70 us an item at full scale, 80 quotes) instead of choosing and writing the item's
- * quotes (about 430 us). Byte for byte the texts of `loadQuoteTexts`; a text of `bytesFrom` characters or more comes
- * as its UTF-8 bytes (a Buffer, written from the row's pieces: no joined string is made). The quote cache's answers
- * of GET /prices and POST /prices/batch (quotes/quote-cache.ts `loadTexts`). Throws when the database fails; a
- * conflict between two statements storing the same answers (STORE_CONFLICTS) is answered by `loadQuoteTexts` instead.
+ * `loadQuoteTexts`, with each item's market quote texts read from its stored answer when valid (STORED_ANSWERS_SQL)
+ * and otherwise made and stored (STORE_ANSWERS_SQL; issue 45): a miss of any replica's quote cache then costs
+ * PostgreSQL a key lookup of a compressed row (160 us for one name at full scale, 80 quotes; about 60 us a name in
+ * tens) instead of choosing and writing the item's quotes (800 us for one name). Byte for byte the texts of
+ * `loadQuoteTexts`; a text of `bytesFrom` characters or more comes as its UTF-8 bytes (a Buffer, written from the
+ * row's pieces: no joined string is made). The quote cache's answers of GET /prices and POST /prices/batch
+ * (quotes/quote-cache.ts `loadTexts`). Throws when the database fails; a conflict between two statements storing the
+ * same answers (STORE_CONFLICTS) is answered by QUOTE_TEXTS_SQL instead.
  */
 export async function loadStoredQuoteTexts(
   db: Pick<Database, 'query'>,
@@ -343,21 +355,31 @@ export async function loadStoredQuoteTexts(
   names: readonly string[],
   bytesFrom = Infinity,
 ): Promise<Map<string, string | Buffer>> {
-  if (names.length === 0) return new Map();
-  let rows: QuoteTextRow[];
+  const out = new Map<string, string | Buffer>();
+  if (names.length === 0) return out;
+  const unique = [...new Set(names)];
+  const answered = new Set<string>();
+  const put = (r: QuoteTextRow) => {
+    answered.add(r.market_hash_name);
+    // A stored answer of an item without quotes or valuation: absent, as from loadQuoteTexts.
+    if (r.head !== null || r.tail !== null || r.price !== null) out.set(r.market_hash_name, answerText(appId, r, bytesFrom));
+  };
+  for (const r of await db.query<QuoteTextRow>(STORED_ANSWERS_SQL, [appId, unique])) put(r);
+  const rest = answered.size === unique.length ? [] : unique.filter((n) => !answered.has(n));
+  if (rest.length === 0) return out;
+  let made: QuoteTextRow[];
   try {
-    rows = await db.query<QuoteTextRow>(STORED_QUOTE_TEXTS_SQL, [appId, [...new Set(names)]]);
+    made = await db.query<QuoteTextRow>(STORE_ANSWERS_SQL, [appId, rest]);
   } catch (e) {
     if (!STORE_CONFLICTS.has((e as { code?: string }).code ?? '')) throw e;
-    rows = await db.query<QuoteTextRow>(QUOTE_TEXTS_SQL, [appId, [...new Set(names)]]);
+    made = await db.query<QuoteTextRow>(QUOTE_TEXTS_SQL, [appId, rest]);
   }
-  const out = new Map<string, string | Buffer>();
-  for (const r of rows) out.set(r.market_hash_name, answerText(appId, r, bytesFrom));
+  for (const r of made) put(r);
   return out;
 }
 
 /**
- * Makes every stored quote answer stale (STORED_QUOTE_TEXTS_SQL): called, in the writer's transaction when it has one,
+ * Makes every stored quote answer stale (STORED_ANSWERS_SQL): called, in the writer's transaction when it has one,
  * by every write of source quotes that records no change rows (confirmations moving observed_at, scans moving fresh_at).
  * Throws when the database fails.
  */

@@ -1,5 +1,5 @@
 /**
- * Stored quote answers (issue 45; quotes/quotes.ts STORED_QUOTE_TEXTS_SQL): a quote cache miss reads an item's answer
+ * Stored quote answers (issue 45; quotes/quotes.ts STORED_ANSWERS_SQL): a quote cache miss reads an item's answer
  * text stored by an earlier miss of any replica instead of making it again, and never serves one that a later write
  * made stale: a change of a quote (change sequence), a confirmation or a scan moving observed_at or fresh_at (the
  * epoch), a pruned change sequence (the horizon). What GET /prices answers is checked against `loadQuoteTexts`,

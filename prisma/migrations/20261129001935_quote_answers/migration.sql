@@ -1,4 +1,4 @@
--- Stored quote answers (issue 45; src/quotes/quotes.ts STORED_QUOTE_TEXTS_SQL): each item's market quotes as answer
+-- Stored quote answers (issue 45; src/quotes/quotes.ts STORED_ANSWERS_SQL): each item's market quotes as answer
 -- text, made once per change instead of once per replica and cache miss, and the epoch that makes them all stale
 -- (bumped by writes of source quotes without change rows). The change sequence gets an (item_id, seq) index: the
 -- check that no change of an item follows its stored answer.
