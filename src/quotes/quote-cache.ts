@@ -156,6 +156,8 @@ class Store<V> {
     private readonly none: V,
     maxBytes: number,
     bytesOf: (value: V) => number,
+    /** The value as held when stored, or undefined: not stored (see SECOND_MISS); default: stored as read. */
+    private readonly admit: (key: string, value: V) => V | undefined = (_k, v) => v,
   ) {
     this.lru = new LRUCache({ maxSize: maxBytes, sizeCalculation: (e, key) => ENTRY_BYTES + key.length * 2 + bytesOf(e.value) });
   }
@@ -235,7 +237,18 @@ class Store<V> {
     const loaded = await this.read(appId, names);
     if (generation !== this.owner.generation) return loaded;
     this.owner.apps.add(appId);
-    for (const name of names) this.lru.set(`${appId}\u0000${name}`, { value: loaded.get(name) ?? this.none, at });
+    for (const name of names) {
+      const key = `${appId}\u0000${name}`;
+      const value = loaded.get(name);
+      if (value === undefined) {
+        this.lru.set(key, { value: this.none, at });
+        continue;
+      }
+      const held = this.admit(key, value);
+      if (held === undefined) continue;
+      this.lru.set(key, { value: held, at });
+      if (held !== value) loaded.set(name, held);
+    }
     return loaded;
   }
 
@@ -264,6 +277,15 @@ const NO_TEXT = '';
  * smaller text (the bundled data's items, a few KB) stays a string, served as it is.
  */
 const BUFFERED_TEXT = 8 * 1024;
+
+/**
+ * Keys of long texts (BUFFERED_TEXT) missed once and not held: the text store holds a long text from its second miss
+ * within the last SECOND_MISS such keys. A text held is UTF-8 bytes outside V8's heap, and V8 counts such bytes as
+ * external memory, whose growth starts a full collection: with traffic spread over the full-scale catalogue, holding
+ * every miss's 28 KB made one every 100-150 ms and a fifth of the CPU (issue 45; docs/benchmarks.md). A text asked once
+ * is answered as the string it was read as, which the young generation collects at no cost.
+ */
+const SECOND_MISS = 65_536;
 
 /**
  * A text as the text store holds it (see BUFFERED_TEXT): the JSON text, or its UTF-8 bytes, which answers copy as they
@@ -295,7 +317,16 @@ export class QuoteCache {
     this.unlistenedMaxAgeMs = opts.unlistenedMaxAgeMs ?? 1000;
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
     this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
-    this.texts = new Store(this, (app, names) => loadStoredQuoteTexts(db, app, names, BUFFERED_TEXT), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length);
+    const secondMiss = new LRUCache<string, true>({ max: SECOND_MISS });
+    this.texts = new Store(this, (app, names) => loadStoredQuoteTexts(db, app, names), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length, (key, text) => {
+      if (text.length < BUFFERED_TEXT) return text;
+      // A long text is held (as bytes) from its second miss: one asked once is answered as the string it was read as.
+      if (!secondMiss.delete(key)) {
+        secondMiss.set(key, true);
+        return undefined;
+      }
+      return Buffer.from(text as string, 'utf8');
+    });
     this.stops = [db.onNotify('qg_quotes', (payload) => this.signal(payload, false)), onQuotesChanged((payload) => this.signal(payload, true))];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
     // arrives meanwhile, nothing is dropped and loads in flight are stored.
