@@ -154,9 +154,11 @@ interface BatchPrices {
 
 /**
  * Names whose quotes a streamed batch loads and writes at once (lib/raw-json.ts, streamWithRaw): at full scale
- * about 4,000 quotes, some 6 MB of objects and 1.4 MB of text, held per streamed answer at a time.
+ * about 1,600 quotes, some 560 KB of text (2.4 MB of objects when filtered), held per streamed answer at a time. 50
+ * had held 1.4 MB per answer, and 50 concurrent full-scale batches took the process to 516-523 MiB against 506 with
+ * 20, at the same throughput (`npm run bench`, BENCH_SCALE=full; issue 45).
  */
-const STREAM_BLOCK_NAMES = 50;
+const STREAM_BLOCK_NAMES = 20;
 
 const ItemPricesRef = builder.objectRef<ItemPrices>('ItemPrices').implement({
   fields: (t) => ({
