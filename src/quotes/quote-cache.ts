@@ -39,10 +39,11 @@
  *   the unfiltered REST answers (GET /prices, POST /prices/batch) are made of. A text is about a sixth of the objects'
  *   bytes, a full-scale item's held outside V8's heap (a Buffer: freed when evicted, never copied or marked by the
  *   garbage collector; BUFFERED_TEXT),
- *   and PostgreSQL writes it (`loadQuoteTexts`), so a miss makes no quote object at all: with traffic spread over
- *   the full-scale catalogue, caching objects had held a few hundred items and a quarter of the CPU went to
- *   collecting the evicted ones; texts in the heap had peaked the process at 585 MiB, as Buffers at 488
- *   (docs/benchmarks.md).
+ *   and PostgreSQL writes it, or reads the copy it stored at an earlier miss of any replica (`loadStoredQuoteTexts`,
+ *   valid until the item changes), so a miss makes no quote object at all: with traffic spread over the full-scale
+ *   catalogue, caching objects had held a few hundred items and a quarter of the CPU went to collecting the evicted
+ *   ones; texts in the heap had peaked the process at 585 MiB, as Buffers at 488 (docs/benchmarks.md). A long text is
+ *   held from its second miss (SECOND_MISS).
  *   Both stores follow every freshness rule here; a change drops the name from both.
  * - Loads of many names (a batch missing the cache: at full scale 1,000 names are about 80,000 quotes, held as
  *   objects until the answer is written) run at most `largeLoads` (default 2) at a time per replica;
