@@ -170,7 +170,7 @@ describe('long answers held as bytes (the quote cache stores texts of 8 KiB or m
     expect(made.length).toBeGreaterThan(8 * 1024);
     const url = `${base}/prices?market_hash_name=${encodeURIComponent(WIDE)}`;
     for (let i = 0; i < 3; i++) {
-      // The first answer is a miss (made and stored), the next ones hits of the replica's cache.
+      // The first two answers are misses (the second is held: a long text from its second miss), the third a hit.
       const res = await fetch(url, { headers: t.auth() });
       const text = await res.text();
       expect(res.status).toBe(200);
@@ -194,6 +194,26 @@ describe('long answers held as bytes (the quote cache stores texts of 8 KiB or m
       const items = JSON.parse(body).data.items as { market_hash_name: string; markets: unknown[] }[];
       expect(items.map((x) => x.market_hash_name)).toEqual(names);
       items.forEach((x, i) => expect(JSON.stringify(x.markets)).toBe(i % 3 === 1 ? '[]' : made));
+    }
+  });
+
+  it('a long text is held from its second miss: asked once it is answered, not held; the third ask is a hit', async () => {
+    const made = (await madeText(WIDE))!;
+    const cache = new QuoteCache(t.db);
+    await cache.settled();
+    try {
+      const ask = async () => (await cache.loadTexts('730', [WIDE])).get(WIDE)!;
+      expect((await ask()).toString()).toBe(made);
+      expect(cache.stats).toEqual({ hits: 0, misses: 1 });
+      expect(cache.peekText('730', WIDE)).toBeUndefined();
+      expect((await ask()).toString()).toBe(made);
+      expect(cache.stats).toEqual({ hits: 0, misses: 2 });
+      const held = await ask();
+      expect(Buffer.isBuffer(held)).toBe(true);
+      expect(held.toString()).toBe(made);
+      expect(cache.stats).toEqual({ hits: 1, misses: 2 });
+    } finally {
+      cache.close();
     }
   });
 
