@@ -60,7 +60,7 @@ import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Database, Sql } from '../db/client.js';
-import { bumpAnswerEpoch, loadQuotes, loadStoredQuoteTexts, type MarketQuote } from './quotes.js';
+import { bumpAnswerEpoch, loadQuotes, loadQuoteTexts, loadStoredQuoteTexts, type MarketQuote } from './quotes.js';
 
 /**
  * The `qg_quotes` payload of a writer whose every change of published quotes has a row in the change sequence
@@ -125,6 +125,13 @@ export interface QuoteCacheOptions {
   maxTextBytes?: number;
   /** Loads of at least LARGE_LOAD missing names running at once (default 2; see the module doc). */
   largeLoads?: number;
+  /**
+   * Whether misses of the text store read PostgreSQL's stored answers (`loadStoredQuoteTexts`) or make every text
+   * (`loadQuoteTexts`). Default: on PostgreSQL only. Embedded PGlite has one process, so no other replica shares the
+   * stored copies, and writing them on its one thread made full-scale Zipf GETs slower (603 us a request against 517
+   * without; `npm run bench`, BENCH_SCALE=full, 2026-11-29).
+   */
+  storedAnswers?: boolean;
 }
 
 /**
@@ -319,7 +326,9 @@ export class QuoteCache {
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
     this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
     const secondMiss = new LRUCache<string, true>({ max: SECOND_MISS });
-    this.texts = new Store(this, (app, names) => loadStoredQuoteTexts(db, app, names), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length, (key, text) => {
+    const storedAnswers = opts.storedAnswers ?? db.kind === 'postgres';
+    const readTexts = storedAnswers ? loadStoredQuoteTexts : loadQuoteTexts;
+    this.texts = new Store(this, (app, names) => readTexts(db, app, names), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length, (key, text) => {
       if (text.length < BUFFERED_TEXT) return text;
       // A long text is held (as bytes) from its second miss: one asked once is answered as the string it was read as.
       if (!secondMiss.delete(key)) {

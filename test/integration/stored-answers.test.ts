@@ -3,7 +3,8 @@
  * text stored by an earlier miss of any replica instead of making it again, and never serves one that a later write
  * made stale: a change of a quote (change sequence), a confirmation or a scan moving observed_at or fresh_at (the
  * epoch), a pruned change sequence (the horizon). What GET /prices answers is checked against `loadQuoteTexts`,
- * which always makes the text from the quotes. On PGlite; on PostgreSQL with TEST_DATABASE_URL.
+ * which always makes the text from the quotes. On PGlite (the service itself uses stored answers on PostgreSQL only;
+ * these tests turn them on: QuoteCacheOptions.storedAnswers); on PostgreSQL with TEST_DATABASE_URL.
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,7 +42,7 @@ async function storedRow(name: string): Promise<{ epoch: string; seq: string; he
 
 /** GET /prices' `markets` of `name` through a new replica's quote cache (nothing held in memory), as JSON text. */
 async function freshReplicaText(name: string): Promise<string | undefined> {
-  const cache = new QuoteCache(t.db);
+  const cache = new QuoteCache(t.db, { storedAnswers: true });
   await cache.settled();
   try {
     return (await cache.loadTexts('730', [name])).get(name)?.toString();
@@ -97,9 +98,11 @@ describe('stored quote answers', () => {
     expect(await freshReplicaText(A)).toBe(await madeText(A));
   });
 
-  it("a scan completion moving fresh_at is served at once, through GET /prices too", async () => {
+  it('a scan completion moving fresh_at is served at once, through GET /prices too', async () => {
     await freshReplicaText(A);
     await completeMarketScanTx(t.db, { marketCode: 'BUFF163', providerCode: 'BUFF163', startedAt: at(4), completedAt: at(4), delistUnseen: false });
+    expect(await freshReplicaText(A)).toContain(`"fresh_at":"${at(4).toISOString()}"`);
+    // The service's own cache (stored answers on PostgreSQL, made texts on PGlite: QuoteCacheOptions.storedAnswers).
     const data = expectEnvelope(await t.get(`/prices?market_hash_name=${encodeURIComponent(A)}`, t.auth()));
     const ask = data.markets.find((m: { market_code: string; side: string }) => m.market_code === 'BUFF163' && m.side === 'ask');
     expect(ask.fresh_at).toBe(at(4).toISOString());
@@ -199,7 +202,7 @@ describe('long answers held as bytes (the quote cache stores texts of 8 KiB or m
 
   it('a long text is held from its second miss: asked once it is answered, not held; the third ask is a hit', async () => {
     const made = (await madeText(WIDE))!;
-    const cache = new QuoteCache(t.db);
+    const cache = new QuoteCache(t.db, { storedAnswers: true });
     await cache.settled();
     try {
       const ask = async () => (await cache.loadTexts('730', [WIDE])).get(WIDE)!;
