@@ -102,9 +102,11 @@ export type RawHandle = Pick<Sql, 'query'>;
 /**
  * Signals that quotes of `appId` (or `*`; CHANGES_PAYLOAD: see there) changed: `pg_notify('qg_quotes', appId)` on `handle` (inside a
  * transaction it is delivered to the other replicas when, and only if, it commits) and `quotesChanged`
- * in this process. Any payload but CHANGES_PAYLOAD also makes the stored quote answers stale (`bumpAnswerEpoch`), but
- * with `valuationsOnly` (a writer of valuations alone: the stored answers hold no CSCP quote). Call it after the writes, in the same transaction; owners of the transaction call
- * `quotesChanged` again after the commit (a read between the two would otherwise cache the old rows).
+ * in this process. Any payload but CHANGES_PAYLOAD also makes the stored quote answers stale (`bumpAnswerEpoch`),
+ * except with `valuationsOnly` (a writer of valuations alone: the stored answers hold no CSCP quote). Call it after
+ * the writes, in the same transaction (after the change sequence's lock, which orders the epoch row's writers);
+ * owners of the transaction call `quotesChanged` again after the commit (a read between the two would otherwise
+ * cache the old rows). Throws when the database fails.
  */
 export async function signalQuotes(handle: RawHandle, appId = '*', opts: { valuationsOnly?: boolean } = {}): Promise<void> {
   // Source quotes changed without change rows: the stored answers are stale (quotes.ts STORED_ANSWERS_SQL).
@@ -335,7 +337,7 @@ export class QuoteCache {
         secondMiss.set(key, true);
         return undefined;
       }
-      return Buffer.from(text as string, 'utf8');
+      return typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
     });
     this.stops = [db.onNotify('qg_quotes', (payload) => this.signal(payload, false)), onQuotesChanged((payload) => this.signal(payload, true))];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
