@@ -15,7 +15,8 @@
  * - `price`: null, or a decimal string of 1-28 integer and at most 10 fraction digits greater than 0 (no sign,
  *   no exponent: never a JS number); after a conversion, still greater than 0 at the market currency's precision;
  * - `quantity`: absent, null or a whole number 0 to 2^31-1;
- * - `duplicate`: the same name, market and side again in the same run (the first one counts).
+ * - `duplicate`: the same name, market and side again in the same run (the first one counts);
+ * - `observed_at`: absent, or a valid Date (a row's own observation time, RawQuote.observedAt).
  * Conversion: price x usd_rate(row currency) / usd_rate(market currency) (usd_rate = USD per unit, the catalogue's
  * official rates), decimal.js with 40 significant digits, rounded half-even to the market currency's ISO 4217
  * minor units (2 for CNY, EUR, USD; Intl's currency data).
@@ -25,7 +26,7 @@ import type { QuoteObservation } from '../validation/ingest.js';
 import type { RawQuote } from './source.js';
 
 /** Why a row was skipped. */
-export type SkipReason = 'name' | 'market' | 'side' | 'currency' | 'price' | 'quantity' | 'duplicate';
+export type SkipReason = 'name' | 'market' | 'side' | 'currency' | 'price' | 'quantity' | 'duplicate' | 'observed_at';
 
 /** The catalogue facts rows are checked against. */
 export interface RowRules {
@@ -94,6 +95,8 @@ export class QuoteBuffer {
   private readonly marketCol = new IntColumn();
   private readonly quantityCol = new IntColumn(); // -1 = null
   private readonly flagCol = new IntColumn();
+  /** Rows with their own observation time (RawQuote.observedAt): row -> epoch ms. Few sources give one. */
+  private readonly observed = new Map<number, number>();
   private readonly seen = new Set<number>();
   private readonly conversions = new Map<string, { factor: Money; digits: number } | null>();
   /** Rows kept. */
@@ -162,6 +165,11 @@ export class QuoteBuffer {
       if (typeof r.quantity !== 'number' || !Number.isInteger(r.quantity) || r.quantity < 0 || r.quantity > INT_MAX) return this.skip('quantity');
       quantity = r.quantity;
     }
+    let observedMs: number | null = null;
+    if (r.observedAt !== undefined) {
+      if (!(r.observedAt instanceof Date) || Number.isNaN(r.observedAt.getTime())) return this.skip('observed_at');
+      observedMs = r.observedAt.getTime();
+    }
     let ni = this.nameIndex.get(r.marketHashName);
     const side = r.side === 'bid' ? 1 : 0;
     if (ni !== undefined && this.seen.has(ni * 64 + mi * 2 + side)) return this.skip('duplicate');
@@ -181,13 +189,14 @@ export class QuoteBuffer {
     this.quantityCol.push(i, quantity);
     this.flagCol.push(i, flags);
     this.prices.push(price);
+    if (observedMs !== null) this.observed.set(i, observedMs);
     this.perMarket.set(marketCode!, (this.perMarket.get(marketCode!) ?? 0) + 1);
     return null;
   }
 
   /**
-   * The kept rows as observations of `providerCode` observed at `observedAt` (app 730), `chunk` at a time, in
-   * their market's own currency.
+   * The kept rows as observations of `providerCode` observed at `observedAt` (app 730; a row with its own earlier
+   * observation time keeps it), `chunk` at a time, in their market's own currency.
    */
   *observations(providerCode: string, observedAt: Date, chunk: number): Generator<QuoteObservation[]> {
     for (let start = 0; start < this.size; start += chunk) {
@@ -209,7 +218,7 @@ export class QuoteBuffer {
           quantity: q < 0 ? null : q,
           isQuantityMinimum: flags & QMIN_KNOWN ? (flags & QMIN) !== 0 : null,
           isAllItemsSamePrice: flags & SAME_KNOWN ? (flags & SAME) !== 0 : null,
-          observedAt,
+          observedAt: this.observed.has(i) ? new Date(Math.min(this.observed.get(i)!, observedAt.getTime())) : observedAt,
           delisted: (flags & DELISTED) !== 0,
         });
       }

@@ -36,6 +36,13 @@ export interface RawQuote {
   isAllItemsSamePrice?: boolean | null;
   /** True when the upstream reports the item no longer listed on this side. */
   delisted?: boolean;
+  /**
+   * When the upstream saw this row, where it says so per row (an aggregator's own time: Pricempire's `createdAt`);
+   * absent: the run's start. A time after the run's start counts as the run's start; an invalid Date skips the row
+   * (`observed_at`). It is the quote's `observed_at` and `fresh_at` (an observation older than the quote's is ignored
+   * by the ingestion, as from any source).
+   */
+  observedAt?: Date;
 }
 
 /** What an adapter may ask the runner for while it collects. */

@@ -67,9 +67,10 @@ const CS2CAP_BIDS = `${JSON.stringify((JSON.parse(cs2capFixture('bids_list_docs_
 
 /**
  * Pricempire's documented single-item answer (BitSkins' ask of CYREX): its prices are of 2022-12-01, older than the
- * adapter takes (two days), so their `createdAt` are dated to this test's start (fixtures/pricempire/PROVENANCE.md).
+ * adapter takes (two days), so their `createdAt` are dated to an hour before this test (fixtures/pricempire/PROVENANCE.md).
  */
-const PRICEMPIRE_ITEM = fs.readFileSync(fixture('pricempire/item_docs_example.json'), 'utf8').replace(/2022-12-01T\d\d:\d\d:\d\d\.\d{3}Z/g, new Date().toISOString());
+const PRICEMPIRE_SEEN = new Date(Date.now() - 3600_000); // an hour before the test: within the two days, before any run
+const PRICEMPIRE_ITEM = fs.readFileSync(fixture('pricempire/item_docs_example.json'), 'utf8').replace(/2022-12-01T\d\d:\d\d:\d\d\.\d{3}Z/g, PRICEMPIRE_SEEN.toISOString());
 
 /**
  * Each registry source's upstream routes: its recorded fixtures at its request paths. csgotrader's files other than
@@ -283,7 +284,9 @@ async function expectServed(runs: RunResult[], cat: Awaited<ReturnType<typeof ca
       expect(q, what).toBeDefined();
       const want = shown(seen, cat);
       expect(q, what).toMatchObject({ provider_code: s.providerCode, market_currency_code: want.currency, market_price_amount: want.amount, delisted_at: null });
-      expect(Date.parse(q!.fresh_at), what).toBeGreaterThanOrEqual(floorSecond(run.startedAt));
+      // Pricempire says when it saw each price (createdAt): that is the quote's time, not the run's.
+      if (s.id === 'pricempire') expect(Math.abs(Date.parse(q!.fresh_at) - PRICEMPIRE_SEEN.getTime()), what).toBeLessThan(1000);
+      else expect(Date.parse(q!.fresh_at), what).toBeGreaterThanOrEqual(floorSecond(run.startedAt));
       expect(Date.parse(q!.fresh_at), what).toBeLessThanOrEqual(Date.now());
     }
   }

@@ -16,6 +16,8 @@ export interface FakeItem {
   currency: string;
   price: string | null;
   quantity?: number | null;
+  /** When the upstream saw the row (any text: `new Date(seen)`, so a bad one is an invalid Date); absent: none. */
+  seen?: string;
 }
 
 /** The fake upstream's body for `items`. */
@@ -48,7 +50,15 @@ export function fakeSource(over: Partial<CollectorSource> = {}): CollectorSource
       const items = (body as { items?: unknown }).items;
       if (!Array.isArray(items)) throw new UpstreamError('format', `no items list: ${text.slice(0, 100)}`);
       for (const it of items as FakeItem[]) {
-        yield { marketHashName: it.name, marketCode: it.market, side: it.side, currencyCode: it.currency, price: it.price, quantity: it.quantity ?? null };
+        yield {
+          marketHashName: it.name,
+          marketCode: it.market,
+          side: it.side,
+          currencyCode: it.currency,
+          price: it.price,
+          quantity: it.quantity ?? null,
+          ...(it.seen === undefined ? {} : { observedAt: new Date(it.seen) }),
+        };
       }
     },
     ...over,

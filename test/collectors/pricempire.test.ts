@@ -32,8 +32,12 @@ async function kindOf(p: Promise<unknown>): Promise<[string, string]> {
   return [(err as UpstreamError).kind, (err as UpstreamError).message];
 }
 
+/** BitSkins' `createdAt` in the documented example: each row's own observation time. */
+const SEEN_AT = new Date('2022-12-01T17:54:03.700Z');
+
 const ask = (price: string, quantity: number) => ({
   marketHashName: NAME, marketCode: 'BITSKINS', side: 'ask', currencyCode: 'USD', price, quantity, isQuantityMinimum: false, isAllItemsSamePrice: null,
+  observedAt: SEEN_AT,
 });
 
 describe('pricempire adapter', () => {

@@ -101,12 +101,24 @@ describe('validation', () => {
       item('Not this source', { market: 'STEAM' }),
       item('Bad quantity', { quantity: -1 }),
       item('Good BitSkins', { price: '99' }),
+      // A row's own observation time (an aggregator's): kept when before the run, the run's start when after it.
+      item('Seen earlier', { seen: '2026-07-01T10:00:00.000Z' }),
+      item('Seen later', { seen: '2999-01-01T00:00:00.000Z' }),
+      item('Seen when?', { seen: 'not a date' }),
     ]);
     const r = await runSource(rt, fakeSource({ completeListing: false }));
     expect(r.outcome).toBe('ok');
-    expect(r.rowsAccepted).toBe(3);
-    expect(r.rowsSkipped).toBe(13);
-    expect(r.skips).toEqual({ price: 5, currency: 1, name: 3, market: 2, quantity: 1, duplicate: 1 });
+    expect(r.rowsAccepted).toBe(5);
+    expect(r.rowsSkipped).toBe(14);
+    expect(r.skips).toEqual({ price: 5, currency: 1, name: 3, market: 2, quantity: 1, duplicate: 1, observed_at: 1 });
+    const seen = await t.db.query<{ name: string; observed_at: Date; fresh_at: Date }>(
+      `SELECT i.market_hash_name AS name, q.observed_at, q.fresh_at FROM source_quote q JOIN item i ON i.id = q.item_id
+        WHERE q.provider_code = 'FAKE' AND i.market_hash_name LIKE 'Seen %' ORDER BY 1`,
+    );
+    expect(seen.map((x) => [x.name, new Date(x.observed_at).toISOString(), new Date(x.fresh_at).toISOString()])).toEqual([
+      ['Seen earlier', '2026-07-01T10:00:00.000Z', '2026-07-01T10:00:00.000Z'],
+      ['Seen later', r.startedAt.toISOString(), r.startedAt.toISOString()],
+    ]);
     const [usd] = await t.db.query<{ usd_rate: string }>(`SELECT usd_rate::text FROM currency WHERE code = 'USD'`);
     const [eur] = await t.db.query<{ usd_rate: string }>(`SELECT usd_rate::text FROM currency WHERE code = 'EUR'`);
     const converted = toMoney('100').times(toMoney(usd!.usd_rate)).div(toMoney(eur!.usd_rate)).toDecimalPlaces(2, Money.ROUND_HALF_EVEN);
@@ -118,10 +130,12 @@ describe('validation', () => {
     expect(await quotes()).toEqual([
       expect.stringMatching(/^Good BitSkins\|BITSKINS\|ask\|USD\|12\.3456789\|3\|false/),
       expect.stringMatching(/^Good Skinport\|SKINPORT\|ask\|EUR\|7\.1\|3\|false/),
+      expect.stringMatching(/^Seen earlier\|BITSKINS\|ask\|USD\|10\.5\|3\|false/),
+      expect.stringMatching(/^Seen later\|BITSKINS\|ask\|USD\|10\.5\|3\|false/),
       expect.stringMatching(/^Skinport in USD\|SKINPORT\|ask\|EUR\|/),
     ]);
     const [run] = await t.db.query<{ rows_accepted: number; rows_skipped: number; skips: Record<string, number> }>(`SELECT rows_accepted, rows_skipped, skips FROM collector_run`);
-    expect(run).toMatchObject({ rows_accepted: 3, rows_skipped: 13, skips: r.skips });
+    expect(run).toMatchObject({ rows_accepted: 5, rows_skipped: 14, skips: r.skips });
   });
 
   it('feeds /status datasource: realtime and result count the run per market', async () => {

@@ -16,7 +16,8 @@
  *   decimal.js.
  * - Mapping: `prices.bitskins.price` / 100 -> BITSKINS ask in USD (BITSKINS' catalogue currency), `count` -> quantity.
  *   `bitskins_recent` (a recent sale, count 1 in the example) and the other providers are not read.
- * - Freshness: `createdAt` says when Pricempire last saw the price. A price older than MAX_AGE_MS (2 days) gives no
+ * - Freshness: `createdAt` says when Pricempire last saw the price: it is the quote's observation time (`observed_at`,
+ *   `fresh_at`; RawQuote.observedAt), not the run's. A price older than MAX_AGE_MS (2 days) gives no
  *   row, so a market that stopped trading (CS2Cap lists BitSkins among providers that shut down) is never served as
  *   fresh at this run; an item without a `bitskins` entry gives none either. Neither delists a quote: an aggregator's
  *   silence does not say the market has no listing.
@@ -38,11 +39,12 @@ export function pricempireItemPath(name: string, key: string): string {
 }
 
 /**
- * BitSkins' ask of `name` from one `getItemByName` answer: `{price, quantity}` (USD decimal string, listing count),
- * or null when the answer has no current BitSkins price (none, or older than PRICEMPIRE_MAX_AGE_MS before `now`).
- * Throws UpstreamError('format') on `status: false`, an answer about another item, or a renamed field.
+ * BitSkins' ask of `name` from one `getItemByName` answer: `{price, quantity, observedAt}` (USD decimal string, listing
+ * count, when Pricempire saw it), or null when the answer has no current BitSkins price (none, or older than
+ * PRICEMPIRE_MAX_AGE_MS before `now`). Throws UpstreamError('format') on `status: false`, an answer about another item,
+ * or a renamed field.
  */
-export function pricempireBitskinsAsk(doc: unknown, name: string, now: Date, what: string): { price: string; quantity: number } | null {
+export function pricempireBitskinsAsk(doc: unknown, name: string, now: Date, what: string): { price: string; quantity: number; observedAt: Date } | null {
   if (!isObject(doc)) throw new UpstreamError('format', `${what}: not an object`);
   if ('status' in doc && doc.status !== true) throw new UpstreamError('format', `${what}: status ${JSON.stringify(doc.status)}`);
   const item = isObject(doc.item) ? doc.item : doc;
@@ -56,8 +58,9 @@ export function pricempireBitskinsAsk(doc: unknown, name: string, now: Date, wha
   const count = numberText(entry.count);
   if (count === null || !/^\d{1,9}$/.test(count)) throw new UpstreamError('format', `${what}: prices.bitskins.count missing or not a count`);
   if (typeof entry.createdAt !== 'string' || Number.isNaN(Date.parse(entry.createdAt))) throw new UpstreamError('format', `${what}: prices.bitskins.createdAt missing or not a date`);
-  if (now.getTime() - Date.parse(entry.createdAt) > PRICEMPIRE_MAX_AGE_MS) return null;
-  return { price: formatDecimal(toMoney(cents).dividedBy(100)), quantity: Number(count) };
+  const observedAt = new Date(entry.createdAt);
+  if (now.getTime() - observedAt.getTime() > PRICEMPIRE_MAX_AGE_MS) return null;
+  return { price: formatDecimal(toMoney(cents).dividedBy(100)), quantity: Number(count), observedAt };
 }
 
 async function* collect(ctx: SourceContext): AsyncIterable<RawQuote> {
@@ -74,7 +77,17 @@ async function* collect(ctx: SourceContext): AsyncIterable<RawQuote> {
     }
     const ask = pricempireBitskinsAsk(await readJsonBody(res, what, { lossless: true }), name, ctx.now, what);
     if (ask === null) continue;
-    yield { marketHashName: name, marketCode: 'BITSKINS', side: 'ask', currencyCode: 'USD', price: ask.price, quantity: ask.quantity, isQuantityMinimum: false, isAllItemsSamePrice: null };
+    yield {
+      marketHashName: name,
+      marketCode: 'BITSKINS',
+      side: 'ask',
+      currencyCode: 'USD',
+      price: ask.price,
+      quantity: ask.quantity,
+      isQuantityMinimum: false,
+      isAllItemsSamePrice: null,
+      observedAt: ask.observedAt,
+    };
   }
 }
 
