@@ -181,6 +181,11 @@ describe('long answers held as bytes (the quote cache stores texts of 8 KiB or m
       expect(JSON.stringify(JSON.parse(text).data.markets)).toBe(made);
       expect(text).toContain(`"markets":${made}`);
     }
+    // The fetch-API face (a browser's request goes through it: an Origin header) answers the same bytes.
+    const viaAdapter = await fetch(url, { headers: { ...t.auth(), Origin: 'https://example.com' } });
+    const adapterText = await viaAdapter.text();
+    expect(viaAdapter.status).toBe(200);
+    expect(adapterText).toContain(`"markets":${made}`);
     const head = await fetch(url, { method: 'HEAD', headers: t.auth() });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
