@@ -67,9 +67,11 @@ const CS2CAP_BIDS = `${JSON.stringify((JSON.parse(cs2capFixture('bids_list_docs_
 
 /**
  * Pricempire's documented single-item answer (BitSkins' ask of CYREX): its prices are of 2022-12-01, older than the
- * adapter takes (two days), so their `createdAt` are dated to an hour before this test (fixtures/pricempire/PROVENANCE.md).
+ * adapter takes (two days), so their `createdAt` are dated to two minutes before this test (fixtures/pricempire/PROVENANCE.md).
  */
-const PRICEMPIRE_SEEN = new Date(Date.now() - 3600_000); // an hour before the test: within the two days, before any run
+// Two minutes before the test: before any run (Pricempire's time is the quote's, not the run's), within the two days
+// the adapter takes, and within /status's 10 realtime minutes, which count observations by their own minute.
+const PRICEMPIRE_SEEN = new Date(Date.now() - 120_000);
 const PRICEMPIRE_ITEM = fs.readFileSync(fixture('pricempire/item_docs_example.json'), 'utf8').replace(/2022-12-01T\d\d:\d\d:\d\d\.\d{3}Z/g, PRICEMPIRE_SEEN.toISOString());
 
 /**
