@@ -358,7 +358,7 @@ export async function openDatabase(target: DatabaseTarget, opts: OpenOptions = {
         throw e;
       }
       const release = watchCheckedOut(client);
-      // Set when the connection may be unusable (BEGIN or ROLLBACK failed): the pool then closes it.
+      // Set when the connection may be unusable (BEGIN or ROLLBACK failed, a cancel sent to it): the pool then closes it.
       let broken: Error | undefined;
       let chain: Promise<unknown> = Promise.resolve();
       let running = 0;
@@ -384,6 +384,10 @@ export async function openDatabase(target: DatabaseTarget, opts: OpenOptions = {
         // The backend's process id, from the connection's start (pg keeps it; its types do not declare it).
         const pid = (client as pg.PoolClient & { processID?: number | null }).processID;
         if (running === 0 || !pid) return;
+        // The cancel arrives whenever it arrives: the connection is closed, not handed back to the pool, so it can
+        // never cancel another caller's statement there (seen in CI: a test's next query on the reused connection
+        // was cancelled "due to user request").
+        broken ??= new Error('a statement was cancelled at the transaction limit');
         const canceller = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
         canceller.on('error', () => undefined);
         void canceller
