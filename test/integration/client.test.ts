@@ -6,6 +6,8 @@
  * the polled feed, and falling back from the one to the other while the stream is refused.
  * (test/integration/client-package.test.ts installs the packed package into a clean folder and runs it from node.)
  */
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, validate } from 'graphql';
 import { schema } from '../../src/graphql/schema.js';
@@ -196,6 +198,36 @@ describe('the typed client', () => {
       expect((await steps.next()).done).toBe(true); // the abort ends it (an open stream is closed)
     });
   }
+
+  it('follow() stopped by its signal closes the live stream, also after a garbage collection (the account\'s one slot is free again)', async () => {
+    // Node's fetch follows a Request's signal through a weak reference: after a collection the abort alone did not
+    // reach the connection, and the next step waited on the open stream for ever (CI, 2026-11-29).
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const acct = await createAccount(t.db, { credits: 1000n });
+    const client = createQuotegateClient({ baseUrl: server.url, apiKey: acct.key });
+    const stop = new AbortController();
+    const steps = client.follow({ signal: stop.signal, transport: 'stream', intervalMs: 20 });
+    const next = async () => (await steps.next()).value as FollowStep;
+    const step = await next();
+    expect(step.via).toBe('export');
+    await ingestRound();
+    const open = await until(next, await currentSeq(client), step, (s) => expect(s.via).toBe('stream')); // the stream is open
+    expect(open.via).toBe('stream');
+    for (let i = 0; i < 3; i++) gc();
+    stop.abort();
+    expect((await steps.next()).done).toBe(true);
+    // The service sees the connection close and frees the account's one live slot (maxConcurrent 1).
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      const other = await openStream(`${server.url}/prices/changes/stream`, { headers: { 'X-API-Key': acct.key } });
+      status = other.status;
+      other.abort();
+      await other.ended;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(200);
+  }, 30_000);
 
   it('follow() falls back to the feed while the stream is refused (429 too_many_subscriptions), then returns to the stream', async () => {
     const acct = await createAccount(t.db, { credits: 1000n });

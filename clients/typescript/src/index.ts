@@ -340,10 +340,16 @@ export class QuotegateClient {
   private async *streamOnce(since: string, options: FollowOptions): AsyncGenerator<Change[], StreamEnd> {
     if (options.signal?.aborted) return { kind: 'stopped' };
     const ctl = new AbortController();
-    const stop = () => ctl.abort();
-    options.signal?.addEventListener('abort', stop, { once: true });
     let idle: ReturnType<typeof setTimeout> | undefined;
     let reader: ReadableStreamDefaultReader<string> | undefined;
+    // Aborting the request's signal alone is not enough: Node's fetch (undici) follows a Request's signal through a
+    // weak reference, so after a garbage collection the abort may never reach the connection and the stream reads on.
+    // Cancelling the body's reader closes the connection and ends a pending read whatever fetch does.
+    const stop = () => {
+      ctl.abort();
+      void reader?.cancel().catch(() => {});
+    };
+    options.signal?.addEventListener('abort', stop, { once: true });
     try {
       let res: Response;
       try {
@@ -352,6 +358,10 @@ export class QuotegateClient {
       } catch (error) {
         if (ctl.signal.aborted) return { kind: 'stopped' };
         return { kind: 'unavailable', waitMs: 0, error: new QuotegateError(0, 'network_error', String(error), error) };
+      }
+      if (ctl.signal.aborted) {
+        await res.body?.cancel().catch(() => {}); // stopped while the answer was on its way
+        return { kind: 'stopped' };
       }
       if (!res.ok) {
         const error = await errorOf(res);
