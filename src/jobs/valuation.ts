@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/client.js';
 import { formatDate } from '../lib/time.js';
 import { recordJobRun } from '../status/status.js';
-import { catchUpDate, runValuation, utcDay, type ValuationRunResult } from '../valuation/daily.js';
+import { ValuationCancelled, catchUpDate, runValuation, utcDay, type ValuationRunResult } from '../valuation/daily.js';
 import { runValuationAccuracy } from '../valuation/accuracy.js';
 
 /** How long after 00:00 UTC the daily run starts (closes of the day just ended are complete by then). */
@@ -28,13 +28,16 @@ const LOCK = 'quotegate:valuation';
 export type ValuationOutcome =
   | { status: 'done'; result: ValuationRunResult }
   | { status: 'locked' }
-  | { status: 'already_done'; date: string };
+  | { status: 'already_done'; date: string }
+  /** The service stopped during the run (ValuationCancelled): nothing was written, the next start runs the date. */
+  | { status: 'cancelled'; date: string };
 
 /**
  * One run for `date` under the lock. `force` recomputes a date that already has a run (the CLI's
- * `jobs run valuation`); otherwise such a date is skipped. Records the outcome in job_run; rethrows a failure.
+ * `jobs run valuation`); otherwise such a date is skipped. `stopped` is asked while it runs: when it answers true the
+ * run ends without writing (`cancelled`, not recorded as a failure). Records the outcome in job_run; rethrows a failure.
  */
-export async function runValuationJob(db: Database, date: Date, opts: { force?: boolean; now?: () => Date } = {}): Promise<ValuationOutcome> {
+export async function runValuationJob(db: Database, date: Date, opts: { force?: boolean; now?: () => Date; stopped?: () => boolean } = {}): Promise<ValuationOutcome> {
   const now = opts.now ?? (() => new Date());
   const r = await db.withLock(LOCK, async (): Promise<ValuationOutcome> => {
     if (!opts.force && (await db.query(`SELECT 1 FROM valuation_run WHERE valuation_date = $1::date`, [formatDate(date)])).length > 0) {
@@ -42,11 +45,13 @@ export async function runValuationJob(db: Database, date: Date, opts: { force?: 
     }
     await recordJobRun(db.prisma, VALUATION_JOB, 'started', now());
     try {
-      await runValuationAccuracy(db, date, { now }); // the days before `date` that are not yet scored: its learning
-      const result = await runValuation(db, date, { now });
+      await runValuationAccuracy(db, date, { now, stopped: opts.stopped }); // the days before `date` not yet scored: its learning
+      if (opts.stopped?.()) return { status: 'cancelled', date: formatDate(date) };
+      const result = await runValuation(db, date, { now, stopped: opts.stopped });
       await recordJobRun(db.prisma, VALUATION_JOB, 'ok', now());
       return { status: 'done', result };
     } catch (err) {
+      if (err instanceof ValuationCancelled) return { status: 'cancelled', date: formatDate(date) };
       await recordJobRun(db.prisma, VALUATION_JOB, err instanceof Error ? err : new Error(String(err)), now()).catch(() => undefined);
       throw err;
     }
@@ -92,9 +97,10 @@ export function startValuationJob(db: Database, opts: { logger?: Logger; clock?:
     const p: Promise<ValuationOutcome | null> =
       !date || stopped
         ? Promise.resolve(null)
-        : runValuationJob(db, date, { now: clock }).then(
+        : runValuationJob(db, date, { now: clock, stopped: () => stopped }).then(
             (outcome) => {
               if (outcome.status === 'done') log?.info({ ...outcome.result, why }, 'valuation published');
+              else if (outcome.status === 'cancelled') log?.info({ date: outcome.date, why }, 'valuation run cancelled: the service is stopping (the next start runs it)');
               else log?.debug({ outcome, why }, 'valuation skipped');
               return outcome;
             },

@@ -366,10 +366,14 @@ export interface ValuationComputation {
 export async function computeValuations(
   db: Pick<Database, 'query'>,
   date: Date,
-  opts: { explain?: string[]; keepCloses?: boolean; biweightC?: number; learned?: Learned } = {},
+  opts: { explain?: string[]; keepCloses?: boolean; biweightC?: number; learned?: Learned; stopped?: () => boolean } = {},
 ): Promise<ValuationComputation> {
+  const cancelled = () => {
+    if (opts.stopped?.()) throw new ValuationCancelled();
+  };
   const book = await loadFeeBook(db, date); // the schedules in force on the day it values
   const fitted = await fitSample(db, date, book);
+  cancelled();
   const learned = opts.learned ?? (await loadLearned(db, date));
   const biweightC = opts.biweightC ?? BIWEIGHT_C;
   const model: ValuationModel = {
@@ -389,6 +393,7 @@ export async function computeValuations(
   const first = lo ?? 1;
   const pages = hi === null ? 0 : Math.ceil((hi - first + 1) / PAGE_IDS);
   for await (const page of readAhead(pages, (k) => windowCloses(db, first + k * PAGE_IDS, first + (k + 1) * PAGE_IDS - 1, date))) {
+    cancelled();
     for (const [itemId, { name, closes }] of page) {
       const sides = valueSides(closes, model);
       const explain = explainSet.has(name) ? { marketHashName: name, closes: closes.map((c) => ({ ...c, path: pathJson(book.path(c.market, c.side, c.currency)) })), sides, valuation: null as ItemValuation | null } : null;
@@ -521,10 +526,25 @@ export async function pruneValuationData(db: Database, today: Date = new Date())
   await db.query(`DELETE FROM daily_close WHERE compacted AND day < (SELECT max(day) FROM daily_close) - $1::int`, [CLOSE_RETENTION_DAYS - 1]);
 }
 
-/** Computes and publishes the valuations of `date` (the caller holds the job lock). */
-export async function runValuation(db: Database, date: Date, opts: { now?: () => Date } = {}): Promise<ValuationRunResult> {
+/**
+ * Thrown by computeValuations (and so runValuation) when its `stopped` answers true between two pages of items: a
+ * stopping service does not wait for the rest of a run (the first one on the bundled data computes for half a minute
+ * or more). Nothing was written; the next start's catch-up runs the date again.
+ */
+export class ValuationCancelled extends Error {
+  constructor() {
+    super('valuation run cancelled: the service is stopping');
+    this.name = 'ValuationCancelled';
+  }
+}
+
+/**
+ * Computes and publishes the valuations of `date` (the caller holds the job lock). `stopped` is asked between pages
+ * of the computation: when it answers true, ValuationCancelled is thrown and nothing is written.
+ */
+export async function runValuation(db: Database, date: Date, opts: { now?: () => Date; stopped?: () => boolean } = {}): Promise<ValuationRunResult> {
   const started = performance.now();
-  let c: ValuationComputation | null = await computeValuations(db, date);
+  let c: ValuationComputation | null = await computeValuations(db, date, { stopped: opts.stopped });
   const computedAt = opts.now ? opts.now() : new Date();
   const result = await storeValuations(db, c, computedAt, Math.round(performance.now() - started));
   // eslint-disable-next-line no-useless-assignment -- drops the reference on purpose

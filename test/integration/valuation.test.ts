@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runValuationJob, startValuationJob } from '../../src/jobs/valuation.js';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { runExportSnapshots } from '../../src/exports/exports.js';
-import { catchUpDate, parseDate } from '../../src/valuation/daily.js';
+import { ValuationCancelled, catchUpDate, computeValuations, parseDate } from '../../src/valuation/daily.js';
 import { ingestQuotes, obs, testApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, VALUATION_KEYS, expectKeys } from '../helpers/shapes.js';
 
@@ -46,6 +46,17 @@ afterAll(async () => {
 });
 
 describe('valuation job', () => {
+  it('a run whose service is stopping ends without writing: not a failure, the date is still to value', async () => {
+    const date = parseDate('2026-07-17');
+    await expect(computeValuations(t.db, date, { stopped: () => true })).rejects.toBeInstanceOf(ValuationCancelled);
+    expect(await runValuationJob(t.db, date, { now: () => COMPUTED, stopped: () => true })).toEqual({ status: 'cancelled', date: '2026-07-17' });
+    expect(await t.db.query(`SELECT 1 FROM valuation_run UNION ALL SELECT 1 FROM valuation`)).toEqual([]);
+    const run = await t.db.prisma.jobRun.findUnique({ where: { job: 'valuation' } });
+    expect(run?.lastError ?? null).toBeNull();
+    expect(run?.lastErrorAt ?? null).toBeNull();
+    expect(await catchUpDate(t.db, new Date('2026-11-21T12:00:00Z'))).toEqual(date);
+  });
+
   it('values the day after the newest close at start-up (catch-up), under the lock, recording job_run', async () => {
     expect(await catchUpDate(t.db, new Date('2026-11-21T12:00:00Z'))).toEqual(parseDate('2026-07-17'));
     const job = startValuationJob(t.db, { clock: () => COMPUTED });
