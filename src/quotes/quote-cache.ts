@@ -35,7 +35,7 @@
  *   more than 1 s after a committed change, whatever fails.
  * - Two stores, each bounded by its bytes (LRU beyond them), so the full-scale catalogue does not grow memory without
  *   bound (issue 45): each item's quotes as objects (`maxBytes`, default 16 MiB; GraphQL, filtered answers, the item
- *   pages), and each item's quotes as the JSON text of GET /prices' `markets` (`maxTextBytes`, default 48 MiB), which
+ *   pages), and each item's quotes as the JSON text of GET /prices' `markets` (`maxTextBytes`, default 96 MiB), which
  *   the unfiltered REST answers (GET /prices, POST /prices/batch) are made of. A text is about a sixth of the objects'
  *   bytes, a full-scale item's held outside V8's heap (a Buffer: freed when evicted, never copied or marked by the
  *   garbage collector; BUFFERED_TEXT),
@@ -43,8 +43,7 @@
  *   valid until the item changes), so a miss makes no quote object at all: with traffic spread over the full-scale
  *   catalogue, caching objects had held a few hundred items and a quarter of the CPU went to collecting the evicted
  *   ones; texts in the heap had peaked the process at 585 MiB, as Buffers at 488 (docs/benchmarks.md). A long text is
- *   held from its second ask (SECOND_MISS); a long text asked once, or evicted, is held compressed in a second tier
- *   (`maxPackedBytes`, default 80 MiB; PackedTexts), which a lookup reads before the database.
+ *   held from its second miss (SECOND_MISS).
  *   Both stores follow every freshness rule here; a change drops the name from both.
  * - Loads of many names (a batch missing the cache: at full scale 1,000 names are about 80,000 quotes, held as
  *   objects until the answer is written) run at most `largeLoads` (default 2) at a time per replica;
@@ -57,7 +56,6 @@
  * item signals like any other change.
  */
 import { EventEmitter } from 'node:events';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
@@ -125,10 +123,8 @@ export interface QuoteCacheOptions {
   unlistenedMaxAgeMs?: number;
   /** Bound on the estimated bytes of the quote objects held (default 16 MiB). */
   maxBytes?: number;
-  /** Bound on the bytes of the answer texts held as they are (default 48 MiB; see the module doc). */
+  /** Bound on the bytes of the answer texts held (default 96 MiB; see the module doc). */
   maxTextBytes?: number;
-  /** Bound on the bytes of the long answer texts held compressed (default 80 MiB; PackedTexts). */
-  maxPackedBytes?: number;
   /** Loads of at least LARGE_LOAD missing names running at once (default 2; see the module doc). */
   largeLoads?: number;
   /**
@@ -172,34 +168,17 @@ class Store<V> {
     bytesOf: (value: V) => number,
     /** The value as held when stored, or undefined: not stored (see SECOND_MISS); default: stored as read. */
     private readonly admit: (key: string, value: V) => V | undefined = (_k, v) => v,
-    /** A second tier (PackedTexts): values not admitted, and those evicted, are kept there; it is read before the database. */
-    private readonly cold?: ColdTier<V>,
   ) {
-    this.lru = new LRUCache({
-      maxSize: maxBytes,
-      sizeCalculation: (e, key) => ENTRY_BYTES + key.length * 2 + bytesOf(e.value),
-      ...(cold ? { dispose: (e: { value: V; at: number }, key: string, reason: string) => void (reason === 'evict' && !cold.has(key) && cold.set(key, e.value, e.at)) } : {}),
-    });
+    this.lru = new LRUCache({ maxSize: maxBytes, sizeCalculation: (e, key) => ENTRY_BYTES + key.length * 2 + bytesOf(e.value) });
   }
 
   /** A fresh entry's value (`none`: no quotes), or undefined when the database must be asked. */
   peek(appId: string, name: string): V | undefined {
     if (this.owner.pendingSignal) return undefined;
-    const key = `${appId}\u0000${name}`;
-    const e = this.lru.get(key);
-    if (e && this.owner.fresh(e.at)) {
-      this.owner.stats.hits += 1;
-      return e.value;
-    }
-    const c = this.cold?.get(key);
-    if (c === undefined || !this.owner.fresh(c.at)) return undefined;
-    const value = c.unpack();
+    const e = this.lru.get(`${appId}\u0000${name}`);
+    if (!e || !this.owner.fresh(e.at)) return undefined;
     this.owner.stats.hits += 1;
-    this.owner.stats.packedHits += 1;
-    // Asked again: held as it is from here when `admit` says so (a long text's second ask, SECOND_MISS).
-    const held = this.admit(key, value);
-    if (held !== undefined) this.lru.set(key, { value: held, at: c.at });
-    return held ?? value;
+    return e.value;
   }
 
   /** The values of `names` that have quotes (see `QuoteCache.load`). */
@@ -276,75 +255,13 @@ class Store<V> {
         continue;
       }
       const held = this.admit(key, value);
-      if (held === undefined) {
-        this.cold?.set(key, value, at);
-        continue;
-      }
+      if (held === undefined) continue;
       this.lru.set(key, { value: held, at });
       if (held !== value) loaded.set(name, held);
     }
     return loaded;
   }
 
-  delete(key: string): void {
-    this.lru.delete(key);
-    this.cold?.delete(key);
-  }
-  clear(): void {
-    this.lru.clear();
-    this.cold?.clear();
-  }
-  /** Bytes held, both tiers. */
-  get bytes(): number {
-    return this.lru.calculatedSize + (this.cold?.bytes ?? 0);
-  }
-  /** Entries held, both tiers (a key in both counts twice). */
-  get size(): number {
-    return this.lru.size + (this.cold?.size ?? 0);
-  }
-}
-
-/** A Store's second tier (see PackedTexts): what it holds of a key, with its load time, and the value on demand. */
-interface ColdTier<V> {
-  get(key: string): { at: number; unpack(): V } | undefined;
-  has(key: string): boolean;
-  /** Holds `value` loaded at `at` (performance.now() ms), or nothing when the tier does not take such values. */
-  set(key: string, value: V, at: number): void;
-  delete(key: string): void;
-  clear(): void;
-  readonly bytes: number;
-  readonly size: number;
-}
-
-/** zlib level of PackedTexts: level 1 packs a full-scale item's 29 KB to 3.0 KB in about 45 us, unpacked in 20-40 us. */
-const PACK_LEVEL = 1;
-
-/**
- * The text store's second tier (issue 45): long texts (BUFFERED_TEXT and longer) as raw DEFLATE (RFC 1951) bytes,
- * bounded by `maxBytes` (LRU). A full-scale item's 29 KB packs to about 3 KB, so 80 MiB holds some 25,000 of the
- * catalogue's 36,307 items, where the tier of texts as they are holds 1,700 in 48 MiB. It takes a long text on its
- * first miss (which the tier as it is does not hold, SECOND_MISS) and one evicted from that tier; a hit unpacks it
- * (20-40 us) instead of a database round trip (a stored answer: 240 us of the service and 70 of PostgreSQL; on
- * embedded PGlite a text made, over 1 ms). Entries follow the store's freshness and invalidation like the first tier.
- */
-class PackedTexts implements ColdTier<StoredText> {
-  private readonly lru: LRUCache<string, { packed: Buffer; at: number }>;
-
-  constructor(maxBytes: number) {
-    this.lru = new LRUCache({ maxSize: maxBytes, sizeCalculation: (e, key) => ENTRY_BYTES + key.length * 2 + e.packed.length });
-  }
-
-  get(key: string): { at: number; unpack(): StoredText } | undefined {
-    const e = this.lru.get(key);
-    return e && { at: e.at, unpack: () => inflateRawSync(e.packed) };
-  }
-  has(key: string): boolean {
-    return this.lru.has(key);
-  }
-  set(key: string, text: StoredText, at: number): void {
-    if (text.length < BUFFERED_TEXT) return;
-    this.lru.set(key, { packed: deflateRawSync(text, { level: PACK_LEVEL }), at });
-  }
   delete(key: string): void {
     this.lru.delete(key);
   }
@@ -395,8 +312,8 @@ export class QuoteCache {
   private readonly stops: (() => void)[];
   /** Runs the loads of LARGE_LOAD names or more, `largeLoads` at a time. */
   readonly largeLoads: LimitFunction;
-  /** Lookups answered from memory and from the database, both stores (for metrics and tests); `packedHits`: the hits unpacked (PackedTexts). */
-  readonly stats = { hits: 0, misses: 0, packedHits: 0 };
+  /** Lookups answered from memory and from the database, both stores (for metrics and tests). */
+  readonly stats = { hits: 0, misses: 0 };
   /** Each item's quotes as objects (GraphQL, filtered answers, pages). */
   private readonly objects: Store<MarketQuote[]>;
   /** Each item's quotes as the JSON text of GET /prices' `markets` (unfiltered REST answers); '' = no quotes. */
@@ -413,24 +330,15 @@ export class QuoteCache {
     const secondMiss = new LRUCache<string, true>({ max: SECOND_MISS });
     const storedAnswers = opts.storedAnswers ?? db.kind === 'postgres';
     const readTexts = storedAnswers ? loadStoredQuoteTexts : loadQuoteTexts;
-    this.texts = new Store(
-      this,
-      (app, names) => readTexts(db, app, names),
-      NO_TEXT,
-      opts.maxTextBytes ?? 48 * 1024 * 1024,
-      (t) => t.length,
-      (key, text) => {
-        if (text.length < BUFFERED_TEXT) return text;
-        // A long text is held (as bytes) from its second ask: one asked once is answered as the string it was read as
-        // (and held packed, PackedTexts).
-        if (!secondMiss.delete(key)) {
-          secondMiss.set(key, true);
-          return undefined;
-        }
-        return typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-      },
-      new PackedTexts(opts.maxPackedBytes ?? 80 * 1024 * 1024),
-    );
+    this.texts = new Store(this, (app, names) => readTexts(db, app, names), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length, (key, text) => {
+      if (text.length < BUFFERED_TEXT) return text;
+      // A long text is held (as bytes) from its second miss: one asked once is answered as the string it was read as.
+      if (!secondMiss.delete(key)) {
+        secondMiss.set(key, true);
+        return undefined;
+      }
+      return typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    });
     this.stops = [db.onNotify('qg_quotes', (payload) => this.signal(payload, false)), onQuotesChanged((payload) => this.signal(payload, true))];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal
     // arrives meanwhile, nothing is dropped and loads in flight are stored.
