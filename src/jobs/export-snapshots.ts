@@ -5,8 +5,8 @@
  *
  * On a PostgreSQL server each build runs in a child process (`quotegate export build`, see `ExportChild`), so the
  * build neither adds its garbage and collector pauses to the serving process nor pays the service's heap flags:
- * `npm start` runs the service with `--heap-growing-percent=25` to keep its RSS low under load, and under that
- * flag the full-scale `side=all` build spent much of its time collecting garbage (docs/benchmarks.md,
+ * `npm start` runs the service with `--heap-growing-percent=50` to keep its RSS low under load, and under such a
+ * flag (25 then) the full-scale `side=all` build spent much of its time collecting garbage (docs/benchmarks.md,
  * bench:export). The child publishes through the database like any replica: its `qg_exports`
  * signal reaches this process's snapshot cache. On embedded PGlite the database lives in this process, so the
  * build runs here.

@@ -4,20 +4,53 @@
  */
 
 /**
- * A value already written as JSON text, or as its UTF-8 bytes (a Buffer: the quote cache's stored answer texts).
- * `stringifyWithRaw` and `encodeWithRaw` splice it in place (`encodeWithRaw` copies bytes as they are, never decoding
- * them); anything else (`JSON.stringify`, e.g. a GraphQL response) sees the parsed value through `toJSON`.
+ * One JSON text as the strings it is made of, in order, never joined: a long quote answer read from the database
+ * (quotes.ts `loadQuoteTexts`: the market quotes PostgreSQL wrote around the CSCP quote), which `encodeWithRaw` hands
+ * on as its own pieces and node:http encodes straight into the socket's write. Joining them, wrapping them in the
+ * envelope and encoding that had made three more copies of a full-scale item's 28 KB on V8's heap per answer (issue
+ * 45; docs/benchmarks.md). `length`: its characters (its UTF-8 bytes when ASCII, as quote texts are).
+ */
+export class JsonPieces {
+  readonly length: number;
+  constructor(readonly pieces: readonly string[]) {
+    let n = 0;
+    for (const p of pieces) n += p.length;
+    this.length = n;
+  }
+  /** The text as one string. */
+  toString(): string {
+    return this.pieces.join('');
+  }
+  /** The text's UTF-8 bytes in one Buffer of their exact length (a copy held by the quote cache). */
+  toBuffer(): Buffer {
+    let bytes = 0;
+    for (const p of this.pieces) bytes += Buffer.byteLength(p, 'utf8');
+    const out = Buffer.allocUnsafe(bytes);
+    let at = 0;
+    for (const p of this.pieces) at += out.write(p, at, 'utf8');
+    return out;
+  }
+}
+
+/** A JSON text as a string, its UTF-8 bytes, or its pieces (JsonPieces). */
+export type JsonText = string | Buffer | JsonPieces;
+
+/**
+ * A value already written as JSON text, as its UTF-8 bytes (a Buffer: the quote cache's stored answer texts) or as
+ * its pieces (JsonPieces). `stringifyWithRaw` and `encodeWithRaw` splice it in place (`encodeWithRaw` copies bytes as
+ * they are, never decoding them, and keeps pieces apart); anything else (`JSON.stringify`, e.g. a GraphQL response)
+ * sees the parsed value through `toJSON`.
  */
 export class RawJson {
-  constructor(readonly text: string | Buffer) {}
+  constructor(readonly text: JsonText) {}
   toJSON(): unknown {
     return JSON.parse(textOf(this.text));
   }
 }
 
-/** A JSON text held as a string or as UTF-8 bytes, as a string. */
-function textOf(text: string | Buffer): string {
-  return typeof text === 'string' ? text : text.toString('utf8');
+/** A JSON text held as a string, as UTF-8 bytes or as pieces, as a string. */
+function textOf(text: JsonText): string {
+  return typeof text === 'string' ? text : text.toString();
 }
 
 /**
@@ -41,23 +74,34 @@ export interface JsonParts {
 }
 
 /**
- * `stringifyWithRaw(value)` where each RawJson held as bytes stays those bytes, neither decoded nor copied: a string
- * when the value holds no such bytes (a small answer node:http writes with its headers), else the pieces in order
- * (JsonParts). The REST face's answers (src/rest/facade.ts). Throws TypeError for a DeferredJson.
+ * `stringifyWithRaw(value)` where each RawJson held as bytes stays those bytes, neither decoded nor copied, and each
+ * held as JsonPieces stays those strings, not joined: a string when the value holds neither (a small answer node:http
+ * writes with its headers), else the pieces in order (JsonParts). The REST face's answers (src/rest/facade.ts).
+ * Throws TypeError for a DeferredJson.
  */
 export function encodeWithRaw(value: unknown): string | JsonParts {
   const parts: (string | Buffer)[] = [];
   let bytes = 0;
+  const flush = () => {
+    if (w.text !== '') {
+      parts.push(w.text);
+      bytes += Buffer.byteLength(w.text, 'utf8');
+    }
+    w.text = '';
+  };
   const w: JsonWriter = {
     text: '',
     bytes(b) {
-      if (w.text !== '') {
-        parts.push(w.text);
-        bytes += Buffer.byteLength(w.text, 'utf8');
-      }
-      w.text = '';
+      flush();
       parts.push(b);
       bytes += b.length;
+    },
+    pieces(t) {
+      flush();
+      for (const p of t.pieces) {
+        parts.push(p);
+        bytes += Buffer.byteLength(p, 'utf8');
+      }
     },
   };
   writeJson(value, w);
@@ -85,6 +129,8 @@ interface JsonWriter {
   text: string;
   deferred?(d: DeferredJson): void;
   bytes?(b: Buffer): void;
+  /** Where JsonPieces go; without it they are appended to `text`. */
+  pieces?(t: JsonPieces): void;
 }
 
 /** Appends `value` as JSON to `w` (the rules of stringifyWithRaw). */
@@ -92,9 +138,13 @@ function writeJson(value: unknown, w: JsonWriter): void {
   if (typeof value !== 'object' || value === null) {
     w.text += JSON.stringify(value) ?? 'null';
   } else if (value instanceof RawJson) {
-    if (typeof value.text === 'string') w.text += value.text;
-    else if (w.bytes) w.bytes(value.text);
-    else w.text += value.text.toString('utf8');
+    const t = value.text;
+    if (typeof t === 'string') w.text += t;
+    else if (t instanceof JsonPieces) {
+      if (w.pieces) w.pieces(t);
+      else for (const p of t.pieces) w.text += p;
+    } else if (w.bytes) w.bytes(t);
+    else w.text += t.toString('utf8');
   } else if (Array.isArray(value)) {
     w.text += '[';
     for (let i = 0; i < value.length; i++) {
@@ -147,8 +197,8 @@ function isPlainObject(value: object): boolean {
  */
 export interface DeferredJsonSource {
   readonly blockSize: number;
-  /** Each key's JSON text, as a string or as UTF-8 bytes (written as they are). */
-  texts(keys: readonly string[]): Promise<(string | Buffer)[]>;
+  /** Each key's JSON text, as a string, as UTF-8 bytes (written as they are) or as pieces. */
+  texts(keys: readonly string[]): Promise<JsonText[]>;
 }
 
 /**
@@ -191,7 +241,7 @@ export async function* streamWithRaw(value: unknown): AsyncGenerator<Uint8Array>
   };
   writeJson(value, w);
   parts.push(w.text);
-  const resolved = new Map<DeferredJson, string | Buffer>();
+  const resolved = new Map<DeferredJson, JsonText>();
   let out = '';
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
@@ -210,6 +260,7 @@ export async function* streamWithRaw(value: unknown): AsyncGenerator<Uint8Array>
       }
       const text = resolved.get(part)!;
       if (typeof text === 'string') out += text;
+      else if (text instanceof JsonPieces) for (const p of text.pieces) out += p;
       else bytes = text;
       resolved.delete(part);
     }

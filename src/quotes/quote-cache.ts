@@ -35,7 +35,7 @@
  *   more than 1 s after a committed change, whatever fails.
  * - Two stores, each bounded by its bytes (LRU beyond them), so the full-scale catalogue does not grow memory without
  *   bound (issue 45): each item's quotes as objects (`maxBytes`, default 16 MiB; GraphQL, filtered answers, the item
- *   pages), and each item's quotes as the JSON text of GET /prices' `markets` (`maxTextBytes`, default 96 MiB), which
+ *   pages), and each item's quotes as the JSON text of GET /prices' `markets` (`maxTextBytes`, default 80 MiB), which
  *   the unfiltered REST answers (GET /prices, POST /prices/batch) are made of. A text is about a sixth of the objects'
  *   bytes, a full-scale item's held outside V8's heap (a Buffer: freed when evicted, never copied or marked by the
  *   garbage collector; BUFFERED_TEXT),
@@ -60,6 +60,7 @@ import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Database, Sql } from '../db/client.js';
+import { JsonPieces } from '../lib/raw-json.js';
 import { bumpAnswerEpoch, loadQuotes, loadQuoteTexts, loadStoredQuoteTexts, type MarketQuote } from './quotes.js';
 
 /**
@@ -123,15 +124,20 @@ export interface QuoteCacheOptions {
   unlistenedMaxAgeMs?: number;
   /** Bound on the estimated bytes of the quote objects held (default 16 MiB). */
   maxBytes?: number;
-  /** Bound on the bytes of the answer texts held (default 96 MiB; see the module doc). */
+  /**
+   * Bound on the bytes of the answer texts held (default 80 MiB; see the module doc). 96 MiB held the full-scale Zipf
+   * GETs' hit rate at 0.72-0.74 against 0.70-0.73, but with the service's heap growth of 50 % the bench's process
+   * peaked at 525 MiB against 478 (docs/benchmarks.md; issue 45's bound is 512).
+   */
   maxTextBytes?: number;
   /** Loads of at least LARGE_LOAD missing names running at once (default 2; see the module doc). */
   largeLoads?: number;
   /**
-   * Whether misses of the text store read PostgreSQL's stored answers (`loadStoredQuoteTexts`) or make every text
-   * (`loadQuoteTexts`). Default: on PostgreSQL only. Embedded PGlite has one process, so no other replica shares the
-   * stored copies, and writing them on its one thread made full-scale Zipf GETs slower (603 us a request against 517
-   * without; `npm run bench`, BENCH_SCALE=full, 2026-11-29).
+   * Whether misses of the text store read the database's stored answers (`loadStoredQuoteTexts`) or make every text
+   * (`loadQuoteTexts`). Default: true, on PostgreSQL and on embedded PGlite. On PGlite the stored answers outlive this
+   * process's entries (their 60 s, the LRU's bound, a restart), and once written a miss reads one instead of choosing
+   * and writing 80 quotes: full-scale Zipf GETs cost 247 us a request against 468 (`npm run bench`, BENCH_SCALE=full,
+   * 2026-11-29; while the table was being filled, 603 against 517).
    */
   storedAnswers?: boolean;
 }
@@ -298,10 +304,11 @@ const BUFFERED_TEXT = 8 * 1024;
 const SECOND_MISS = 65_536;
 
 /**
- * A text as the text store holds it (see BUFFERED_TEXT): the JSON text, or its UTF-8 bytes, which answers copy as they
- * are (lib/raw-json.ts RawJson); its `length` is its bytes (the texts are ASCII).
+ * A text as the text store gives it (see BUFFERED_TEXT): the JSON text, or its UTF-8 bytes (a long text held), which
+ * answers copy as they are (lib/raw-json.ts RawJson), or its pieces as read (a long text missed: JsonPieces, never
+ * joined, which answers write one after the other; never held); its `length` is its bytes (the texts are ASCII).
  */
-export type StoredText = string | Buffer;
+export type StoredText = string | Buffer | JsonPieces;
 
 /** The per-replica quote cache (see the module doc). */
 export class QuoteCache {
@@ -328,16 +335,16 @@ export class QuoteCache {
     this.largeLoads = pLimit(opts.largeLoads ?? 2);
     this.objects = new Store(this, (app, names) => loadQuotes(db, app, names), NO_QUOTES, opts.maxBytes ?? 16 * 1024 * 1024, (q) => q.length * QUOTE_BYTES);
     const secondMiss = new LRUCache<string, true>({ max: SECOND_MISS });
-    const storedAnswers = opts.storedAnswers ?? db.kind === 'postgres';
+    const storedAnswers = opts.storedAnswers ?? true;
     const readTexts = storedAnswers ? loadStoredQuoteTexts : loadQuoteTexts;
-    this.texts = new Store(this, (app, names) => readTexts(db, app, names), NO_TEXT, opts.maxTextBytes ?? 96 * 1024 * 1024, (t) => t.length, (key, text) => {
+    this.texts = new Store<StoredText>(this, (app, names) => readTexts(db, app, names, BUFFERED_TEXT), NO_TEXT, opts.maxTextBytes ?? 80 * 1024 * 1024, (t) => t.length, (key, text) => {
       if (text.length < BUFFERED_TEXT) return text;
-      // A long text is held (as bytes) from its second miss: one asked once is answered as the string it was read as.
+      // A long text is held (as bytes) from its second miss: one asked once is answered as the pieces it was read as.
       if (!secondMiss.delete(key)) {
         secondMiss.set(key, true);
         return undefined;
       }
-      return typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+      return typeof text === 'string' ? Buffer.from(text, 'utf8') : text instanceof JsonPieces ? text.toBuffer() : text;
     });
     this.stops = [db.onNotify('qg_quotes', (payload) => this.signal(payload, false)), onQuotesChanged((payload) => this.signal(payload, true))];
     // Learn the current seq, so the first precise signal drops only its names. The cache is empty: unless a signal

@@ -12,6 +12,7 @@ import { formatDecimal, Money, toMoney } from '../lib/money.js';
 import { formatDate, formatTimestamp } from '../lib/time.js';
 import type { MarketQuoteJson } from '../shapes/quote.js';
 import { byCodePoint } from '../lib/order.js';
+import { JsonPieces } from '../lib/raw-json.js';
 
 /** Market code of the consensus valuation quote. */
 export const VALUATION_MARKET = 'CSCP';
@@ -325,11 +326,17 @@ type QuoteTextRow = { market_hash_name: string; head: string | null; tail: strin
  * The published quotes of the given names of one app as the JSON array text `quotesText(loadQuotes(...).get(name))`
  * writes, byte for byte, without making a quote object per quote: PostgreSQL writes the market quotes' texts
  * (QUOTE_TEXTS_SQL), this process the CSCP quote's (its credibility is JavaScript's `Math.exp`). One statement
- * whatever the number of names. Names without quotes are absent. Throws when the database fails.
+ * whatever the number of names. Names without quotes are absent. A text of `piecesFrom` characters or more comes as its
+ * pieces (JsonPieces, never joined: the quote cache's misses, written to the socket as they are). Throws when the
+ * database fails.
  */
-export async function loadQuoteTexts(db: Pick<Database, 'query'>, appId: string, names: readonly string[]): Promise<Map<string, string>> {
-  if (names.length === 0) return new Map();
-  return answerTexts(appId, await db.query<QuoteTextRow>(QUOTE_TEXTS_SQL, [appId, [...new Set(names)]]));
+export async function loadQuoteTexts(db: Pick<Database, 'query'>, appId: string, names: readonly string[]): Promise<Map<string, string>>;
+export async function loadQuoteTexts(db: Pick<Database, 'query'>, appId: string, names: readonly string[], piecesFrom: number): Promise<Map<string, string | JsonPieces>>;
+export async function loadQuoteTexts(db: Pick<Database, 'query'>, appId: string, names: readonly string[], piecesFrom = Infinity): Promise<Map<string, string | JsonPieces>> {
+  const out = new Map<string, string | JsonPieces>();
+  if (names.length === 0) return out;
+  for (const r of await db.query<QuoteTextRow>(QUOTE_TEXTS_SQL, [appId, [...new Set(names)]])) out.set(r.market_hash_name, answerText(appId, r, piecesFrom));
+  return out;
 }
 
 /**
@@ -344,8 +351,8 @@ const STORE_CONFLICTS = new Set(['40P01', '40001', '23505', '25006']);
  * and otherwise made and stored (STORE_ANSWERS_SQL; issue 45): a miss of any replica's quote cache then costs
  * PostgreSQL a key lookup of a compressed row (160 us for one name at full scale, 80 quotes; about 60 us a name in
  * tens) instead of choosing and writing the item's quotes (800 us for one name). Byte for byte the texts of
- * `loadQuoteTexts`; a text of `bytesFrom` characters or more comes as its UTF-8 bytes (a Buffer, written from the
- * row's pieces: no joined string is made). The quote cache's answers of GET /prices and POST /prices/batch
+ * `loadQuoteTexts`; a text of `piecesFrom` characters or more comes as its pieces (JsonPieces: no joined string is
+ * made). The quote cache's answers of GET /prices and POST /prices/batch
  * (quotes/quote-cache.ts `loadTexts`). Throws when the database fails; a conflict between two statements storing the
  * same answers (STORE_CONFLICTS) is answered by QUOTE_TEXTS_SQL instead.
  */
@@ -353,16 +360,16 @@ export async function loadStoredQuoteTexts(
   db: Pick<Database, 'query'>,
   appId: string,
   names: readonly string[],
-  bytesFrom = Infinity,
-): Promise<Map<string, string | Buffer>> {
-  const out = new Map<string, string | Buffer>();
+  piecesFrom = Infinity,
+): Promise<Map<string, string | JsonPieces>> {
+  const out = new Map<string, string | JsonPieces>();
   if (names.length === 0) return out;
   const unique = [...new Set(names)];
   const answered = new Set<string>();
   const put = (r: QuoteTextRow) => {
     answered.add(r.market_hash_name);
     // A stored answer of an item without quotes or valuation: absent, as from loadQuoteTexts.
-    if (r.head !== null || r.tail !== null || r.price !== null) out.set(r.market_hash_name, answerText(appId, r, bytesFrom));
+    if (r.head !== null || r.tail !== null || r.price !== null) out.set(r.market_hash_name, answerText(appId, r, piecesFrom));
   };
   for (const r of await db.query<QuoteTextRow>(STORED_ANSWERS_SQL, [appId, unique])) put(r);
   const rest = answered.size === unique.length ? [] : unique.filter((n) => !answered.has(n));
@@ -387,35 +394,26 @@ export async function bumpAnswerEpoch(handle: Pick<Sql, 'query'>): Promise<void>
   await handle.query(`INSERT INTO quote_answer_epoch AS e (id, epoch) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET epoch = e.epoch + 1 RETURNING e.epoch`);
 }
 
-/** The answer text of each row (see loadQuoteTexts). */
-function answerTexts(appId: string, rows: QuoteTextRow[]): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const r of rows) out.set(r.market_hash_name, answerText(appId, r, Infinity) as string);
-  return out;
-}
-
 /**
- * One row's answer text: the market quotes' texts around the CSCP quote this process writes, as a JSON array; as
- * UTF-8 bytes when it is `bytesFrom` characters or more.
+ * One row's answer text: the market quotes' texts around the CSCP quote this process writes, as a JSON array; as its
+ * pieces (JsonPieces: the row's strings and the brackets and commas between them, never joined) when it is
+ * `piecesFrom` characters or more.
  */
-function answerText(appId: string, r: QuoteTextRow, bytesFrom: number): string | Buffer {
+function answerText(appId: string, r: QuoteTextRow, piecesFrom: number): string | JsonPieces {
   const pieces: string[] = [];
   if (r.head !== null) pieces.push(r.head);
   if (r.price !== null) pieces.push(quoteText(valuationQuote(appId, r.market_hash_name, r as ValuationColumns)));
   if (r.tail !== null) pieces.push(r.tail);
   let chars = pieces.length + 1; // the brackets and commas
   for (const p of pieces) chars += p.length;
-  if (chars < bytesFrom) return `[${pieces.join(',')}]`;
-  let bytes = pieces.length + 1;
-  for (const p of pieces) bytes += Buffer.byteLength(p, 'utf8');
-  const out = Buffer.allocUnsafe(bytes);
-  let at = out.write('[', 0, 'latin1');
+  if (chars < piecesFrom) return `[${pieces.join(',')}]`;
+  const out: string[] = ['['];
   pieces.forEach((p, i) => {
-    if (i > 0) at += out.write(',', at, 'latin1');
-    at += out.write(p, at, 'utf8');
+    if (i > 0) out.push(',');
+    out.push(p);
   });
-  out.write(']', at, 'latin1');
-  return out;
+  out.push(']');
+  return new JsonPieces(out);
 }
 
 /** A position in one market's quote list, which is ordered by item name then side (`ask` before `bid`). */

@@ -3,8 +3,8 @@
  * text stored by an earlier miss of any replica instead of making it again, and never serves one that a later write
  * made stale: a change of a quote (change sequence), a confirmation or a scan moving observed_at or fresh_at (the
  * epoch), a pruned change sequence (the horizon). What GET /prices answers is checked against `loadQuoteTexts`,
- * which always makes the text from the quotes. On PGlite (the service itself uses stored answers on PostgreSQL only;
- * these tests turn them on: QuoteCacheOptions.storedAnswers); on PostgreSQL with TEST_DATABASE_URL.
+ * which always makes the text from the quotes. On PGlite (the service's default: QuoteCacheOptions.storedAnswers); on
+ * PostgreSQL with TEST_DATABASE_URL.
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,7 +102,7 @@ describe('stored quote answers', () => {
     await freshReplicaText(A);
     await completeMarketScanTx(t.db, { marketCode: 'BUFF163', providerCode: 'BUFF163', startedAt: at(4), completedAt: at(4), delistUnseen: false });
     expect(await freshReplicaText(A)).toContain(`"fresh_at":"${at(4).toISOString()}"`);
-    // The service's own cache (stored answers on PostgreSQL, made texts on PGlite: QuoteCacheOptions.storedAnswers).
+    // The service's own cache (stored answers by default: QuoteCacheOptions.storedAnswers).
     const data = expectEnvelope(await t.get(`/prices?market_hash_name=${encodeURIComponent(A)}`, t.auth()));
     const ask = data.markets.find((m: { market_code: string; side: string }) => m.market_code === 'BUFF163' && m.side === 'ask');
     expect(ask.fresh_at).toBe(at(4).toISOString());
