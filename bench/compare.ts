@@ -21,6 +21,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { serversArgs, serversCpuMicros } from './servers-process.js';
+import { serviceEnv } from '../scripts/build.mjs';
 import { projectRoot } from '../src/lib/paths.js';
 
 const other = process.argv[2];
@@ -52,7 +53,7 @@ async function start(name: string, root: string, extraFlags: string[] = []): Pro
   const child = spawn(pinned ? 'taskset' : process.execPath, [...(pinned ? ['-c', '1', process.execPath] : []), ...serversArgs(root, extraFlags)], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production' },
+    env: { ...process.env, ...serviceEnv(), NODE_ENV: 'production' },
   });
   const lines = readline.createInterface({ input: child.stdout! });
   const info = await new Promise<Side['info']>((resolve, reject) => {

@@ -33,6 +33,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { serversArgs, serversCpuMicros, storeCpuMicros, storeCpuSince } from './servers-process.js';
+import { serviceEnv } from '../scripts/build.mjs';
 import { projectRoot } from '../src/lib/paths.js';
 import { summarizeAllocations, summarizeSelfTime } from './profile-summary.js';
 
@@ -53,7 +54,7 @@ const median = (xs: number[]) => {
 // The servers run with the heap flags `npm start` gives the service (package.json, README: Operations).
 const child = spawn(process.execPath, serversArgs(projectRoot, (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)), {
   stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, NODE_ENV: 'production' },
+  env: { ...process.env, ...serviceEnv(), NODE_ENV: 'production' },
 });
 const lines = readline.createInterface({ input: child.stdout! });
 const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -45,7 +45,21 @@ function generateKey() {
   return h.digest('hex');
 }
 
-/** True when src/generated holds the client of the current schema (the stamp matches and the client exists). */
+/**
+ * The environment `npm start` sets for the service besides NODE_ENV (`NAME=value` before `node` in its script, e.g.
+ * MALLOC_ARENA_MAX), for the benchmarks to start the service the same way.
+ */
+export function serviceEnv() {
+  const start = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
+  const m = /&&((?: [A-Z_]+=\S+)*) node\b/.exec(start);
+  const env = {};
+  for (const pair of (m?.[1] ?? '').trim().split(' ').filter(Boolean)) {
+    const [name, value] = pair.split('=');
+    if (name !== 'NODE_ENV') env[name] = value;
+  }
+  return env;
+}
+
 /**
  * The Node/V8 flags `npm start` serves with, read from its script in package.json (the one place they are written),
  * for the benchmarks to start the service the same way. Throws when the script no longer has the
@@ -58,6 +72,7 @@ export function serviceNodeFlags() {
   return m[1].trim().split(' ').filter(Boolean);
 }
 
+/** True when src/generated holds the client of the current schema (the stamp matches and the client exists). */
 export function prismaClientIsCurrent() {
   if (!fs.existsSync(GENERATED_CLIENT)) return false;
   try {
